@@ -1,0 +1,52 @@
+# structperc — everyday commands. `make demo` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+SP     := $(BIN)/structperc
+MIRROR_DIR := ../shared/corpora
+MIRROR := $(if $(wildcard $(MIRROR_DIR)),--mirror $(MIRROR_DIR),)
+NP_MODEL := corpora/np-chunker.npz
+
+.PHONY: install data demo test test-slow bench reproduce rerank-experiment lint clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev,bench,plot]'
+	touch $@
+
+install: $(BIN)/.installed
+
+data: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(SP) data fetch ud_english_ewt $(MIRROR)
+	$(SP) data fetch wsj_sample $(MIRROR)
+
+demo: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(SP) train corpora/conll2000/train.txt --model $(NP_MODEL) \
+	    --columns word,pos,chunk --only-types NP --templates chunk --epochs 10 --constrain bio
+	$(SP) eval corpora/conll2000/test.txt --model $(NP_MODEL)
+
+test: install
+	$(BIN)/python -m pytest -q
+
+test-slow: install
+	$(BIN)/python -m pytest -q -m slow
+
+bench: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(BIN)/python benchmarks/bench_conll2000.py
+
+reproduce: install data
+	$(SP) reproduce collins2002
+
+rerank-experiment: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(BIN)/python experiments/rerank_conll2000.py
+
+lint: install
+	$(BIN)/python -m compileall -q structperc tests benchmarks experiments
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,18 @@
+"""Every @njit kernel of structperc, one module per family.
+
+Kernels take contiguous numpy arrays and scalars, validate nothing and raise nothing; the public
+wrappers in ``structperc.decode`` and the trainers check shapes and dtypes first.
+
+Score conventions shared by all decoders (L labels, n tokens)::
+
+    emission   float64 (n, L)          emission[t, c]: score of label c at token t
+    transition float64 (m, L+1, L)     m is 1 (shared) or n (per token, observation-conditioned);
+                                       transition[t', p, c]: score of c at t after p, where
+                                       t' = t if m == n else 0 and p == L is the start state
+                                       (used at t = 0)
+    end        float64 (L,)            end[c]: score of finishing on c
+
+    score(y) = sum_t emission[t, y_t] + transition[t', y_{t-1} (L at t=0), y_t] + end[y_{n-1}]
+
+A forbidden transition or label is -inf in ``transition`` or ``emission``.
+"""

@@ -1,0 +1,28 @@
+"""Domain errors. The CLI prints them on one line and exits with status 2."""
+
+
+class StructpercError(Exception):
+    """Base class for every error a user can cause (bad input, bad options, bad model file)."""
+
+
+class InputFormatError(StructpercError):
+    """A corpus file is malformed; the message names file:line."""
+
+    def __init__(self, path, line, message):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class ModelFileError(StructpercError):
+    """A model file is missing, corrupt, or written by an incompatible version."""
+
+
+class ConfigError(StructpercError):
+    """An option or template is invalid."""
+
+
+class DataFetchError(StructpercError):
+    """A corpus could not be fetched or failed its checksum."""
