@@ -1,0 +1,173 @@
+"""Forward-backward in log space: log partition function, node and edge marginals."""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def log_sum_exp(values):
+    """log(sum(exp(values))) for a 1-D float64 array, stable; empty or all -inf gives -inf."""
+    top = -np.inf
+    for v in values:
+        if v > top:
+            top = v
+    if top == -np.inf:
+        return -np.inf
+    total = 0.0
+    for v in values:
+        total += np.exp(v - top)
+    return top + np.log(total)
+
+
+@njit(cache=True)
+def _forward(emission, transition):
+    """alpha (n, L): alpha[t, c] = log of the summed exp-scores of all prefixes y_0..y_t with y_t = c."""
+    # alpha[0, c] = emission[0, c] + transition[0, L, c]
+    # alpha[t, c] = emission[t, c] + logsumexp_p (alpha[t-1, p] + transition[t', p, c])
+    n, n_labels = emission.shape
+    per_token = transition.shape[0] > 1
+    alpha = np.empty((n, n_labels))
+    terms = np.empty(n_labels)
+    for c in range(n_labels):
+        alpha[0, c] = emission[0, c] + transition[0, n_labels, c]
+    for t in range(1, n):
+        tt = t if per_token else 0
+        for c in range(n_labels):
+            for p in range(n_labels):
+                terms[p] = alpha[t - 1, p] + transition[tt, p, c]
+            alpha[t, c] = emission[t, c] + log_sum_exp(terms)
+    return alpha
+
+
+@njit(cache=True)
+def _log_z_from_alpha(alpha, end):
+    # log Z = logsumexp_c (alpha[n-1, c] + end[c])
+    n, n_labels = alpha.shape
+    terms = np.empty(n_labels)
+    for c in range(n_labels):
+        terms[c] = alpha[n - 1, c] + end[c]
+    return log_sum_exp(terms)
+
+
+@njit(cache=True)
+def _probability(log_score, log_z):
+    """exp(log_score - log_z), exactly 0 for a masked (-inf) score."""
+    if log_score == -np.inf:
+        return 0.0
+    return np.exp(log_score - log_z)
+
+
+@njit(cache=True)
+def log_partition(emission, transition, end):
+    """log Z = log sum_y exp(score(y)) by the forward recursion alone.
+
+    Parameters
+    ----------
+    emission : ndarray of shape (n, L)
+    transition : ndarray of shape (m, L+1, L), m in {1, n}
+    end : ndarray of shape (L,)
+
+    Returns
+    -------
+    log_z : float
+        -inf when every labeling is forbidden; 0.0 for an empty sentence.
+    """
+    n = emission.shape[0]
+    if n == 0:
+        return 0.0
+    return _log_z_from_alpha(_forward(emission, transition), end)
+
+
+@njit(cache=True)
+def forward_backward(emission, transition, end):
+    """Log partition function and posterior marginals of the linear chain.
+
+    Parameters
+    ----------
+    emission : ndarray of shape (n, L)
+    transition : ndarray of shape (m, L+1, L), m in {1, n}
+    end : ndarray of shape (L,)
+
+    Returns
+    -------
+    log_z : float
+    node_marginals : ndarray of shape (n, L)
+        node_marginals[t, c] = P(y_t = c | x).
+    edge_marginals : ndarray of shape (n, L+1, L)
+        edge_marginals[t, p, c] = P(y_{t-1} = p, y_t = c | x) for t >= 1 (row L is zero);
+        edge_marginals[0, L, c] = P(y_0 = c | x) (rows p < L are zero).
+
+    Forbidden entries get probability exactly 0. If every labeling is forbidden, log_z is -inf
+    and all marginals are 0.
+    """
+    n, n_labels = emission.shape
+    node = np.zeros((n, n_labels))
+    edge = np.zeros((n, n_labels + 1, n_labels))
+    if n == 0:
+        return 0.0, node, edge
+    per_token = transition.shape[0] > 1
+    alpha = _forward(emission, transition)
+    log_z = _log_z_from_alpha(alpha, end)
+    if log_z == -np.inf:
+        return log_z, node, edge
+
+    # beta[n-1, p] = end[p]
+    # beta[t, p] = logsumexp_c (transition[(t+1)', p, c] + emission[t+1, c] + beta[t+1, c])
+    beta = np.empty((n, n_labels))
+    terms = np.empty(n_labels)
+    for p in range(n_labels):
+        beta[n - 1, p] = end[p]
+    for t in range(n - 2, -1, -1):
+        tt = t + 1 if per_token else 0
+        for p in range(n_labels):
+            for c in range(n_labels):
+                terms[c] = transition[tt, p, c] + emission[t + 1, c] + beta[t + 1, c]
+            beta[t, p] = log_sum_exp(terms)
+
+    # node[t, c] = exp(alpha[t, c] + beta[t, c] - log Z)
+    for t in range(n):
+        for c in range(n_labels):
+            node[t, c] = _probability(alpha[t, c] + beta[t, c], log_z)
+    # edge[t, p, c] = exp(alpha[t-1, p] + transition[t', p, c] + emission[t, c] + beta[t, c] - log Z)
+    for c in range(n_labels):
+        edge[0, n_labels, c] = node[0, c]
+    for t in range(1, n):
+        tt = t if per_token else 0
+        for p in range(n_labels):
+            for c in range(n_labels):
+                edge[t, p, c] = _probability(
+                    alpha[t - 1, p] + transition[tt, p, c] + emission[t, c] + beta[t, c], log_z
+                )
+    return log_z, node, edge
+
+
+@njit(cache=True)
+def sequence_log_probability(emission, transition, end, y):
+    """log P(y | x) = score(y) - log Z.
+
+    Parameters
+    ----------
+    emission : ndarray of shape (n, L)
+    transition : ndarray of shape (m, L+1, L), m in {1, n}
+    end : ndarray of shape (L,)
+    y : ndarray of shape (n,), int64
+
+    Returns
+    -------
+    float
+        -inf for a forbidden labeling.
+    """
+    n, n_labels = emission.shape
+    if n == 0:
+        return 0.0
+    per_token = transition.shape[0] > 1
+    # score(y) = sum_t emission[t, y_t] + transition[t', y_{t-1}, y_t] + end[y_{n-1}]
+    score = 0.0
+    prev = n_labels
+    for t in range(n):
+        tt = t if per_token else 0
+        score += emission[t, y[t]] + transition[tt, prev, y[t]]
+        prev = y[t]
+    score += end[prev]
+    if score == -np.inf:
+        return -np.inf
+    return score - log_partition(emission, transition, end)

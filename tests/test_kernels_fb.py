@@ -1,0 +1,123 @@
+"""Forward-backward kernels against brute-force enumeration (tests/naive.py)."""
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive
+from structperc._kernels.forward_backward import (
+    forward_backward,
+    log_partition,
+    log_sum_exp,
+    sequence_log_probability,
+)
+
+SETTINGS = settings(max_examples=80, deadline=None)
+
+
+@st.composite
+def chains(draw):
+    """A random first-order instance (n 1..5, L 1..4), optionally masked, with a finite labeling."""
+    n = draw(st.integers(1, 5))
+    n_labels = draw(st.integers(1, 4))
+    per_token = draw(st.booleans())
+    masked = draw(st.booleans())
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    m = n if per_token else 1
+    emission = rng.normal(size=(n, n_labels)) * 2
+    transition = rng.normal(size=(m, n_labels + 1, n_labels)) * 2
+    end = rng.normal(size=n_labels)
+    if masked:
+        emission[rng.random(emission.shape) < 0.3] = -np.inf
+        transition[rng.random(transition.shape) < 0.3] = -np.inf
+        end[rng.random(end.shape) < 0.3] = -np.inf
+        # Re-open one random labeling so that at least one score is finite.
+        y = rng.integers(0, n_labels, size=n)
+        prev = n_labels
+        for t, c in enumerate(y):
+            emission[t, c] = rng.normal()
+            transition[t if per_token else 0, prev, c] = rng.normal()
+            prev = c
+        end[prev] = rng.normal()
+    return emission, transition, end
+
+
+def test_log_sum_exp_edge_cases():
+    assert log_sum_exp(np.array([-np.inf, -np.inf])) == -np.inf
+    assert log_sum_exp(np.empty(0)) == -np.inf
+    assert log_sum_exp(np.array([1000.0, 1000.0])) == 1000.0 + np.log(2.0)
+    np.testing.assert_allclose(log_sum_exp(np.array([0.5, -np.inf, 2.0])), np.logaddexp(0.5, 2.0))
+
+
+@SETTINGS
+@given(chains())
+def test_log_z_matches_brute_force(instance):
+    emission, transition, end = instance
+    expected = naive.brute_force_log_z(emission, transition, end)
+    log_z, _, _ = forward_backward(emission, transition, end)
+    np.testing.assert_allclose(log_z, expected, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(log_partition(emission, transition, end), expected, rtol=0, atol=1e-9)
+
+
+@SETTINGS
+@given(chains())
+def test_marginals_match_brute_force(instance):
+    emission, transition, end = instance
+    node_expected, edge_expected = naive.brute_force_marginals(emission, transition, end)
+    _, node, edge = forward_backward(emission, transition, end)
+    assert not np.isnan(node).any() and not np.isnan(edge).any()
+    np.testing.assert_allclose(node, node_expected, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(edge, edge_expected, rtol=0, atol=1e-9)
+    # Forbidden labels and transitions carry exactly zero mass.
+    assert (node[emission == -np.inf] == 0.0).all()
+    if transition.shape[0] > 1:
+        assert (edge[1:, :-1, :][transition[1:, :-1, :] == -np.inf] == 0.0).all()
+
+
+@SETTINGS
+@given(chains())
+def test_marginals_are_consistent(instance):
+    emission, transition, end = instance
+    n, n_labels = emission.shape
+    _, node, edge = forward_backward(emission, transition, end)
+    np.testing.assert_allclose(node.sum(axis=1), np.ones(n), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(edge.sum(axis=1), node, rtol=0, atol=1e-9)
+    # For t >= 1, summing over c gives the node marginal of the previous token.
+    np.testing.assert_allclose(edge[1:, :n_labels, :].sum(axis=2), node[:-1], rtol=0, atol=1e-9)
+    assert (edge[1:, n_labels, :] == 0.0).all()
+    assert (edge[0, :n_labels, :] == 0.0).all()
+
+
+@SETTINGS
+@given(chains(), st.integers(0, 2**32 - 1))
+def test_sequence_log_probability_matches_brute_force(instance, seed):
+    emission, transition, end = instance
+    n, n_labels = emission.shape
+    rng = np.random.default_rng(seed)
+    log_z = naive.brute_force_log_z(emission, transition, end)
+    best, _ = naive.brute_force_best(emission, transition, end)
+    for y in (best, rng.integers(0, n_labels, size=n)):
+        expected = naive.sequence_score(emission, transition, end, y) - log_z
+        got = sequence_log_probability(emission, transition, end, y)
+        if np.isfinite(expected):
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+        else:
+            assert got == -np.inf
+
+
+def test_all_forbidden_gives_zero_marginals():
+    emission = np.full((3, 2), -np.inf)
+    transition = np.zeros((1, 3, 2))
+    end = np.zeros(2)
+    log_z, node, edge = forward_backward(emission, transition, end)
+    assert log_z == -np.inf
+    assert (node == 0.0).all() and (edge == 0.0).all()
+    assert log_partition(emission, transition, end) == -np.inf
+
+
+def test_large_scores_do_not_overflow():
+    emission = np.full((4, 3), 800.0)
+    transition = np.zeros((1, 4, 3))
+    end = np.zeros(3)
+    log_z, node, _ = forward_backward(emission, transition, end)
+    np.testing.assert_allclose(log_z, 3200.0 + 4 * np.log(3.0))
+    np.testing.assert_allclose(node, np.full((4, 3), 1 / 3))
