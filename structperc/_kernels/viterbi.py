@@ -22,18 +22,23 @@ def viterbi(emission, transition, end):
     backpointer = np.zeros((n, n_labels), dtype=np.int64)
     for c in range(n_labels):
         delta[0, c] = emission[0, c] + transition[0, n_labels, c]
+    best_prev = np.empty(n_labels)
     for t in range(1, n):
         tt = t if per_token else 0
+        # p outer, c inner: contiguous rows of transition, and a strict > over ascending p keeps
+        # the lowest optimal predecessor
         for c in range(n_labels):
-            best = -np.inf
-            arg = 0
-            for p in range(n_labels):
-                s = delta[t - 1, p] + transition[tt, p, c]
-                if s > best:
-                    best = s
-                    arg = p
-            delta[t, c] = best + emission[t, c]
-            backpointer[t, c] = arg
+            best_prev[c] = -np.inf
+            backpointer[t, c] = 0
+        for p in range(n_labels):
+            dp = delta[t - 1, p]
+            for c in range(n_labels):
+                s = dp + transition[tt, p, c]
+                if s > best_prev[c]:
+                    best_prev[c] = s
+                    backpointer[t, c] = p
+        for c in range(n_labels):
+            delta[t, c] = best_prev[c] + emission[t, c]
     best = -np.inf
     arg = 0
     for c in range(n_labels):

@@ -1,0 +1,102 @@
+"""Open-addressing hash table from non-negative int64 keys to dense ids.
+
+The table is two arrays of a power-of-two capacity: ``slot_keys`` (-1 marks an empty slot) and
+``slot_ids``. Slots are found by Fibonacci hashing with linear probing.
+"""
+import numpy as np
+from numba import njit
+
+_GOLDEN = np.uint64(11400714819323198485)
+
+
+@njit(cache=True)
+def _home(key, shift):
+    return np.int64((np.uint64(key) * _GOLDEN) >> np.uint64(shift))
+
+
+@njit(cache=True)
+def _capacity_bits(n):
+    bits = 4
+    while (1 << bits) < 2 * n + 1:
+        bits += 1
+    return bits
+
+
+@njit(cache=True)
+def build_table(keys):
+    """Table mapping keys[i] -> i. keys: int64 (n,), distinct and >= 0."""
+    bits = _capacity_bits(keys.shape[0])
+    capacity = 1 << bits
+    slot_keys = np.full(capacity, -1, dtype=np.int64)
+    slot_ids = np.full(capacity, -1, dtype=np.int64)
+    mask = capacity - 1
+    for i in range(keys.shape[0]):
+        s = _home(keys[i], 64 - bits)
+        while slot_keys[s] != -1:
+            s = (s + 1) & mask
+        slot_keys[s] = keys[i]
+        slot_ids[s] = i
+    return slot_keys, slot_ids
+
+
+@njit(cache=True)
+def lookup(slot_keys, slot_ids, queries):
+    """ids of queries (any shape flattened by the caller); -1 for a missing key or a query of -1."""
+    capacity = slot_keys.shape[0]
+    bits = 0
+    while (1 << bits) < capacity:
+        bits += 1
+    mask = capacity - 1
+    out = np.full(queries.shape[0], -1, dtype=np.int64)
+    for i in range(queries.shape[0]):
+        q = queries[i]
+        if q < 0:
+            continue
+        s = _home(q, 64 - bits)
+        while True:
+            k = slot_keys[s]
+            if k == q:
+                out[i] = slot_ids[s]
+                break
+            if k == -1:
+                break
+            s = (s + 1) & mask
+    return out
+
+
+@njit(cache=True)
+def intern(queries):
+    """Dense ids in first-seen order for queries (int64, -1 = none).
+
+    Returns (ids (n,), distinct keys in id order, occurrence count per id).
+    """
+    n = queries.shape[0]
+    bits = _capacity_bits(n)
+    capacity = 1 << bits
+    mask = capacity - 1
+    slot_keys = np.full(capacity, -1, dtype=np.int64)
+    slot_ids = np.full(capacity, -1, dtype=np.int64)
+    ids = np.full(n, -1, dtype=np.int64)
+    distinct = np.empty(n, dtype=np.int64)
+    counts = np.zeros(n, dtype=np.int64)
+    n_distinct = 0
+    for i in range(n):
+        q = queries[i]
+        if q < 0:
+            continue
+        s = _home(q, 64 - bits)
+        while True:
+            k = slot_keys[s]
+            if k == q:
+                ids[i] = slot_ids[s]
+                break
+            if k == -1:
+                slot_keys[s] = q
+                slot_ids[s] = n_distinct
+                ids[i] = n_distinct
+                distinct[n_distinct] = q
+                n_distinct += 1
+                break
+            s = (s + 1) & mask
+        counts[ids[i]] += 1
+    return ids, distinct[:n_distinct].copy(), counts[:n_distinct].copy()

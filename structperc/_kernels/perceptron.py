@@ -1,0 +1,50 @@
+"""One epoch of the (averaged) structured perceptron, Collins (2002)."""
+import numpy as np
+from numba import njit
+
+from .scoring import N_LABELS, add_phi, decode_sentence, phi_indices
+
+# Lazy averaging. Let w_t be the weights after the t-th training example of the whole run
+# (t = 1..c). Collins' averaged weights are  avg = (1/c) * sum_t w_t.  An update delta made
+# while processing example s (s = 1..c) is part of w_s, w_{s+1}, ..., w_c, i.e. of c - s + 1 of
+# the vectors, so
+#     c * avg = sum_updates delta * (c - s + 1) = c * w - sum_updates delta * (s - 1).
+# Keep u = sum_updates (s - 1) * delta alongside w; then  avg = w - u / c.  Each update touches
+# only the |Φ| entries of delta in both w and u, and no step ever costs O(#weights).
+# ``counter`` is s - 1: the number of examples seen before the current one.
+
+
+@njit(cache=True)
+def perceptron_epoch(w, u, counter, dims, sentence_offsets, feature_offsets, feature_ids,
+                     pair_offsets, pair_ids, gold, order, mask_penalty, cand_offsets, cand_labels):
+    """Visit the sentences in ``order``; on a mistake, w += Φ(x, y) - Φ(x, ŷ).
+
+    w, u : float64 (n_weights,) weights and the averaging accumulator (u may have length 0: no
+    averaging). counter : float, examples seen so far in the run. Returns (counter, number of
+    sentences with a mistake, number of wrong tokens).
+    """
+    no_extra = np.zeros((0, dims[N_LABELS]))
+    averaging = u.shape[0] > 0
+    sentence_errors = 0
+    token_errors = 0
+    for s in order:
+        a, b = sentence_offsets[s], sentence_offsets[s + 1]
+        if b > a:
+            path, _ = decode_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_ids,
+                                      a, b, mask_penalty, cand_offsets, cand_labels, no_extra)
+            wrong = 0
+            for t in range(b - a):
+                if path[t] != gold[a + t]:
+                    wrong += 1
+            if wrong > 0:
+                sentence_errors += 1
+                token_errors += wrong
+                phi_gold = phi_indices(dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b, gold[a:b])
+                phi_pred = phi_indices(dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b, path)
+                add_phi(w, 1.0, phi_gold)
+                add_phi(w, -1.0, phi_pred)
+                if averaging:
+                    add_phi(u, counter, phi_gold)
+                    add_phi(u, -counter, phi_pred)
+        counter += 1.0
+    return counter, sentence_errors, token_errors

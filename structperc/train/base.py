@@ -1,0 +1,88 @@
+"""The on-line training loop shared by every learning rule.
+
+Following Zhang & Teng's presentation of discriminative linear classifiers, perceptron, log-linear
+and large-margin training are one loop (shuffle, visit each example, ParameterUpdate) that differs
+only in the update. A ``LearningRule`` supplies the update; ``train_online`` supplies the rest:
+epochs, a fresh permutation per epoch, dev scoring, best-epoch selection and progress reports.
+"""
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Problem:
+    """What a learning rule trains on: the model (its dims, mask, weights) and encoded data."""
+
+    model: object
+    encoded: object
+    cand_offsets: np.ndarray
+    cand_labels: np.ndarray
+
+
+class LearningRule:
+    """Interface of one ParameterUpdate step. Subclasses override the three methods."""
+
+    name = "rule"
+
+    def begin(self, problem):
+        """Allocate state for a run on ``problem`` (weights start at problem.model.weights)."""
+        raise NotImplementedError
+
+    def run(self, order):
+        """Visit the sentences ``order`` (int64 array), updating the weights; return counters."""
+        raise NotImplementedError
+
+    def weights(self):
+        """The weights to use now (averaged, rescaled ...), as a new array."""
+        raise NotImplementedError
+
+    def end_epoch(self):
+        """Per-epoch numbers to report beside the counters of ``run`` (e.g. the objective)."""
+        return {}
+
+
+@dataclass
+class EpochRecord:
+    epoch: int
+    seconds: float
+    stats: dict
+    dev: dict | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, chunk_sentences=2000):
+    """Train ``rule`` for ``epochs`` passes; the best dev epoch's weights end up in the model.
+
+    dev_score : callable(weights) -> dict with a "score" key (higher is better), or None (the last
+        epoch's weights are kept). progress : callable(epoch, done, total, stats) or None.
+    Returns (history: list of EpochRecord, best_epoch).
+    """
+    rng = np.random.default_rng(seed)
+    n = problem.encoded.n_sentences
+    rule.begin(problem)
+    history = []
+    best_epoch, best_score, best_weights = 0, -np.inf, None
+    for epoch in range(1, epochs + 1):
+        start = time.perf_counter()
+        order = rng.permutation(n).astype(np.int64)
+        totals = {}
+        for lo in range(0, n, chunk_sentences):
+            counts = rule.run(order[lo: lo + chunk_sentences])
+            for k, v in counts.items():
+                totals[k] = totals.get(k, 0) + v
+            if progress is not None:
+                progress(epoch, min(lo + chunk_sentences, n), n, totals)
+        totals.update(rule.end_epoch())
+        weights = rule.weights()
+        record = EpochRecord(epoch, time.perf_counter() - start, totals)
+        if dev_score is not None:
+            record.dev = dev_score(weights)
+            if record.dev["score"] > best_score:
+                best_epoch, best_score, best_weights = epoch, record.dev["score"], weights
+        history.append(record)
+        if dev_score is None:
+            best_epoch, best_weights = epoch, weights
+    problem.model.weights = best_weights if best_weights is not None else rule.weights()
+    return history, best_epoch

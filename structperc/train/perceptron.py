@@ -1,0 +1,34 @@
+"""Collins' (2002) structured perceptron, averaged or not."""
+import numpy as np
+
+from .._kernels.perceptron import perceptron_epoch
+from .base import LearningRule
+
+
+class PerceptronRule(LearningRule):
+    """On a mistake, w += Φ(x, y) - Φ(x, ŷ). With ``average``, the weights used after training are
+    the average of w over every example visit, kept lazily (see ``_kernels/perceptron.py``)."""
+
+    name = "perceptron"
+
+    def __init__(self, average=True):
+        self.average = average
+
+    def begin(self, problem):
+        self.problem = problem
+        self.w = problem.model.weights.copy()
+        self.u = np.zeros_like(self.w) if self.average else np.zeros(0)
+        self.counter = 0.0
+
+    def run(self, order):
+        p, m, e = self.problem, self.problem.model, self.problem.encoded
+        self.counter, sentence_errors, token_errors = perceptron_epoch(
+            self.w, self.u, self.counter, m.dims, e.sentence_offsets, e.feature_offsets, e.feature_ids,
+            e.pair_offsets, e.pair_ids, e.labels, order, m.mask_penalty, p.cand_offsets, p.cand_labels,
+        )
+        return {"sentence_errors": sentence_errors, "token_errors": token_errors}
+
+    def weights(self):
+        if self.average and self.counter > 0:
+            return self.w - self.u / self.counter
+        return self.w.copy()

@@ -1,0 +1,209 @@
+"""Encoder, Φ(x, y), decoding and the perceptron against naive references."""
+import numpy as np
+import pytest
+
+from naive import brute_force_best, explicit_average, sequence_score
+from structperc._kernels import scoring
+from structperc.model import LinearChainModel
+from structperc.tagger import Tagger, _as_corpus
+from structperc.encode import FeatureEncoder
+from structperc.train import Problem
+from structperc.train.perceptron import PerceptronRule
+
+WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]
+
+
+def random_sentences(rng, n_sentences, n_labels, max_len=6, tags=("A", "B", "C", "D")):
+    X, y = [], []
+    for _ in range(n_sentences):
+        n = int(rng.integers(1, max_len + 1))
+        words = [WORDS[i] for i in rng.integers(0, len(WORDS), n)]
+        pos = [f"P{i}" for i in rng.integers(0, 3, n)]
+        X.append(list(zip(words, pos)))
+        y.append([tags[i] for i in rng.integers(0, n_labels, n)])
+    return X, y
+
+
+def fitted_model(rng, templates, n_labels=3, order=1, constrain=None):
+    X, y = random_sentences(rng, 12, n_labels)
+    corpus = _as_corpus(X, y, ["word", "pos"])
+    encoder = FeatureEncoder(templates)
+    encoded = encoder.fit_transform(corpus, corpus.columns["label"])
+    model = LinearChainModel(encoder, order=order, constrain=constrain)
+    model.weights = rng.normal(size=model.weights.shape)
+    return model, encoded
+
+
+TEMPLATES = ["w[0]", "w[-1]|w[0]", "pos[1]", "suffix2[0]", "bias", "pair:pos[0]"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_score_of_phi_matches_explicit_score_matrices(seed):
+    """w·Φ(x, y) equals the sum of emission/transition/end scores the decoder uses."""
+    rng = np.random.default_rng(seed)
+    model, enc = fitted_model(rng, TEMPLATES)
+    cand = np.zeros(0, dtype=np.int64)
+    for s in range(enc.n_sentences):
+        a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+        emission = scoring.emission_scores(model.weights, model.dims, enc.feature_offsets, enc.feature_ids, a, b, cand, cand)
+        transition = scoring.transition_scores(model.weights, model.dims, enc.pair_offsets, enc.pair_ids, a, b,
+                                               model.mask_penalty)
+        end = scoring.end_scores(model.weights, model.dims)
+        y = rng.integers(0, model.n_labels, b - a)
+        assert model.score(enc, s, y) == pytest.approx(sequence_score(emission, transition, end, y))
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("constrain", [None, "bio"])
+def test_decode_is_brute_force_argmax_and_reports_w_dot_phi(seed, constrain):
+    rng = np.random.default_rng(seed)
+    X, y = random_sentences(rng, 10, 3, tags=("B-NP", "I-NP", "O"))
+    corpus = _as_corpus(X, y, ["word", "pos"])
+    encoder = FeatureEncoder(TEMPLATES)
+    enc = encoder.fit_transform(corpus, corpus.columns["label"])
+    model = LinearChainModel(encoder, constrain=constrain)
+    model.weights = rng.normal(size=model.weights.shape)
+    predicted, scores = model.decode(enc)
+    labels = model.labels
+    for s in range(enc.n_sentences):
+        a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+        best_score = -np.inf
+        for candidate in np.ndindex(*([model.n_labels] * (b - a))):
+            cand = np.array(candidate)
+            names = [labels[c] for c in cand]
+            if constrain == "bio" and any(
+                n.startswith("I-") and (i == 0 or names[i - 1][2:] != n[2:] or names[i - 1] == "O")
+                for i, n in enumerate(names)
+            ):
+                continue
+            best_score = max(best_score, model.score(enc, s, cand))
+        assert scores[s] == pytest.approx(best_score)
+        assert model.score(enc, s, predicted[a:b]) == pytest.approx(scores[s])
+
+
+def test_feature_vector_counts_every_firing():
+    rng = np.random.default_rng(3)
+    model, enc = fitted_model(rng, ["w[0]", "bias"])
+    y = np.zeros(enc.sentence_offsets[1], dtype=np.int64)
+    phi = model.feature_vector(enc, 0, y)
+    n = len(y)
+    # each token: w[0] and bias with label 0, one transition; plus one end feature
+    assert phi.sum() == 2 * n + n + 1
+    assert phi[model.dims[scoring.OFF_END] + 0] == 1
+
+
+def test_unseen_values_and_boundaries_are_encoded_distinctly():
+    enc = FeatureEncoder(["w[-1]", "w[1]", "w[0]"])
+    train = _as_corpus([["a", "b"]], [["X", "Y"]])
+    enc.fit_transform(train, train.columns["label"])
+    test = enc.transform(_as_corpus([["a", "zzz", "b"]]), with_labels=False)
+    described = [enc.describe_feature(int(f)) for f in test.feature_ids]
+    # token 0 "a": w[-1]=<s> (seen in training), w[1]=zzz (unseen: dropped), w[0]=a
+    # token 1 "zzz": w[-1]=a, w[1]=b, w[0] unseen
+    # token 2 "b": w[-1]=zzz unseen, w[1]=</s>, w[0]=b
+    assert described == ["word[-1]=<s>", "word[0]=a", "word[-1]=a", "word[1]=b", "word[1]=</s>", "word[0]=b"]
+
+
+def test_min_count_drops_rare_features():
+    X = [["a", "b"], ["a", "c"], ["a", "b"]]
+    y = [["X", "Y"]] * 3
+    corpus = _as_corpus(X, y)
+    counts = {}
+    for k in (0, 2, 3):
+        enc = FeatureEncoder(["w[0]"], min_count=k)
+        enc.fit_transform(corpus, corpus.columns["label"])
+        counts[k] = sorted(enc.describe_feature(i) for i in range(enc.n_features_))
+    assert counts[0] == ["word[0]=a", "word[0]=b", "word[0]=c"]
+    assert counts[2] == ["word[0]=a", "word[0]=b"]
+    assert counts[3] == ["word[0]=a"]
+
+
+def test_rare_templates_fire_only_on_rare_words():
+    X = [["the", "cat"]] * 5 + [["the", "gnu"]]
+    y = [["D", "N"]] * 6
+    enc = FeatureEncoder(["suffix2[0]@rare"], rare_threshold=5)
+    corpus = _as_corpus(X, y)
+    enc.fit_transform(corpus, corpus.columns["label"])
+    names = sorted(enc.describe_feature(i) for i in range(enc.n_features_))
+    assert names == ["suffix2[0]@rare=nu"]
+
+
+def naive_perceptron(model, enc, order_of_visits):
+    """Plain-Python structured perceptron with brute-force decoding; returns the weight history."""
+    w = np.zeros_like(model.weights)
+    history = []
+    cand = np.zeros(0, dtype=np.int64)
+    for s in order_of_visits:
+        a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+        emission = scoring.emission_scores(w, model.dims, enc.feature_offsets, enc.feature_ids, a, b, cand, cand)
+        transition = scoring.transition_scores(w, model.dims, enc.pair_offsets, enc.pair_ids, a, b, model.mask_penalty)
+        end = scoring.end_scores(w, model.dims)
+        guess, _ = brute_force_best(emission, transition, end)
+        gold = enc.labels[a:b]
+        if not np.array_equal(guess, gold):
+            w = w + model.feature_vector(enc, s, gold) - model.feature_vector(enc, s, guess)
+        history.append(w.copy())
+    return history
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_perceptron_kernel_matches_naive_perceptron_and_explicit_average(seed):
+    rng = np.random.default_rng(seed)
+    model, enc = fitted_model(rng, TEMPLATES)
+    model.weights = np.zeros_like(model.weights)
+    visits = np.concatenate([rng.permutation(enc.n_sentences) for _ in range(3)]).astype(np.int64)
+    history = naive_perceptron(model, enc, visits)
+    empty = np.zeros(0, dtype=np.int64)
+    rule = PerceptronRule(average=True)
+    rule.begin(Problem(model, enc, empty, empty))
+    rule.run(visits[:7])
+    rule.run(visits[7:])
+    np.testing.assert_allclose(rule.w, history[-1])
+    np.testing.assert_allclose(rule.weights(), explicit_average(history), atol=1e-12)
+    plain = PerceptronRule(average=False)
+    plain.begin(Problem(model, enc, empty, empty))
+    plain.run(visits)
+    np.testing.assert_allclose(plain.weights(), history[-1])
+
+
+def test_perceptron_separates_a_separable_problem():
+    rng = np.random.default_rng(0)
+    lexicon = {w: ["A", "B", "C"][i % 3] for i, w in enumerate(WORDS)}
+    X = [[WORDS[i] for i in rng.integers(0, len(WORDS), rng.integers(1, 8))] for _ in range(60)]
+    y = [[lexicon[w] for w in sent] for sent in X]
+    tagger = Tagger(templates=["w[0]"], epochs=10, average=False).fit(X, y)
+    assert tagger.history_[-1].stats["sentence_errors"] == 0
+    assert tagger.predict(X) == y
+
+
+def test_same_seed_same_model_and_fit_leaves_input_alone():
+    rng = np.random.default_rng(1)
+    X, y = random_sentences(rng, 30, 3)
+    X_copy = [list(s) for s in X]
+    a = Tagger(templates=TEMPLATES, epochs=3, seed=7, columns=["word", "pos"]).fit(X, y)
+    b = Tagger(templates=TEMPLATES, epochs=3, seed=7, columns=["word", "pos"]).fit(X, y)
+    np.testing.assert_array_equal(a.model_.weights, b.model_.weights)
+    assert X == X_copy
+
+
+def test_dev_keeps_best_epoch_weights():
+    rng = np.random.default_rng(2)
+    X, y = random_sentences(rng, 40, 3)
+    dev_X, dev_y = random_sentences(rng, 20, 3)
+    tagger = Tagger(templates=TEMPLATES, epochs=6, columns=["word", "pos"]).fit(X, y, dev=dev_X, dev_y=dev_y)
+    scores = [r.dev["accuracy"] for r in tagger.history_]
+    assert tagger.n_iter_ == int(np.argmax(scores)) + 1
+    assert tagger.score(dev_X, dev_y) == pytest.approx(max(scores))
+
+
+def test_save_load_gives_identical_predictions(tmp_path):
+    rng = np.random.default_rng(4)
+    X, y = random_sentences(rng, 30, 3, tags=("B-NP", "I-NP", "O"))
+    tagger = Tagger(templates=TEMPLATES, epochs=3, constrain="bio", columns=["word", "pos"]).fit(X, y)
+    path = tagger.save(tmp_path / "m.npz")
+    loaded = Tagger.load(path)
+    loaded.columns = ["word", "pos"]
+    assert loaded.predict(X) == tagger.predict(X)
+    np.testing.assert_array_equal(loaded.model_.weights, tagger.model_.weights)
+    assert loaded.model_.encoder.template_strings_ == tagger.model_.encoder.template_strings_
+    assert not list(tmp_path.glob("*.tmp"))
