@@ -1,0 +1,116 @@
+"""Exact k-best Viterbi against the brute-force ranking of every labeling (tests/naive.py)."""
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive
+from structperc._kernels.kbest import kbest_viterbi
+from structperc._kernels.viterbi import viterbi
+
+SETTINGS = settings(max_examples=100, deadline=None)
+
+
+@st.composite
+def chains(draw, integer=None):
+    """A random first-order instance (n 1..5, L 1..4).
+
+    Integer weights in a small range make ties frequent and exact in float64. A mask sets random
+    entries to -inf; unless ``allow_empty``, one random labeling is re-opened so it stays finite.
+    """
+    n = draw(st.integers(1, 5))
+    n_labels = draw(st.integers(1, 4))
+    per_token = draw(st.booleans())
+    masked = draw(st.booleans())
+    if integer is None:
+        integer = draw(st.booleans())
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    m = n if per_token else 1
+
+    def weights(shape):
+        if integer:
+            return rng.integers(-2, 3, size=shape).astype(np.float64)
+        return rng.normal(size=shape)
+
+    emission = weights((n, n_labels))
+    transition = weights((m, n_labels + 1, n_labels))
+    end = weights(n_labels)
+    if masked:
+        emission[rng.random(emission.shape) < 0.3] = -np.inf
+        transition[rng.random(transition.shape) < 0.3] = -np.inf
+        end[rng.random(end.shape) < 0.3] = -np.inf
+        y = rng.integers(0, n_labels, size=n)
+        prev = n_labels
+        for t, c in enumerate(y):
+            emission[t, c] = weights(())
+            transition[t if per_token else 0, prev, c] = weights(())
+            prev = c
+        end[prev] = weights(())
+    return emission, transition, end
+
+
+def assert_matches_ranking(emission, transition, end, k):
+    ranked = naive.ranked_labelings(emission, transition, end)[:k]
+    paths, scores = kbest_viterbi(emission, transition, end, k)
+    n = emission.shape[0]
+    assert paths.dtype == np.int64 and paths.shape == (len(ranked), n)
+    assert scores.shape == (len(ranked),)
+    for j, (y, s) in enumerate(ranked):
+        np.testing.assert_array_equal(paths[j], y, err_msg=f"rank {j}")
+        np.testing.assert_allclose(scores[j], s, rtol=0, atol=1e-9)
+    assert np.isfinite(scores).all()
+
+
+@SETTINGS
+@given(chains(integer=True), st.integers(1, 100))
+def test_integer_weights_match_ranking_with_ties(instance, k):
+    assert_matches_ranking(*instance, k)
+
+
+@SETTINGS
+@given(chains(integer=False), st.integers(1, 100))
+def test_float_weights_match_ranking(instance, k):
+    assert_matches_ranking(*instance, k)
+
+
+@settings(max_examples=40, deadline=None)
+@given(chains())
+def test_k_larger_than_number_of_labelings(instance):
+    emission, transition, end = instance
+    n, n_labels = emission.shape
+    n_finite = len(naive.ranked_labelings(emission, transition, end))
+    k = n_labels**n + 5
+    paths, _ = kbest_viterbi(emission, transition, end, k)
+    assert paths.shape[0] == n_finite
+    assert_matches_ranking(emission, transition, end, k)
+
+
+@SETTINGS
+@given(chains(), st.integers(1, 20))
+def test_first_path_is_viterbi(instance, k):
+    emission, transition, end = instance
+    best_path, best_score = viterbi(emission, transition, end)
+    paths, scores = kbest_viterbi(emission, transition, end, k)
+    np.testing.assert_array_equal(paths[0], best_path)
+    assert scores[0] == best_score
+
+
+def test_everything_forbidden_gives_no_paths():
+    emission = np.zeros((3, 2))
+    emission[1] = -np.inf
+    paths, scores = kbest_viterbi(emission, np.zeros((1, 3, 2)), np.zeros(2), 5)
+    assert paths.shape == (0, 3) and scores.shape == (0,)
+
+
+def test_all_ties_enumerate_in_reversed_lexicographic_order():
+    # Every labeling scores 0, so the order is purely the tie rule.
+    paths, scores = kbest_viterbi(np.zeros((3, 2)), np.zeros((1, 3, 2)), np.zeros(2), 8)
+    expected = [(a, b, c) for c in range(2) for b in range(2) for a in range(2)]
+    assert [tuple(p) for p in paths] == expected
+    assert (scores == 0.0).all()
+
+
+def test_k_zero_and_empty_sentence():
+    paths, scores = kbest_viterbi(np.zeros((2, 2)), np.zeros((1, 3, 2)), np.zeros(2), 0)
+    assert paths.shape == (0, 2) and scores.shape == (0,)
+    paths, scores = kbest_viterbi(np.zeros((0, 2)), np.zeros((1, 3, 2)), np.zeros(2), 3)
+    assert paths.shape == (1, 0) and scores.tolist() == [0.0]
