@@ -15,8 +15,11 @@ FORMAT_VERSION = 1
 _NO_CANDIDATES = np.zeros(0, dtype=np.int64)
 
 
-def make_dims(n_labels, n_features, n_pair_features, order):
-    """The ``dims`` array of ``structperc._kernels.scoring``: sizes and block offsets of w."""
+def make_dims(n_labels, n_features, n_pair_features, order, local=False):
+    """The ``dims`` array of ``structperc._kernels.scoring``: sizes and block offsets of w.
+
+    local : True for a locally normalized model (MEMM): decoding uses log P(y_t | y_{t-1}, x).
+    """
     if order not in (1, 2):
         raise ConfigError(f"order must be 1 or 2, got {order!r}")
     transition_size = (n_labels + 1) * n_labels
@@ -26,7 +29,7 @@ def make_dims(n_labels, n_features, n_pair_features, order):
     off_trans2 = off_pair + n_pair_features * transition_size
     size = off_trans2 + ((n_labels + 1) * transition_size if order == 2 else 0)
     return np.array(
-        [n_labels, n_features, n_pair_features, order, off_trans, off_end, off_pair, off_trans2, size],
+        [n_labels, n_features, n_pair_features, order, off_trans, off_end, off_pair, off_trans2, size, int(local)],
         dtype=np.int64,
     )
 
@@ -75,15 +78,21 @@ class LinearChainModel:
     constrain : None, "none" or "bio"
     tag_dict : None, or (word_offsets, word_labels): allowed labels per word id (CSR over the word
         ids of the encoder; a word with no entry may take every label)
+    normalization : "global" (perceptron, CRF, hinge: one score per labeling) or "local" (MEMM:
+        a product of per-token distributions)
     """
 
-    def __init__(self, encoder, order=1, constrain=None, tag_dict=None):
+    def __init__(self, encoder, order=1, constrain=None, tag_dict=None, normalization="global"):
         self.encoder = encoder
         self.labels = list(encoder.labels_)
         self.order = order
         self.constrain = constrain
         self.tag_dict = tag_dict
-        self.dims = make_dims(len(self.labels), encoder.n_features_, encoder.n_pair_features_, order)
+        if normalization not in ("global", "local"):
+            raise ConfigError(f"normalization must be 'global' or 'local', got {normalization!r}")
+        self.normalization = normalization
+        self.dims = make_dims(len(self.labels), encoder.n_features_, encoder.n_pair_features_, order,
+                              local=normalization == "local")
         self.mask_penalty = transition_penalty(self.labels, constrain)
         self.weights = np.zeros(int(self.dims[scoring.SIZE]))
         self.metadata = {}
@@ -156,6 +165,7 @@ class LinearChainModel:
             "labels": self.labels,
             "order": self.order,
             "constrain": self.constrain,
+            "normalization": self.normalization,
             "encoder": encoder_meta,
             **self.metadata,
         }
@@ -195,7 +205,8 @@ class LinearChainModel:
             tag_dict = None
             if "tag_dict_offsets" in arrays:
                 tag_dict = (arrays["tag_dict_offsets"].astype(np.int64), arrays["tag_dict_labels"].astype(np.int64))
-            model = cls(encoder, order=meta["order"], constrain=meta["constrain"], tag_dict=tag_dict)
+            model = cls(encoder, order=meta["order"], constrain=meta["constrain"], tag_dict=tag_dict,
+                        normalization=meta.get("normalization", "global"))
             weights = arrays["weights"].astype(np.float64)
         except KeyError as exc:
             raise ModelFileError(f"{path}: model file lacks {exc}") from None
@@ -203,6 +214,6 @@ class LinearChainModel:
             raise ModelFileError(f"{path}: weights do not match the feature index (corrupt file)")
         model.weights = weights
         model.metadata = {
-            k: v for k, v in meta.items() if k not in ("format_version", "labels", "order", "constrain", "encoder")
+            k: v for k, v in meta.items() if k not in ("format_version", "labels", "order", "constrain", "normalization", "encoder")
         }
         return model

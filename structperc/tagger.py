@@ -114,12 +114,13 @@ class Tagger:
                 raise ConfigError("--tag-dict needs templates that use the word column")
             tag_dict = build_tag_dict(encoded.word_ids, encoded.labels, len(encoder.vocabularies_["word"]) + FIRST_ID,
                                       len(encoder.labels_), self.tag_dict)
-        model = LinearChainModel(encoder, order=self.order, constrain=self.constrain, tag_dict=tag_dict)
+        options = {"average": self.average, **(self.trainer_options or {})}
+        rule = make_rule(self.trainer, **options)
+        model = LinearChainModel(encoder, order=self.order, constrain=self.constrain, tag_dict=tag_dict,
+                                 normalization=rule.normalization)
         self.model_ = model
         self.labels_ = model.labels
         cand_offsets, cand_labels = model.candidates(encoded)
-        options = {"average": self.average, **(self.trainer_options or {})}
-        rule = make_rule(self.trainer, **options)
         dev_score = None
         if dev is not None:
             dev_corpus = _as_corpus(dev, dev_y, self.columns)

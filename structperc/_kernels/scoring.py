@@ -20,8 +20,8 @@ from numba import njit, prange
 from .second_order import viterbi2
 from .viterbi import viterbi
 
-# indices into the ``dims`` array
-N_LABELS, N_FEATURES, N_PAIR, ORDER, OFF_TRANS, OFF_END, OFF_PAIR, OFF_TRANS2, SIZE = range(9)
+# indices into the ``dims`` array; LOCAL is 1 for a locally normalized model (MEMM)
+N_LABELS, N_FEATURES, N_PAIR, ORDER, OFF_TRANS, OFF_END, OFF_PAIR, OFF_TRANS2, SIZE, LOCAL = range(10)
 
 
 @njit(cache=True)
@@ -103,6 +103,35 @@ def sentence_candidates(cand_offsets, cand_labels, a, b, n_labels):
 
 
 @njit(cache=True)
+def local_log_probabilities(emission, transition):
+    """MEMM scores: (n, L + 1, L) log P(y_t = c | y_{t-1} = p, x), from the unnormalized
+    emission[t, c] + transition[t', p, c], normalized over c for every p (row L: start, used at t = 0)."""
+    n, n_labels = emission.shape
+    out = np.full((n, n_labels + 1, n_labels), -np.inf)
+    per_token = transition.shape[0] > 1
+    for t in range(n):
+        tt = t if per_token else 0
+        for p in range(n_labels + 1):
+            if (t == 0) != (p == n_labels):
+                continue
+            top = -np.inf
+            for c in range(n_labels):
+                v = emission[t, c] + transition[tt, p, c]
+                out[t, p, c] = v
+                if v > top:
+                    top = v
+            if top == -np.inf:
+                continue
+            total = 0.0
+            for c in range(n_labels):
+                total += np.exp(out[t, p, c] - top)
+            log_norm = top + np.log(total)
+            for c in range(n_labels):
+                out[t, p, c] -= log_norm
+    return out
+
+
+@njit(cache=True)
 def decode_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b,
                     mask_penalty, cand_offsets, cand_labels, extra_emission):
     """Best labeling of tokens [a, b) and its score. ``extra_emission`` (n, L) or (0, L) is added
@@ -112,6 +141,10 @@ def decode_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_id
         emission += extra_emission
     transition = transition_scores(w, dims, pair_offsets, pair_ids, a, b, mask_penalty)
     end = end_scores(w, dims)
+    if dims[LOCAL] == 1:
+        transition = local_log_probabilities(emission, transition)
+        emission = np.zeros_like(emission)
+        end = np.zeros_like(end)
     if dims[ORDER] == 2:
         transition2 = second_order_transitions(w, dims, transition)
         offsets, labels = sentence_candidates(cand_offsets, cand_labels, a, b, dims[N_LABELS])

@@ -25,6 +25,7 @@ class LearningRule:
     """Interface of one ParameterUpdate step. Subclasses override the three methods."""
 
     name = "rule"
+    normalization = "global"  # "local" for a rule whose model decodes per-token distributions (MEMM)
 
     def begin(self, problem):
         """Allocate state for a run on ``problem`` (weights start at problem.model.weights)."""
