@@ -64,3 +64,51 @@ def brute_force_marginals(emission, transition, end):
 def explicit_average(weight_history):
     """Mean of the weight vectors after each training example (Collins 2002, the averaged parameters)."""
     return np.mean(np.stack(weight_history), axis=0)
+
+
+def hamming_augmented_best(emission, transition, end, gold, cost):
+    """argmax_y score(y) + cost * #{t: y_t != gold_t}, ties by the reversed sequence; (y, value)."""
+    n, n_labels = emission.shape
+    scored = []
+    for y in all_labelings(n, n_labels):
+        s = sequence_score(emission, transition, end, y) + cost * np.sum(y != gold)
+        if np.isfinite(s):
+            scored.append((-s, tuple(y[::-1]), y))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return scored[0][2], -scored[0][0]
+
+
+def candidate_sets(cand_offsets, cand_labels):
+    """Per-token candidate lists from the CSR pair (cand_offsets, cand_labels)."""
+    return [list(cand_labels[cand_offsets[t]:cand_offsets[t + 1]]) for t in range(len(cand_offsets) - 1)]
+
+
+def sequence_score2(emission, transition2, end, y):
+    """Second-order score: sum_t emission[t, y_t] + transition2[t', y_{t-2}, y_{t-1}, y_t] + end[y_{n-1}],
+    with the start symbol L standing for y_{-1} and y_{-2}."""
+    n_labels = emission.shape[1]
+    per_token = transition2.shape[0] > 1
+    total = 0.0
+    prev2, prev = n_labels, n_labels
+    for t, c in enumerate(y):
+        total += emission[t, c] + transition2[t if per_token else 0, prev2, prev, c]
+        prev2, prev = prev, c
+    return total + end[y[-1]]
+
+
+def ranked_labelings2(emission, transition2, end, cand_offsets=None, cand_labels=None):
+    """All labelings inside the candidate sets (every label when None) with finite second-order
+    score, best first; ties ordered by the reversed sequence."""
+    n, n_labels = emission.shape
+    if cand_offsets is None:
+        sets = [range(n_labels)] * n
+    else:
+        sets = candidate_sets(cand_offsets, cand_labels)
+    scored = []
+    for labels in itertools.product(*sets):
+        y = np.array(labels, dtype=np.int64)
+        s = sequence_score2(emission, transition2, end, y)
+        if np.isfinite(s):
+            scored.append((-s, tuple(y[::-1]), y))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return [(y, -neg) for neg, _, y in scored]

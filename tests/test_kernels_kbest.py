@@ -23,12 +23,14 @@ def chains(draw, integer=None):
     masked = draw(st.booleans())
     if integer is None:
         integer = draw(st.booleans())
+    # weights in [-high, high]; high = 1 makes ties very frequent
+    high = draw(st.sampled_from([1, 2]))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     m = n if per_token else 1
 
     def weights(shape):
         if integer:
-            return rng.integers(-2, 3, size=shape).astype(np.float64)
+            return rng.integers(-high, high + 1, size=shape).astype(np.float64)
         return rng.normal(size=shape)
 
     emission = weights((n, n_labels))

@@ -1,0 +1,154 @@
+"""Second-order (trigram) Viterbi restricted to per-token candidate labels.
+
+Conventions (L labels, n tokens, S = L is the start symbol)::
+
+    emission    float64 (n, L)
+    transition2 float64 (m, L+1, L+1, L)  m is 1 or n; transition2[t', pp, p, c]: score of c at t
+                                          after y_{t-2} = pp, y_{t-1} = p (pp = p = S at t = 0,
+                                          pp = S at t = 1), t' = t if m == n else 0
+    end         float64 (L,)
+
+    score(y) = sum_t emission[t, y_t] + transition2[t', y_{t-2}, y_{t-1}, y_t] + end[y_{n-1}]
+
+Candidates: the labels allowed at token t are cand_labels[cand_offsets[t]:cand_offsets[t+1]],
+in ascending order. Labelings outside the candidate sets are never considered.
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def all_candidates(n, n_labels):
+    """Candidate CSR allowing every label at every token.
+
+    Returns
+    -------
+    cand_offsets : ndarray of shape (n + 1,), int64
+    cand_labels : ndarray of shape (n * L,), int64
+    """
+    cand_offsets = np.empty(n + 1, dtype=np.int64)
+    cand_labels = np.empty(n * n_labels, dtype=np.int64)
+    for t in range(n + 1):
+        cand_offsets[t] = t * n_labels
+    for t in range(n):
+        for c in range(n_labels):
+            cand_labels[t * n_labels + c] = c
+    return cand_offsets, cand_labels
+
+
+@njit(cache=True)
+def viterbi2(emission, transition2, end, cand_offsets, cand_labels):
+    """Best labeling inside the candidate sets under the second-order score.
+
+    Parameters
+    ----------
+    emission : ndarray of shape (n, L)
+    transition2 : ndarray of shape (m, L+1, L+1, L), m in {1, n}
+    end : ndarray of shape (L,)
+    cand_offsets : ndarray of shape (n + 1,), int64
+    cand_labels : ndarray of shape (cand_offsets[n],), int64
+        Ascending label ids per token.
+
+    Returns
+    -------
+    path : ndarray of shape (n,), int64
+    score : float
+        -inf (and the first candidate of every token) if no labeling has a finite score.
+
+    The state at t is the pair (y_{t-1}, y_t); the cost is sum_t |C_{t-2}| |C_{t-1}| |C_t|. Ties
+    break like ``viterbi``: the final state is the lowest optimal (y_{n-1}, then y_{n-2}) and each
+    back-pointer the lowest optimal y_{t-2}, so among optimal labelings the one returned is the
+    smallest in the order of the reversed sequence (y_{n-1}, ..., y_0).
+    """
+    n, n_labels = emission.shape
+    path = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return path, 0.0
+    per_token = transition2.shape[0] > 1
+    start = n_labels
+
+    # States of token t are indexed i * |C_t| + j, with i over C_{t-1} (just the start symbol
+    # at t = 0, |C_{-1}| = 1) and j over C_t; state_offsets[t] is where token t's block begins.
+    state_offsets = np.empty(n + 1, dtype=np.int64)
+    state_offsets[0] = 0
+    n_prev = 1
+    max_count = 1
+    for t in range(n):
+        count = cand_offsets[t + 1] - cand_offsets[t]
+        state_offsets[t + 1] = state_offsets[t] + n_prev * count
+        n_prev = count
+        if count > max_count:
+            max_count = count
+    delta = np.empty(state_offsets[n])
+    backpointer = np.zeros(state_offsets[n], dtype=np.int64)
+    best = np.empty(max_count)
+    arg = np.zeros(max_count, dtype=np.int64)
+
+    # delta[0, (S, c)] = emission[0, c] + transition2[0, S, S, c]
+    base = cand_offsets[0]
+    for j in range(cand_offsets[1] - base):
+        c = cand_labels[base + j]
+        delta[j] = emission[0, c] + transition2[0, start, start, c]
+
+    # delta[t, (p, c)] = emission[t, c] + max_pp (delta[t-1, (pp, p)] + transition2[t', pp, p, c])
+    # with pp = S at t = 1; backpointer[t, (p, c)] = index of the lowest optimal pp in C_{t-2}.
+    for t in range(1, n):
+        tt = t if per_token else 0
+        base_h = cand_offsets[t - 2] if t >= 2 else 0
+        n_h = cand_offsets[t - 1] - base_h if t >= 2 else 1
+        base_i = cand_offsets[t - 1]
+        n_i = cand_offsets[t] - base_i
+        base_j = cand_offsets[t]
+        n_j = cand_offsets[t + 1] - base_j
+        prev_block = state_offsets[t - 1]
+        block = state_offsets[t]
+        for i in range(n_i):
+            p = cand_labels[base_i + i]
+            for j in range(n_j):
+                best[j] = -np.inf
+                arg[j] = 0
+            # h ascends and the comparison is strict, so arg keeps the lowest optimal h.
+            for h in range(n_h):
+                d = delta[prev_block + h * n_i + i]
+                if d == -np.inf:
+                    continue
+                pp = cand_labels[base_h + h] if t >= 2 else start
+                for j in range(n_j):
+                    s = d + transition2[tt, pp, p, cand_labels[base_j + j]]
+                    if s > best[j]:
+                        best[j] = s
+                        arg[j] = h
+            for j in range(n_j):
+                delta[block + i * n_j + j] = best[j] + emission[t, cand_labels[base_j + j]]
+                backpointer[block + i * n_j + j] = arg[j]
+
+    # Final state: max over (p, c) of delta[n-1, (p, c)] + end[c], scanning c first, then p.
+    base_i = cand_offsets[n - 2] if n >= 2 else 0
+    n_i = cand_offsets[n - 1] - base_i if n >= 2 else 1
+    base_j = cand_offsets[n - 1]
+    n_j = cand_offsets[n] - base_j
+    block = state_offsets[n - 1]
+    best_score = -np.inf
+    best_i = 0
+    best_j = 0
+    for j in range(n_j):
+        c = cand_labels[base_j + j]
+        for i in range(n_i):
+            s = delta[block + i * n_j + j] + end[c]
+            if s > best_score:
+                best_score = s
+                best_i = i
+                best_j = j
+
+    # Walk back: the state (i, j) of token t becomes (backpointer, i) at t-1.
+    i = best_i
+    j = best_j
+    for t in range(n - 1, -1, -1):
+        path[t] = cand_labels[cand_offsets[t] + j]
+        if t == 0:
+            break
+        n_j = cand_offsets[t + 1] - cand_offsets[t]
+        h = backpointer[state_offsets[t] + i * n_j + j]
+        j = i
+        i = h
+    return path, best_score
