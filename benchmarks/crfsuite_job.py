@@ -1,0 +1,89 @@
+"""The python-crfsuite side of the benchmark: Python feature extraction + CRFsuite training/tagging.
+
+Features are CRFsuite's chunking example templates (the same as structperc's `chunk` preset):
+words and POS in a +-2 window, two word bigrams, four POS bigrams, three POS trigrams, a bias.
+
+usage: python crfsuite_job.py TRAIN TEST ALGORITHM EPOCHS [NP]   (prints one JSON line)
+"""
+import json
+import sys
+import time
+
+import pycrfsuite
+
+TEMPLATES = (
+    [(("w", i),) for i in range(-2, 3)]
+    + [(("w", -1), ("w", 0)), (("w", 0), ("w", 1))]
+    + [(("pos", i),) for i in range(-2, 3)]
+    + [(("pos", -2), ("pos", -1)), (("pos", -1), ("pos", 0)), (("pos", 0), ("pos", 1)), (("pos", 1), ("pos", 2))]
+    + [(("pos", -2), ("pos", -1), ("pos", 0)), (("pos", -1), ("pos", 0), ("pos", 1)), (("pos", 0), ("pos", 1), ("pos", 2))]
+)
+
+
+def read(path, np_only):
+    sentences, current = [], []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            fields = line.split()
+            if not fields:
+                if current:
+                    sentences.append(current)
+                    current = []
+                continue
+            word, pos, chunk = fields
+            if np_only and chunk != "O" and chunk[2:] != "NP":
+                chunk = "O"
+            current.append((word, pos, chunk))
+    if current:
+        sentences.append(current)
+    return sentences
+
+
+def features(sentence):
+    n = len(sentence)
+    cols = {"w": [t[0] for t in sentence], "pos": [t[1] for t in sentence]}
+    out = []
+    for i in range(n):
+        feats = ["bias"]
+        for template in TEMPLATES:
+            values = []
+            for field, offset in template:
+                j = i + offset
+                values.append(cols[field][j] if 0 <= j < n else ("__BOS__" if j < 0 else "__EOS__"))
+            name = "|".join(f"{f}[{o}]" for f, o in template)
+            feats.append(f"{name}={'|'.join(values)}")
+        out.append(feats)
+    return out
+
+
+def main():
+    train_path, test_path, algorithm, epochs = sys.argv[1:5]
+    np_only = len(sys.argv) > 5 and sys.argv[5] == "NP"
+    t0 = time.perf_counter()
+    train = read(train_path, np_only)
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for sentence in train:
+        trainer.append(features(sentence), [t[2] for t in sentence])
+    t1 = time.perf_counter()
+    params = {"max_iterations": int(epochs)}
+    if algorithm == "l2sgd":
+        params["c2"] = 1.0
+    trainer.select(algorithm)
+    trainer.set_params(params)
+    trainer.train("/tmp/structperc-bench-crfsuite.model")
+    t2 = time.perf_counter()
+    test = read(test_path, np_only)
+    tagger = pycrfsuite.Tagger()
+    tagger.open("/tmp/structperc-bench-crfsuite.model")
+    t3 = time.perf_counter()
+    predicted = [tagger.tag(features(s)) for s in test]
+    t4 = time.perf_counter()
+    from seqeval.metrics import f1_score
+
+    f1 = 100 * f1_score([[t[2] for t in s] for s in test], predicted)
+    print(json.dumps({"extract_seconds": t1 - t0, "train_seconds": t2 - t1, "tag_seconds": t4 - t3,
+                      "test_tokens": sum(len(s) for s in test), "f1": f1}))
+
+
+if __name__ == "__main__":
+    main()
