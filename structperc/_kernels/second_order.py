@@ -80,18 +80,20 @@ def viterbi2(emission, transition2, end, cand_offsets, cand_labels):
         if count > max_count:
             max_count = count
     delta = np.empty(state_offsets[n])
-    backpointer = np.zeros(state_offsets[n], dtype=np.int64)
+    # incoming[t, (p, c)] = delta[t, (p, c)] - emission[t, c], kept exactly as computed so that
+    # the walk back can find the optimal predecessor by equality instead of storing it.
+    incoming = np.empty(state_offsets[n])
     best = np.empty(max_count)
-    arg = np.zeros(max_count, dtype=np.int64)
 
     # delta[0, (S, c)] = emission[0, c] + transition2[0, S, S, c]
     base = cand_offsets[0]
     for j in range(cand_offsets[1] - base):
         c = cand_labels[base + j]
-        delta[j] = emission[0, c] + transition2[0, start, start, c]
+        incoming[j] = transition2[0, start, start, c]
+        delta[j] = emission[0, c] + incoming[j]
 
-    # delta[t, (p, c)] = emission[t, c] + max_pp (delta[t-1, (pp, p)] + transition2[t', pp, p, c])
-    # with pp = S at t = 1; backpointer[t, (p, c)] = index of the lowest optimal pp in C_{t-2}.
+    # incoming[t, (p, c)] = max_pp (delta[t-1, (pp, p)] + transition2[t', pp, p, c]), pp = S at t = 1
+    # delta[t, (p, c)] = emission[t, c] + incoming[t, (p, c)]
     for t in range(1, n):
         tt = t if per_token else 0
         base_h = cand_offsets[t - 2] if t >= 2 else 0
@@ -100,27 +102,30 @@ def viterbi2(emission, transition2, end, cand_offsets, cand_labels):
         n_i = cand_offsets[t] - base_i
         base_j = cand_offsets[t]
         n_j = cand_offsets[t + 1] - base_j
+        # ascending distinct labels: a full set means candidate j is label j
+        all_labels = n_j == n_labels
         prev_block = state_offsets[t - 1]
         block = state_offsets[t]
         for i in range(n_i):
             p = cand_labels[base_i + i]
             for j in range(n_j):
                 best[j] = -np.inf
-                arg[j] = 0
-            # h ascends and the comparison is strict, so arg keeps the lowest optimal h.
             for h in range(n_h):
                 d = delta[prev_block + h * n_i + i]
                 if d == -np.inf:
                     continue
                 pp = cand_labels[base_h + h] if t >= 2 else start
-                for j in range(n_j):
-                    s = d + transition2[tt, pp, p, cand_labels[base_j + j]]
-                    if s > best[j]:
-                        best[j] = s
-                        arg[j] = h
+                row = transition2[tt, pp, p]
+                if all_labels:
+                    # direct indexing: this max loop vectorizes
+                    for j in range(n_j):
+                        best[j] = max(best[j], d + row[j])
+                else:
+                    for j in range(n_j):
+                        best[j] = max(best[j], d + row[cand_labels[base_j + j]])
             for j in range(n_j):
+                incoming[block + i * n_j + j] = best[j]
                 delta[block + i * n_j + j] = best[j] + emission[t, cand_labels[base_j + j]]
-                backpointer[block + i * n_j + j] = arg[j]
 
     # Final state: max over (p, c) of delta[n-1, (p, c)] + end[c], scanning c first, then p.
     base_i = cand_offsets[n - 2] if n >= 2 else 0
@@ -140,15 +145,28 @@ def viterbi2(emission, transition2, end, cand_offsets, cand_labels):
                 best_i = i
                 best_j = j
 
-    # Walk back: the state (i, j) of token t becomes (backpointer, i) at t-1.
+    # Walk back: the state (i, j) of token t becomes (h, i) at t-1, h the lowest index in C_{t-2}
+    # whose term delta[t-1, (h, i)] + transition2[t', pp_h, p_i, c_j] equals incoming[t, (i, j)]
+    # (the same float expression as in the forward pass, so equality is exact).
     i = best_i
     j = best_j
     for t in range(n - 1, -1, -1):
-        path[t] = cand_labels[cand_offsets[t] + j]
+        c = cand_labels[cand_offsets[t] + j]
+        path[t] = c
         if t == 0:
             break
+        tt = t if per_token else 0
         n_j = cand_offsets[t + 1] - cand_offsets[t]
-        h = backpointer[state_offsets[t] + i * n_j + j]
+        target = incoming[state_offsets[t] + i * n_j + j]
+        p = cand_labels[cand_offsets[t - 1] + i]
+        n_i = cand_offsets[t] - cand_offsets[t - 1]
+        n_h = cand_offsets[t - 1] - cand_offsets[t - 2] if t >= 2 else 1
+        h_found = 0
+        for h in range(n_h):
+            pp = cand_labels[cand_offsets[t - 2] + h] if t >= 2 else start
+            if delta[state_offsets[t - 1] + h * n_i + i] + transition2[tt, pp, p, c] == target:
+                h_found = h
+                break
         j = i
-        i = h
+        i = h_found
     return path, best_score
