@@ -9,9 +9,14 @@ is the answer.
 Entry 0 of every list is the first-order Viterbi recursion. Further entries are computed only on
 demand: each node keeps a binary heap holding one entry per source list; its root is the entry it
 emitted last. To emit the next entry the root is replaced by its successor in the same source list
-(which may first have to be demanded from node (t-1, p)) and the heap is re-sifted. Only nodes on
-the way to the k best labelings ever grow past one entry, so the cost is about one Viterbi pass
-plus O(k n (L + log L)).
+(which may first have to be demanded from node (t-1, p)) and the heap is re-sifted. Each new final
+entry creates at most one entry per layer, so the cost is about one Viterbi pass plus
+O(k n (L + log L)).
+
+Entries live in one pool, in the order they are created: entry 0 of node (t, c) at t * L + c,
+later ones appended. An entry records its score, its node's label, the entry it extends and the
+next entry of the same node; so memory stays O(n (L + k)) plus the heaps of the nodes that grew,
+and never the (n, L, k) block a dense layout would page in.
 
 Tie rule (the same as ``viterbi``): equal scores are ordered by the reversed labeling
 (y_{n-1}, y_{n-2}, ..., y_0), smallest first. Inside the list of (t-1, p) ties are already in that
@@ -28,14 +33,15 @@ from numba import njit
 
 @njit(cache=True)
 def _before(score_a, source_a, score_b, source_b):
-    """True if heap entry a comes first: higher score, then lower source index."""
+    """True if heap item a comes first: higher score, then lower source label."""
     return score_a > score_b or (score_a == score_b and source_a < source_b)
 
 
 @njit(cache=True)
-def _sift_down(heap_score, heap_source, size, pos):
+def _sift_down(heap_score, heap_source, heap_entry, size, pos):
     score = heap_score[pos]
     source = heap_source[pos]
+    entry = heap_entry[pos]
     while True:
         child = 2 * pos + 1
         if child >= size:
@@ -49,15 +55,11 @@ def _sift_down(heap_score, heap_source, size, pos):
             break
         heap_score[pos] = heap_score[child]
         heap_source[pos] = heap_source[child]
+        heap_entry[pos] = heap_entry[child]
         pos = child
     heap_score[pos] = score
     heap_source[pos] = source
-
-
-@njit(cache=True)
-def _heapify(heap_score, heap_source, size):
-    for pos in range(size // 2 - 1, -1, -1):
-        _sift_down(heap_score, heap_source, size, pos)
+    heap_entry[pos] = entry
 
 
 @njit(cache=True)
@@ -85,126 +87,160 @@ def kbest_viterbi(emission, transition, end, k):
         return np.zeros((1, 0), dtype=np.int64), np.zeros(1)
     per_token = transition.shape[0] > 1
     # Layers 0..n-1 are tokens; layer n holds the single virtual final node (n, 0).
-    # scores[r, t, c]: r-th best prefix score of node (t, c); it extends entry back_rank[r, t, c]
-    # of node (t-1, back_label[r, t, c]). counts[t, c] entries are known; exhausted[t, c] says
-    # there are no more. Rank comes first so that entries past 0, which few nodes ever reach, do
-    # not share memory pages with entry 0 (large k stays cheap).
-    scores = np.empty((k, n + 1, n_labels))
-    back_label = np.empty((k, n + 1, n_labels), dtype=np.int64)
-    back_rank = np.empty((k, n + 1, n_labels), dtype=np.int64)
+    # Entry pool: entry_score[e] is a prefix score of node (t, entry_label[e]); it extends entry
+    # entry_back[e] of layer t-1; entry_next[e] is the next entry of the same node (-1: none yet).
+    # Entry 0 of node (t, c) is e = t * L + c (its score is -inf for an empty list). Each of the at
+    # most k attempts at a new final entry adds at most one entry per layer, hence the capacity.
+    capacity = (n + 1) * n_labels + k * (n + 1)
+    entry_score = np.empty(capacity)
+    entry_label = np.empty(capacity, dtype=np.int64)
+    entry_back = np.empty(capacity, dtype=np.int64)
+    entry_next = np.empty(capacity, dtype=np.int64)
+    n_entries = (n + 1) * n_labels
+    # Per node: counts[t, c] entries known, last[t, c] the newest one, exhausted[t, c] no more.
     counts = np.zeros((n + 1, n_labels), dtype=np.int64)
+    last = np.empty((n + 1, n_labels), dtype=np.int64)
     exhausted = np.zeros((n + 1, n_labels), dtype=np.bool_)
-    # Heap of node (t, c): heap_score/heap_source[t, c, :heap_size[t, c]]; head[t, c, p] is the
-    # rank of source p's entry currently in it. Built on the first demand past entry 0.
-    built = np.zeros((n + 1, n_labels), dtype=np.bool_)
-    heap_score = np.empty((n + 1, n_labels, n_labels))
-    heap_source = np.empty((n + 1, n_labels, n_labels), dtype=np.int64)
+    # Heap of node (t, c), built on its first demand past entry 0 at heap_offset[t, c] in the heap
+    # pool: items (score, source label p, entry of node (t-1, p)), heap_size[t, c] of them.
+    # A demand builds at most one heap and each final attempt makes at most n + 1 demands, so at
+    # most min((n+1) L, k (n+1)) heaps are ever built.
+    heap_capacity = min((n + 1) * n_labels, k * (n + 1)) * n_labels
+    heap_score = np.empty(heap_capacity)
+    heap_source = np.empty(heap_capacity, dtype=np.int64)
+    heap_entry = np.empty(heap_capacity, dtype=np.int64)
+    heap_offset = np.full((n + 1, n_labels), -1, dtype=np.int64)
     heap_size = np.zeros((n + 1, n_labels), dtype=np.int64)
-    head = np.empty((n + 1, n_labels, n_labels), dtype=np.int64)
+    heaps_used = 0
 
-    # Entry 0 (Viterbi, ties to the lowest p):
-    # scores[0, 0, c] = emission[0, c] + transition[0, L, c]; a one-token prefix has no other entry
-    # scores[0, t, c] = emission[t, c] + max_p (scores[0, t-1, p] + transition[t', p, c])
-    # scores[0, n, 0] = max_c (scores[0, n-1, c] + end[c])
+    # Entry 0 (Viterbi, ties to the lowest p), with best(t, c) = score of entry t * L + c:
+    # best(0, c) = emission[0, c] + transition[0, L, c]; a one-token prefix has no other entry
+    # best(t, c) = emission[t, c] + max_p (best(t-1, p) + transition[t', p, c])
+    # best(n, 0) = max_c (best(n-1, c) + end[c])
     for c in range(n_labels):
         s = emission[0, c] + transition[0, n_labels, c]
+        entry_score[c] = s
+        entry_label[c] = c
+        entry_back[c] = -1
+        entry_next[c] = -1
         if s > -np.inf:
-            scores[0, 0, c] = s
             counts[0, c] = 1
+            last[0, c] = c
         exhausted[0, c] = True
     for t in range(1, n + 1):
         tt = t if per_token and t < n else 0
         n_nodes = n_labels if t < n else 1
+        prev = (t - 1) * n_labels
         for c in range(n_nodes):
             best = -np.inf
             arg = 0
-            for p in range(n_labels):
-                if counts[t - 1, p] > 0:
-                    shift = transition[tt, p, c] if t < n else end[p]
-                    s = scores[0, t - 1, p] + shift
+            if t < n:
+                for p in range(n_labels):
+                    s = entry_score[prev + p] + transition[tt, p, c]
+                    if s > best:
+                        best = s
+                        arg = p
+            else:
+                for p in range(n_labels):
+                    s = entry_score[prev + p] + end[p]
                     if s > best:
                         best = s
                         arg = p
             if t < n:
                 best += emission[t, c]
+            e = t * n_labels + c
+            entry_score[e] = best
+            entry_label[e] = c
+            entry_back[e] = prev + arg
+            entry_next[e] = -1
             if best > -np.inf:
-                scores[0, t, c] = best
-                back_label[0, t, c] = arg
-                back_rank[0, t, c] = 0
                 counts[t, c] = 1
+                last[t, c] = e
             else:
                 exhausted[t, c] = True
 
-    # Demands (t, c, j): "node (t, c) must know entry j or be exhausted". A node waits for at most
-    # one demand on its predecessor layer, so the stack is a chain of depth <= n + 1.
+    # Demands (t, c, j): "node (t, c) must know j entries or be exhausted". A node waits for at
+    # most one demand on its predecessor layer, so the stack is a chain of depth <= n + 1.
     stack_t = np.empty(n + 2, dtype=np.int64)
     stack_c = np.empty(n + 2, dtype=np.int64)
     stack_j = np.empty(n + 2, dtype=np.int64)
     stack_t[0] = n
     stack_c[0] = 0
-    stack_j[0] = k - 1
+    stack_j[0] = k
     depth = 1
     while depth > 0:
         t = stack_t[depth - 1]
         c = stack_c[depth - 1]
-        j = stack_j[depth - 1]
-        if counts[t, c] > j or exhausted[t, c]:
+        if counts[t, c] >= stack_j[depth - 1] or exhausted[t, c]:
             depth -= 1
             continue
         tt = t if per_token and t < n else 0
-        if not built[t, c]:
+        if heap_offset[t, c] < 0:
+            # All source heads; the root is then entry 0, which the node already emitted.
+            off = heaps_used
+            heaps_used += n_labels
+            heap_offset[t, c] = off
             size = 0
             for p in range(n_labels):
                 if counts[t - 1, p] > 0:
                     shift = transition[tt, p, c] if t < n else end[p]
-                    s = scores[0, t - 1, p] + shift
+                    e = (t - 1) * n_labels + p
+                    s = entry_score[e] + shift
                     if s > -np.inf:
-                        heap_score[t, c, size] = s
-                        heap_source[t, c, size] = p
-                        head[t, c, p] = 0
+                        heap_score[off + size] = s
+                        heap_source[off + size] = p
+                        heap_entry[off + size] = e
                         size += 1
-            _heapify(heap_score[t, c], heap_source[t, c], size)
+            for pos in range(size // 2 - 1, -1, -1):
+                _sift_down(heap_score[off:off + size], heap_source[off:off + size],
+                           heap_entry[off:off + size], size, pos)
             heap_size[t, c] = size
-            built[t, c] = True
+        off = heap_offset[t, c]
+        size = heap_size[t, c]
         # The root is the entry emitted last; replace it by its successor in source p's list.
-        p = heap_source[t, c, 0]
-        r = head[t, c, p] + 1
-        if counts[t - 1, p] <= r and not exhausted[t - 1, p]:
+        p = heap_source[off]
+        successor = entry_next[heap_entry[off]]
+        if successor < 0 and not exhausted[t - 1, p]:
             stack_t[depth] = t - 1
             stack_c[depth] = p
-            stack_j[depth] = r
+            stack_j[depth] = counts[t - 1, p] + 1
             depth += 1
             continue
-        size = heap_size[t, c]
-        if counts[t - 1, p] > r:
+        if successor >= 0:
             shift = transition[tt, p, c] if t < n else end[p]
-            heap_score[t, c, 0] = scores[r, t - 1, p] + shift
-            head[t, c, p] = r
+            heap_score[off] = entry_score[successor] + shift
+            heap_entry[off] = successor
         else:
             size -= 1
-            heap_score[t, c, 0] = heap_score[t, c, size]
-            heap_source[t, c, 0] = heap_source[t, c, size]
+            heap_score[off] = heap_score[off + size]
+            heap_source[off] = heap_source[off + size]
+            heap_entry[off] = heap_entry[off + size]
         heap_size[t, c] = size
         if size == 0:
             exhausted[t, c] = True
             continue
-        _sift_down(heap_score[t, c], heap_source[t, c], size, 0)
-        p = heap_source[t, c, 0]
-        j = counts[t, c]
-        scores[j, t, c] = heap_score[t, c, 0] + (emission[t, c] if t < n else 0.0)
-        back_label[j, t, c] = p
-        back_rank[j, t, c] = head[t, c, p]
-        counts[t, c] = j + 1
+        _sift_down(heap_score[off:off + size], heap_source[off:off + size],
+                   heap_entry[off:off + size], size, 0)
+        e = n_entries
+        n_entries += 1
+        entry_score[e] = heap_score[off] + (emission[t, c] if t < n else 0.0)
+        entry_label[e] = c
+        entry_back[e] = heap_entry[off]
+        entry_next[e] = -1
+        entry_next[last[t, c]] = e
+        last[t, c] = e
+        counts[t, c] += 1
 
+    # Walk the final node's list; each entry's back chain spells the labeling from y_{n-1} down.
     n_best = counts[n, 0]
     paths = np.empty((n_best, n), dtype=np.int64)
+    scores = np.empty(n_best)
+    e = n * n_labels
     for j in range(n_best):
-        c = back_label[j, n, 0]
-        r = back_rank[j, n, 0]
-        paths[j, n - 1] = c
-        for t in range(n - 1, 0, -1):
-            p = back_label[r, t, c]
-            r = back_rank[r, t, c]
-            c = p
-            paths[j, t - 1] = c
-    return paths, scores[:n_best, n, 0].copy()
+        scores[j] = entry_score[e]
+        back = entry_back[e]
+        for t in range(n - 1, -1, -1):
+            paths[j, t] = entry_label[back]
+            back = entry_back[back]
+        e = entry_next[e]
+    return paths, scores
