@@ -21,6 +21,7 @@ from .templates import ATTRIBUTES, load_templates, parse_template
 
 UNKNOWN, LEFT, RIGHT, FIRST_ID = 0, 1, 2, 3
 _MAX_KEY = 2**62
+_KEEP_IDS = np.zeros(0, dtype=np.int64)
 
 
 @dataclass
@@ -56,14 +57,6 @@ def _intern_column(values):
     setdefault = index.setdefault
     ids = np.fromiter((setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
     return ids, list(index)
-
-
-def _to_csr(ids):
-    """Rows of a (n, m) id matrix with -1 gaps -> (offsets (n+1,), flat ids)."""
-    present = ids >= 0
-    offsets = np.zeros(ids.shape[0] + 1, dtype=np.int64)
-    np.cumsum(present.sum(axis=1), out=offsets[1:])
-    return offsets, ids[present]
 
 
 class FeatureEncoder:
@@ -204,12 +197,14 @@ class FeatureEncoder:
         for kind, templates in (("feature", self._emission_templates), ("pair", self._pair_templates)):
             keys = self._keys(templates, values, rare, corpus.sentence_offsets)
             ids, distinct, counts = hashing.intern(keys.ravel())
+            shape = keys.shape
+            del keys
             keep = counts >= max(self.min_count, 1)
             new_id = np.cumsum(keep) - 1
             new_id[~keep] = -1
-            ids = np.where(ids >= 0, new_id[np.maximum(ids, 0)], -1).reshape(keys.shape)
             setattr(self, f"{kind}_keys_", distinct[keep])
-            out.append(_to_csr(ids))
+            out.append(hashing.rows_to_csr(ids.reshape(shape), new_id))
+            del ids
         self.__dict__.pop("_tables", None)
         self.labels_ = sorted(set(labels))
         return EncodedCorpus(
@@ -236,7 +231,7 @@ class FeatureEncoder:
         for kind, templates in (("feature", self._emission_templates), ("pair", self._pair_templates)):
             keys = self._keys(templates, values, rare, corpus.sentence_offsets)
             ids = hashing.lookup(*self._table(kind), keys.ravel()).reshape(keys.shape)
-            out.append(_to_csr(ids))
+            out.append(hashing.rows_to_csr(ids, _KEEP_IDS))
         gold = None
         if with_labels and corpus.label is not None:
             gold = self.label_ids(corpus.columns[corpus.label])

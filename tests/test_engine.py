@@ -160,6 +160,7 @@ def test_perceptron_kernel_matches_naive_perceptron_and_explicit_average(seed):
     rule.run(visits[7:])
     np.testing.assert_allclose(rule.w, history[-1])
     np.testing.assert_allclose(rule.weights(), explicit_average(history), atol=1e-12)
+    model.weights = np.zeros_like(model.weights)  # rules train the model's weights in place
     plain = PerceptronRule(average=False)
     plain.begin(Problem(model, enc, empty, empty))
     plain.run(visits)

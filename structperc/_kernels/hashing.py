@@ -65,20 +65,40 @@ def lookup(slot_keys, slot_ids, queries):
 
 
 @njit(cache=True)
+def _grow(slot_keys, slot_ids, bits):
+    """Rehash into a table of 2**bits slots."""
+    capacity = 1 << bits
+    mask = capacity - 1
+    new_keys = np.full(capacity, -1, dtype=np.int64)
+    new_ids = np.full(capacity, -1, dtype=np.int64)
+    for i in range(slot_keys.shape[0]):
+        k = slot_keys[i]
+        if k != -1:
+            s = _home(k, 64 - bits)
+            while new_keys[s] != -1:
+                s = (s + 1) & mask
+            new_keys[s] = k
+            new_ids[s] = slot_ids[i]
+    return new_keys, new_ids
+
+
+@njit(cache=True)
 def intern(queries):
     """Dense ids in first-seen order for queries (int64, -1 = none).
 
-    Returns (ids (n,), distinct keys in id order, occurrence count per id).
+    Returns (ids (n,), distinct keys in id order, occurrence count per id). The table starts
+    small and doubles whenever it is half full, so its size follows the number of distinct keys,
+    not the number of queries.
     """
     n = queries.shape[0]
-    bits = _capacity_bits(n)
+    bits = 12
     capacity = 1 << bits
     mask = capacity - 1
     slot_keys = np.full(capacity, -1, dtype=np.int64)
     slot_ids = np.full(capacity, -1, dtype=np.int64)
     ids = np.full(n, -1, dtype=np.int64)
-    distinct = np.empty(n, dtype=np.int64)
-    counts = np.zeros(n, dtype=np.int64)
+    distinct = np.empty(1024, dtype=np.int64)
+    counts = np.zeros(1024, dtype=np.int64)
     n_distinct = 0
     for i in range(n):
         q = queries[i]
@@ -94,9 +114,38 @@ def intern(queries):
                 slot_keys[s] = q
                 slot_ids[s] = n_distinct
                 ids[i] = n_distinct
+                if n_distinct == distinct.shape[0]:
+                    distinct = np.concatenate((distinct, np.empty(n_distinct, dtype=np.int64)))
+                    counts = np.concatenate((counts, np.zeros(n_distinct, dtype=np.int64)))
                 distinct[n_distinct] = q
                 n_distinct += 1
+                if 2 * n_distinct > capacity:
+                    bits += 1
+                    capacity = 1 << bits
+                    mask = capacity - 1
+                    slot_keys, slot_ids = _grow(slot_keys, slot_ids, bits)
                 break
             s = (s + 1) & mask
         counts[ids[i]] += 1
     return ids, distinct[:n_distinct].copy(), counts[:n_distinct].copy()
+
+
+@njit(cache=True)
+def rows_to_csr(ids, remap):
+    """CSR of an id matrix: ids int64 (n, m) with -1 gaps; remap[id] is the final id (-1 drops it;
+    an empty remap keeps ids as they are). Returns (offsets (n + 1,), flat ids)."""
+    n, m = ids.shape
+    use_remap = remap.shape[0] > 0
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    flat = np.empty(n * m, dtype=np.int64)
+    k = 0
+    for i in range(n):
+        for j in range(m):
+            v = ids[i, j]
+            if v >= 0 and use_remap:
+                v = remap[v]
+            if v >= 0:
+                flat[k] = v
+                k += 1
+        offsets[i + 1] = k
+    return offsets, flat[:k].copy()

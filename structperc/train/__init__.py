@@ -2,9 +2,10 @@
 import inspect
 
 from .base import EpochRecord, LearningRule, Problem, train_online
+from .crf import CRFRule
 from .perceptron import PerceptronRule
 
-TRAINERS = {"perceptron": PerceptronRule}
+TRAINERS = {"perceptron": PerceptronRule, "crf": CRFRule}
 
 
 def make_rule(name, **options):

@@ -39,6 +39,10 @@ class LearningRule:
         """The weights to use now (averaged, rescaled ...), as a new array."""
         raise NotImplementedError
 
+    def final_weights(self):
+        """The weights to keep after the last epoch; may reuse the rule's buffers."""
+        return self.weights()
+
     def end_epoch(self):
         """Per-epoch numbers to report beside the counters of ``run`` (e.g. the objective)."""
         return {}
@@ -76,14 +80,14 @@ def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, c
             if progress is not None:
                 progress(epoch, min(lo + chunk_sentences, n), n, totals)
         totals.update(rule.end_epoch())
-        weights = rule.weights()
         record = EpochRecord(epoch, time.perf_counter() - start, totals)
         if dev_score is not None:
+            weights = rule.weights()
             record.dev = dev_score(weights)
             if record.dev["score"] > best_score:
                 best_epoch, best_score, best_weights = epoch, record.dev["score"], weights
+        else:
+            best_epoch = epoch
         history.append(record)
-        if dev_score is None:
-            best_epoch, best_weights = epoch, weights
-    problem.model.weights = best_weights if best_weights is not None else rule.weights()
+    problem.model.weights = best_weights if best_weights is not None else rule.final_weights()
     return history, best_epoch

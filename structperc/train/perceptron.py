@@ -16,7 +16,7 @@ class PerceptronRule(LearningRule):
 
     def begin(self, problem):
         self.problem = problem
-        self.w = problem.model.weights.copy()
+        self.w = problem.model.weights  # trained in place
         self.u = np.zeros_like(self.w) if self.average else np.zeros(0)
         self.counter = 0.0
 
@@ -32,3 +32,11 @@ class PerceptronRule(LearningRule):
         if self.average and self.counter > 0:
             return self.w - self.u / self.counter
         return self.w.copy()
+
+    def final_weights(self):
+        if self.average and self.counter > 0:
+            # avg = w - u / c, computed in the buffer of u
+            self.u /= -self.counter
+            self.u += self.w
+            return self.u
+        return self.w

@@ -1,0 +1,149 @@
+"""Linear-chain CRF trained by SGD with lazy L2 scaling (Bottou's crfsgd, CRFsuite's l2sgd).
+
+The shared pieces of the SGD rules (crf, memm, hinge) live here too: the default L2 strength and
+the calibration of the initial learning rate on a sample.
+"""
+import numpy as np
+
+from .._kernels.crf import EXAMPLES, SCALE, crf_epoch, crf_log_likelihood, learning_rate, new_state, real_weights
+from ..errors import ConfigError
+from .base import LearningRule
+
+
+def default_l2(n_sentences):
+    """CRFsuite's convention: c2 = 1 over the training set, i.e. λ = 2 c2 / N per example, so the
+    penalty of the whole objective is (N λ / 2) ||w||² = ||w||²."""
+    return 2.0 / max(n_sentences, 1)
+
+
+def calibration_sample(n_sentences, size):
+    """``size`` evenly spaced sentence indices (all of them when the corpus is smaller); no RNG."""
+    if n_sentences <= size:
+        return np.arange(n_sentences, dtype=np.int64)
+    return np.linspace(0, n_sentences - 1, size).round().astype(np.int64)
+
+
+def calibrate_eta0(trial, initial, eta=0.1, rate=2.0, candidates=10, max_trials=20):
+    """The initial learning rate that raises a sample's objective most in one pass (CRFsuite's
+    l2sgd calibration): try eta, eta * rate, ... while the pass improves on ``initial``, then
+    eta / rate, eta / rate², ...; keep the best of the candidates tried.
+
+    trial : callable(eta) -> objective after one pass from the initial weights (higher is better)
+    initial : the sample's objective at the initial weights
+    """
+    best_eta, best = eta, -np.inf
+    decreasing, left, trials = False, candidates, 0
+    current = eta
+    while trials < max_trials and (left > 0 or not decreasing):
+        value = trial(current)
+        trials += 1
+        improved = np.isfinite(value) and value > initial
+        if improved:
+            left -= 1
+        if np.isfinite(value) and value > best:
+            best_eta, best = current, value
+        if not decreasing:
+            if improved and left > 0:
+                current *= rate
+            else:
+                decreasing, left, current = True, candidates, eta / rate
+        else:
+            current /= rate
+    return best_eta
+
+
+class CRFRule(LearningRule):
+    """Maximize sum_i log P(y_i | x_i) - (N λ / 2) ||w||² by SGD (see ``_kernels/crf.py``).
+
+    Parameters
+    ----------
+    l2 : λ per example; each example decays w by (1 - η_t λ). None: 2 / N (CRFsuite's c2 = 1).
+    eta0 : initial learning rate of η_t = η0 / (1 + λ η0 t), t = examples seen. None: calibrated
+        on ``calibration_sentences`` evenly spaced sentences before training.
+    batch_size : sentences per SGD step (their marginals are taken at the same weights).
+    average : averaged SGD: use the mean of the real weights over all steps of the run, kept
+        lazily (exact, no O(#weights) work per step).
+    calibration_sentences : size of the calibration sample.
+
+    ``end_epoch`` reports the epoch's log-likelihood summed at the weights each sentence was visited
+    with (the on-line estimate CRFsuite prints), the objective (that minus the penalty at the
+    current, non-averaged weights), the learning rate reached and the sentences skipped because
+    their gold labeling is forbidden (by the constraint or the tag dictionary).
+    """
+
+    name = "crf"
+    normalization = "global"
+
+    def __init__(self, l2=None, eta0=None, batch_size=1, average=True, calibration_sentences=1000):
+        self.l2 = l2
+        self.eta0 = eta0
+        self.batch_size = batch_size
+        self.average = average
+        self.calibration_sentences = calibration_sentences
+
+    def _check(self, problem):
+        if problem.model.order != 1:
+            raise ConfigError(f"the {self.name} trainer needs order 1, got order {problem.model.order}")
+        if self.l2 is not None and not self.l2 > 0:
+            raise ConfigError(f"l2 must be > 0, got {self.l2!r}")
+        if self.eta0 is not None and not self.eta0 > 0:
+            raise ConfigError(f"eta0 must be > 0, got {self.eta0!r}")
+        if int(self.batch_size) != self.batch_size or self.batch_size < 1:
+            raise ConfigError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+
+    def begin(self, problem):
+        self._check(problem)
+        self.problem = problem
+        self.l2_ = self.l2 if self.l2 is not None else default_l2(problem.encoded.n_sentences)
+        self.eta0_ = self.eta0 if self.eta0 is not None else self._calibrate()
+        self.v = problem.model.weights.copy()
+        self.u = np.zeros_like(self.v) if self.average else np.zeros(0)
+        self.state = new_state()
+        self._log_likelihood, self._visits = 0.0, 0
+
+    def _epoch(self, v, u, state, order, eta0):
+        p, m, e = self.problem, self.problem.model, self.problem.encoded
+        return crf_epoch(
+            v, u, state, m.dims, e.sentence_offsets, e.feature_offsets, e.feature_ids, e.pair_offsets,
+            e.pair_ids, e.labels, order, m.mask_penalty, p.cand_offsets, p.cand_labels, float(eta0),
+            float(self.l2_), int(self.batch_size),
+        )
+
+    def _calibrate(self):
+        p, m, e = self.problem, self.problem.model, self.problem.encoded
+        sample = calibration_sample(e.n_sentences, self.calibration_sentences)
+        w0 = m.weights
+        log_likelihood = crf_log_likelihood(
+            w0, m.dims, e.sentence_offsets, e.feature_offsets, e.feature_ids, e.pair_offsets, e.pair_ids,
+            e.labels, m.mask_penalty, p.cand_offsets, p.cand_labels,
+        )[sample]
+        penalty = 0.5 * self.l2_ * len(sample)
+        initial = log_likelihood[np.isfinite(log_likelihood)].sum() - penalty * float(w0 @ w0)
+
+        def trial(eta):
+            v, state = w0.copy(), new_state()
+            total, _ = self._epoch(v, np.zeros(0), state, sample, eta)
+            w = state[SCALE] * v
+            return total - penalty * float(w @ w)
+
+        return calibrate_eta0(trial, initial)
+
+    def run(self, order):
+        log_likelihood, skipped = self._epoch(self.v, self.u, self.state, order, self.eta0_)
+        self._log_likelihood += log_likelihood
+        self._visits += len(order)
+        return {"skipped": skipped}
+
+    def end_epoch(self):
+        w = self.state[SCALE] * self.v
+        penalty = 0.5 * self.l2_ * self._visits * float(w @ w)
+        stats = {
+            "log_likelihood": self._log_likelihood,
+            "objective": self._log_likelihood - penalty,
+            "eta": learning_rate(self.eta0_, self.l2_, self.state[EXAMPLES]),
+        }
+        self._log_likelihood, self._visits = 0.0, 0
+        return stats
+
+    def weights(self):
+        return real_weights(self.v, self.u, self.state, self.average)
