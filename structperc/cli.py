@@ -193,7 +193,7 @@ def tag(
     """
     from .tagger import Tagger
 
-    tagger = Tagger.load(model)
+    tagger = Tagger.load(model).prepare()
     stats = tag_stream(tagger, input, output, format)
     if not quiet:
         typer.echo(

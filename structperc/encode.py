@@ -221,6 +221,13 @@ class FeatureEncoder:
             tables[kind] = hashing.build_table(getattr(self, f"{kind}_keys_"))
         return tables[kind]
 
+    def prepare(self):
+        """Build the lookup tables (feature index, vocabularies) ahead of the first transform."""
+        for kind in ("feature", "pair"):
+            self._table(kind)
+        for field in self.vocabularies_:
+            self._vocab_index(field)
+
     def transform(self, corpus, with_labels=True):
         """Encode a corpus with the learned index; unseen values and features are dropped."""
         if not hasattr(self, "_emission_templates"):

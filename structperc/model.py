@@ -131,6 +131,12 @@ class LinearChainModel:
             encoded.pair_offsets, encoded.pair_ids, self.mask_penalty, cand_offsets, cand_labels,
         )
 
+    def prepare(self):
+        """Load the compiled decoder (numba's first call reads its cache) by decoding nothing."""
+        empty = np.zeros(0, dtype=np.int64)
+        scoring.decode_corpus(self.weights, self.dims, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                              empty, np.zeros(1, dtype=np.int64), empty, self.mask_penalty, empty, empty)
+
     def phi(self, encoded, sentence, y):
         """Φ(x, y) of one sentence as indices into w (repeats count twice)."""
         a, b = encoded.sentence_offsets[sentence], encoded.sentence_offsets[sentence + 1]

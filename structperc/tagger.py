@@ -183,6 +183,12 @@ class Tagger:
         """Token accuracy in percent (scikit-learn's ``score``)."""
         return self.evaluate(X, y)["accuracy"]
 
+    def prepare(self):
+        """Build the feature index tables and load the compiled decoder now, not on first use."""
+        self.model_.encoder.prepare()
+        self.model_.prepare()
+        return self
+
     # ------------------------------------------------------------------ persistence
     def save(self, path):
         return self.model_.save(path)
