@@ -234,21 +234,6 @@ def crf_epoch(v, u, state, dims, sentence_offsets, feature_offsets, feature_ids,
 
 
 @njit(cache=True, parallel=True)
-def crf_log_likelihood(w, dims, sentence_offsets, feature_offsets, feature_ids, pair_offsets, pair_ids, gold,
-                       mask_penalty, cand_offsets, cand_labels):
-    """log P(y_i | x_i) of every sentence (float64 (n_sentences,)); -inf for a forbidden gold labeling."""
-    n_sentences = sentence_offsets.shape[0] - 1
-    out = np.zeros(n_sentences)
-    for s in prange(n_sentences):
-        a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        if b > a:
-            ll, _, _ = crf_sentence(w, 1.0, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, gold, a, b,
-                                    mask_penalty, cand_offsets, cand_labels)
-            out[s] = ll
-    return out
-
-
-@njit(cache=True, parallel=True)
 def crf_marginals(w, dims, sentence_offsets, feature_offsets, feature_ids, pair_offsets, pair_ids,
                   mask_penalty, cand_offsets, cand_labels):
     """Node marginals P(y_t = c | x) of every token (n_tokens, L) and log P(ŷ | x) of each sentence's

@@ -3,9 +3,10 @@ import inspect
 
 from .base import EpochRecord, LearningRule, Problem, train_online
 from .crf import CRFRule
+from .hinge import HingeRule
 from .perceptron import PerceptronRule
 
-TRAINERS = {"perceptron": PerceptronRule, "crf": CRFRule}
+TRAINERS = {"perceptron": PerceptronRule, "crf": CRFRule, "hinge": HingeRule}
 
 
 def make_rule(name, **options):

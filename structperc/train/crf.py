@@ -1,11 +1,12 @@
 """Linear-chain CRF trained by SGD with lazy L2 scaling (Bottou's crfsgd, CRFsuite's l2sgd).
 
-The shared pieces of the SGD rules (crf, memm, hinge) live here too: the default L2 strength and
-the calibration of the initial learning rate on a sample.
+The shared pieces of the SGD rules (crf, memm, hinge) live here too: ``ScaledSGDRule`` (lazily
+scaled and averaged weights, the learning-rate schedule), the default L2 strength and the
+calibration of the initial learning rate on a sample.
 """
 import numpy as np
 
-from .._kernels.crf import EXAMPLES, SCALE, crf_epoch, crf_log_likelihood, learning_rate, new_state, real_weights
+from .._kernels.crf import EXAMPLES, SCALE, crf_epoch, learning_rate, new_state, real_weights
 from ..errors import ConfigError
 from .base import LearningRule
 
@@ -52,7 +53,72 @@ def calibrate_eta0(trial, initial, eta=0.1, rate=2.0, candidates=10, max_trials=
     return best_eta
 
 
-class CRFRule(LearningRule):
+class ScaledSGDRule(LearningRule):
+    """SGD with L2 decay on w = s v (see ``_kernels/crf.py``): η_t = η0 / (1 + λ η0 t), t the
+    examples seen so far, each example decaying w by (1 - η_t λ); optionally averaged.
+
+    A subclass sets ``name``, ``normalization`` and ``gain_name`` and implements ``_pass(v, u,
+    state, order, eta0) -> (gain, counters)``: one numba call over the sentences ``order``, where
+    gain is the summed per-sentence objective term (higher is better: log-likelihood, minus hinge
+    loss) at the weights each sentence was visited with. ``_pass`` with eta0 = 0 changes nothing
+    and measures the gain at the current weights.
+    """
+
+    gain_name = "gain"
+
+    def _check(self, problem):
+        if problem.model.order != 1:
+            raise ConfigError(f"the {self.name} trainer needs order 1, got order {problem.model.order}")
+        if self.l2 is not None and not self.l2 > 0:
+            raise ConfigError(f"l2 must be > 0, got {self.l2!r}")
+        if self.eta0 is not None and not self.eta0 > 0:
+            raise ConfigError(f"eta0 must be > 0, got {self.eta0!r}")
+
+    def begin(self, problem):
+        self._check(problem)
+        self.problem = problem
+        self.l2_ = float(self.l2) if self.l2 is not None else default_l2(problem.encoded.n_sentences)
+        self.eta0_ = float(self.eta0) if self.eta0 is not None else self._calibrate()
+        self.v = problem.model.weights.copy()
+        self.u = np.zeros_like(self.v) if self.average else np.zeros(0)
+        self.state = new_state()
+        self._gain, self._visits = 0.0, 0
+
+    def _calibrate(self):
+        sample = calibration_sample(self.problem.encoded.n_sentences, self.calibration_sentences)
+        w0 = self.problem.model.weights
+        penalty = 0.5 * self.l2_ * len(sample)
+        initial, _ = self._pass(w0.copy(), np.zeros(0), new_state(), sample, 0.0)
+
+        def trial(eta):
+            v, state = w0.copy(), new_state()
+            gain, _ = self._pass(v, np.zeros(0), state, sample, eta)
+            w = state[SCALE] * v
+            return gain - penalty * float(w @ w)
+
+        return calibrate_eta0(trial, initial - penalty * float(w0 @ w0))
+
+    def run(self, order):
+        gain, counters = self._pass(self.v, self.u, self.state, order, self.eta0_)
+        self._gain += gain
+        self._visits += len(order)
+        return counters
+
+    def _epoch_stats(self, gain, penalty):
+        return {self.gain_name: gain, "objective": gain - penalty}
+
+    def end_epoch(self):
+        w = self.state[SCALE] * self.v
+        stats = self._epoch_stats(self._gain, 0.5 * self.l2_ * self._visits * float(w @ w))
+        stats["eta"] = learning_rate(self.eta0_, self.l2_, self.state[EXAMPLES])
+        self._gain, self._visits = 0.0, 0
+        return stats
+
+    def weights(self):
+        return real_weights(self.v, self.u, self.state, self.average)
+
+
+class CRFRule(ScaledSGDRule):
     """Maximize sum_i log P(y_i | x_i) - (N λ / 2) ||w||² by SGD (see ``_kernels/crf.py``).
 
     Parameters
@@ -67,12 +133,13 @@ class CRFRule(LearningRule):
 
     ``end_epoch`` reports the epoch's log-likelihood summed at the weights each sentence was visited
     with (the on-line estimate CRFsuite prints), the objective (that minus the penalty at the
-    current, non-averaged weights), the learning rate reached and the sentences skipped because
-    their gold labeling is forbidden (by the constraint or the tag dictionary).
+    current, non-averaged weights) and the learning rate reached; ``run`` counts the sentences
+    skipped because their gold labeling is forbidden (by the constraint or the tag dictionary).
     """
 
     name = "crf"
     normalization = "global"
+    gain_name = "log_likelihood"
 
     def __init__(self, l2=None, eta0=None, batch_size=1, average=True, calibration_sentences=1000):
         self.l2 = l2
@@ -82,68 +149,15 @@ class CRFRule(LearningRule):
         self.calibration_sentences = calibration_sentences
 
     def _check(self, problem):
-        if problem.model.order != 1:
-            raise ConfigError(f"the {self.name} trainer needs order 1, got order {problem.model.order}")
-        if self.l2 is not None and not self.l2 > 0:
-            raise ConfigError(f"l2 must be > 0, got {self.l2!r}")
-        if self.eta0 is not None and not self.eta0 > 0:
-            raise ConfigError(f"eta0 must be > 0, got {self.eta0!r}")
+        super()._check(problem)
         if int(self.batch_size) != self.batch_size or self.batch_size < 1:
             raise ConfigError(f"batch_size must be a positive integer, got {self.batch_size!r}")
 
-    def begin(self, problem):
-        self._check(problem)
-        self.problem = problem
-        self.l2_ = self.l2 if self.l2 is not None else default_l2(problem.encoded.n_sentences)
-        self.eta0_ = self.eta0 if self.eta0 is not None else self._calibrate()
-        self.v = problem.model.weights.copy()
-        self.u = np.zeros_like(self.v) if self.average else np.zeros(0)
-        self.state = new_state()
-        self._log_likelihood, self._visits = 0.0, 0
-
-    def _epoch(self, v, u, state, order, eta0):
+    def _pass(self, v, u, state, order, eta0):
         p, m, e = self.problem, self.problem.model, self.problem.encoded
-        return crf_epoch(
+        log_likelihood, skipped = crf_epoch(
             v, u, state, m.dims, e.sentence_offsets, e.feature_offsets, e.feature_ids, e.pair_offsets,
             e.pair_ids, e.labels, order, m.mask_penalty, p.cand_offsets, p.cand_labels, float(eta0),
-            float(self.l2_), int(self.batch_size),
+            self.l2_, int(self.batch_size),
         )
-
-    def _calibrate(self):
-        p, m, e = self.problem, self.problem.model, self.problem.encoded
-        sample = calibration_sample(e.n_sentences, self.calibration_sentences)
-        w0 = m.weights
-        log_likelihood = crf_log_likelihood(
-            w0, m.dims, e.sentence_offsets, e.feature_offsets, e.feature_ids, e.pair_offsets, e.pair_ids,
-            e.labels, m.mask_penalty, p.cand_offsets, p.cand_labels,
-        )[sample]
-        penalty = 0.5 * self.l2_ * len(sample)
-        initial = log_likelihood[np.isfinite(log_likelihood)].sum() - penalty * float(w0 @ w0)
-
-        def trial(eta):
-            v, state = w0.copy(), new_state()
-            total, _ = self._epoch(v, np.zeros(0), state, sample, eta)
-            w = state[SCALE] * v
-            return total - penalty * float(w @ w)
-
-        return calibrate_eta0(trial, initial)
-
-    def run(self, order):
-        log_likelihood, skipped = self._epoch(self.v, self.u, self.state, order, self.eta0_)
-        self._log_likelihood += log_likelihood
-        self._visits += len(order)
-        return {"skipped": skipped}
-
-    def end_epoch(self):
-        w = self.state[SCALE] * self.v
-        penalty = 0.5 * self.l2_ * self._visits * float(w @ w)
-        stats = {
-            "log_likelihood": self._log_likelihood,
-            "objective": self._log_likelihood - penalty,
-            "eta": learning_rate(self.eta0_, self.l2_, self.state[EXAMPLES]),
-        }
-        self._log_likelihood, self._visits = 0.0, 0
-        return stats
-
-    def weights(self):
-        return real_weights(self.v, self.u, self.state, self.average)
+        return log_likelihood, {"skipped": skipped}
