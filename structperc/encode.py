@@ -221,6 +221,12 @@ class FeatureEncoder:
             tables[kind] = hashing.build_table(getattr(self, f"{kind}_keys_"))
         return tables[kind]
 
+    def drop_features(self, keep, keep_pair):
+        """Keep only the features where the boolean masks are True (ids are renumbered in order)."""
+        self.feature_keys_ = self.feature_keys_[keep]
+        self.pair_keys_ = self.pair_keys_[keep_pair]
+        self.__dict__.pop("_tables", None)
+
     def prepare(self):
         """Build the lookup tables (feature index, vocabularies) ahead of the first transform."""
         for kind in ("feature", "pair"):

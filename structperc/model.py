@@ -113,6 +113,27 @@ class LinearChainModel:
         start = self.dims[scoring.OFF_TRANS]
         return w[start: start + (self.n_labels + 1) * self.n_labels].reshape(self.n_labels + 1, self.n_labels)
 
+    def prune(self):
+        """Drop the emission and pair features whose weights are all zero.
+
+        Decoding sums the weights of the features that fire, so leaving out zero rows changes no
+        score and no prediction; it shrinks the model file and the rows a tagger has to read.
+        """
+        n_labels, dims, w = self.n_labels, self.dims, self.weights
+        size = (n_labels + 1) * n_labels
+        emission = self.emission_weights()
+        pair = w[dims[scoring.OFF_PAIR]: dims[scoring.OFF_TRANS2]].reshape(-1, size)
+        keep = np.any(emission != 0, axis=1)
+        keep_pair = np.any(pair != 0, axis=1)
+        self.weights = np.concatenate([
+            emission[keep].ravel(), w[dims[scoring.OFF_TRANS]: dims[scoring.OFF_PAIR]],
+            pair[keep_pair].ravel(), w[dims[scoring.OFF_TRANS2]:],
+        ])
+        self.encoder.drop_features(keep, keep_pair)
+        self.dims = make_dims(n_labels, int(keep.sum()), int(keep_pair.sum()), self.order,
+                              local=self.normalization == "local")
+        return self
+
     # ------------------------------------------------------------------ decoding
     def candidates(self, encoded):
         """(cand_offsets, cand_labels) per token from the tag dictionary, or empty arrays."""

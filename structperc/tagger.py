@@ -149,6 +149,8 @@ class Tagger:
         }
         if dev is not None:
             model.metadata["dev_history"] = [r.dev for r in self.history_]
+        model.metadata["training"]["features_seen"] = encoder.n_features_
+        model.prune()
         return self
 
     # ------------------------------------------------------------------ prediction

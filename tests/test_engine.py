@@ -208,3 +208,21 @@ def test_save_load_gives_identical_predictions(tmp_path):
     np.testing.assert_array_equal(loaded.model_.weights, tagger.model_.weights)
     assert loaded.model_.encoder.template_strings_ == tagger.model_.encoder.template_strings_
     assert not list(tmp_path.glob("*.tmp"))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pruning_zero_features_changes_no_score(seed):
+    rng = np.random.default_rng(seed)
+    model, enc = fitted_model(rng, TEMPLATES, constrain=None)
+    emission = model.emission_weights()
+    emission[rng.random(emission.shape[0]) < 0.5] = 0.0
+    before_labels, before_scores = model.decode(enc)
+    corpus_again = _as_corpus(*random_sentences(np.random.default_rng(seed), 12, 3), ["word", "pos"])
+    n_before = model.encoder.n_features_
+    model.prune()
+    assert model.encoder.n_features_ < n_before
+    assert len(model.weights) == model.dims[scoring.SIZE]
+    after = model.encoder.transform(corpus_again)
+    after_labels, after_scores = model.decode(after)
+    np.testing.assert_array_equal(after_labels, before_labels)
+    np.testing.assert_array_equal(after_scores, before_scores)
