@@ -255,7 +255,7 @@ def eval_(
     from .corpus import read_corpus
     from .tagger import Tagger
 
-    tagger = Tagger.load(model)
+    tagger = Tagger.load(model).prepare()
     opts = _input_options(tagger.model_)
     corpus = read_corpus(
         test_file, format=format or opts.get("format"), columns=opts.get("columns"), label=opts.get("label"),

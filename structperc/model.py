@@ -204,6 +204,9 @@ class LinearChainModel:
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, **arrays)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
