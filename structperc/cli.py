@@ -184,6 +184,10 @@ def tag(
     model: Path = typer.Option(..., "--model", "-m", help="Model file."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
     format: Optional[str] = typer.Option(None, "--format", help="Override the model's input format."),
+    marginals: Optional[str] = typer.Option(
+        None, help="Append P(label | x) per token: 'best' (the predicted label's; a bare --marginals "
+        "means this) or 'all' (one column per label). crf and memm models only."),
+    probability: bool = typer.Option(False, help="Write '# probability P(y|x)' before each sentence (crf, memm)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
 ):
     """Tag a corpus: the input columns plus the predicted label as the last column.
@@ -193,8 +197,14 @@ def tag(
     """
     from .tagger import Tagger
 
+    if marginals not in (None, "best", "all"):
+        raise ConfigError(f"--marginals takes 'best' or 'all', got {marginals!r}")
     tagger = Tagger.load(model).prepare()
-    stats = tag_stream(tagger, input, output, format)
+    if marginals or probability:
+        from .probability import check_probabilistic
+
+        check_probabilistic(tagger.model_)
+    stats = tag_stream(tagger, input, output, format, marginals=marginals, probability=probability)
     if not quiet:
         typer.echo(
             f"tagged {stats['sentences']:,} sentences, {stats['tokens']:,} tokens in {stats['seconds']:.3f}s "
@@ -203,24 +213,38 @@ def tag(
         )
 
 
-def tag_stream(tagger, input, output, format=None):
+def tag_stream(tagger, input, output, format=None, marginals=None, probability=False):
     """Read, tag and write batch by batch; returns counts and the time from open to last write."""
     from .corpus import iter_corpus, write_tagged
 
-    opts = _input_options(tagger.model_)
+    model = tagger.model_
+    opts = _input_options(model)
     start = time.perf_counter()
     sentences = tokens = 0
     out_path = Path(output) if output else None
     tmp_path = out_path.with_name(f".{out_path.name}.tmp") if out_path else None
     out = open(tmp_path, "w", encoding="utf-8") if out_path else sys.stdout
+    labels = np.asarray(model.labels, dtype=object)
     try:
         batches = iter_corpus(
             input, format=format or opts.get("format"), columns=opts.get("columns"), label=opts.get("label"),
             encoding=opts.get("encoding", "utf-8"), only_types=opts.get("only_types"), require_label=False,
         )
         for batch in batches:
-            predicted, _ = tagger.predict_corpus(batch)
-            write_tagged(out, batch, predicted)
+            encoded = model.encoder.transform(batch, with_labels=False)
+            ids, _ = model.decode(encoded)
+            extra, headers = None, None
+            if marginals or probability:
+                from .probability import marginals as compute_marginals
+
+                node, log_probability = compute_marginals(model, encoded)
+                if marginals == "best":
+                    extra = [[f"{p:.4f}" for p in node[np.arange(len(ids)), ids]]]
+                elif marginals == "all":
+                    extra = [[f"{label}:{p:.4f}" for p in node[:, c]] for c, label in enumerate(model.labels)]
+                if probability:
+                    headers = [f"# probability {np.exp(lp):.6f}" for lp in log_probability]
+            write_tagged(out, batch, labels[ids].tolist(), extra_columns=extra, sentence_headers=headers)
             sentences += batch.n_sentences
             tokens += batch.n_tokens
         out.flush()
@@ -360,5 +384,14 @@ def data_list(json_output: bool = typer.Option(False, "--json")):
         typer.echo(f"{e['name']:16} {e.get('format', ''):7} {e.get('licence', '')}")
 
 
+def _bare_marginals(argv):
+    """Let `--marginals` stand alone (meaning 'best'), as in `structperc tag f --marginals -m M`."""
+    out = list(argv)
+    for i, arg in enumerate(out):
+        if arg == "--marginals" and (i + 1 == len(out) or out[i + 1] not in ("best", "all")):
+            out.insert(i + 1, "best")
+    return out
+
+
 def main():
-    app()
+    app(args=_bare_marginals(sys.argv[1:]), prog_name="structperc")

@@ -771,7 +771,8 @@ def read_ptb_files(paths: Iterable, label: str | None = None, encoding: str = "u
 
 
 def write_tagged(out: TextIO, corpus: Corpus, predicted: Sequence[str],
-                 extra_columns: Sequence[Sequence[str]] | None = None) -> None:
+                 extra_columns: Sequence[Sequence[str]] | None = None,
+                 sentence_headers: Sequence[str] | None = None) -> None:
     """Write each token's input columns, then its predicted label, then any extra columns.
 
     The output is conlleval-compatible ("word pos gold pred"), with a blank line after each
@@ -784,6 +785,7 @@ def write_tagged(out: TextIO, corpus: Corpus, predicted: Sequence[str],
     corpus : Corpus
     predicted : sequence of str, length n_tokens
     extra_columns : sequence of sequences of str, each of length n_tokens, or None
+    sentence_headers : one line per sentence written before it (e.g. a "# ..." comment), or None
     """
     n_tokens = corpus.n_tokens
     if len(predicted) != n_tokens:
@@ -803,7 +805,10 @@ def write_tagged(out: TextIO, corpus: Corpus, predicted: Sequence[str],
         rows = [line + separator + tag for line, tag in zip(base, predicted)]
     offsets = corpus.sentence_offsets.tolist()
     buffer = io.StringIO()
-    for start, end in zip(offsets[:-1], offsets[1:]):
+    for i, (start, end) in enumerate(zip(offsets[:-1], offsets[1:])):
+        if sentence_headers is not None:
+            buffer.write(sentence_headers[i])
+            buffer.write("\n")
         buffer.write("\n".join(rows[start:end]))
         buffer.write("\n\n")
     out.write(buffer.getvalue())
