@@ -1,0 +1,279 @@
+"""The Collins (2002) reproduction: PTB splitting, pattern checks, the results writer, `compare`,
+and (slow) the pinned numbers of experiments/expected/collins2002.json."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from structperc import reproduce
+from structperc.cli import handles_errors
+from structperc.cli_reproduce import compare_command, compare_tagged, reproduce_command
+from structperc.errors import ConfigError, InputFormatError
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPECTED = ROOT / "experiments" / "expected" / "collins2002.json"
+
+
+def touch(path, text="The/DT cat/NN ./.\n"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------------- PTB sections
+@pytest.mark.parametrize("layout", ["flat", "folders"])
+def test_ptb_split_by_section_from_file_names(tmp_path, layout):
+    made = {}
+    for section in range(25):
+        for number in (1, 2):
+            name = f"wsj_{section:02d}{number:02d}.pos"
+            path = tmp_path / name if layout == "flat" else tmp_path / f"{section:02d}" / name
+            made.setdefault(section, []).append(touch(path))
+    touch(tmp_path / "README.pos")  # not a wsj_SSNN file: ignored
+    touch(tmp_path / "wsj_0001.mrg")
+    by_section = reproduce.ptb_files_by_section(tmp_path)
+    assert sorted(by_section) == list(range(25))
+    assert by_section[7] == made[7]
+    parts = reproduce.ptb_split_files(tmp_path)
+    names = {p: [f.name for f in files] for p, files in parts.items()}
+    assert names["train"][0] == "wsj_0001.pos" and names["train"][-1] == "wsj_1802.pos"
+    assert len(names["train"]) == 19 * 2
+    assert names["dev"] == ["wsj_1901.pos", "wsj_1902.pos", "wsj_2001.pos", "wsj_2002.pos", "wsj_2101.pos", "wsj_2102.pos"]
+    assert names["test"][0] == "wsj_2201.pos" and names["test"][-1] == "wsj_2402.pos" and len(names["test"]) == 6
+
+
+def test_ptb_split_missing_sections_is_a_clear_error(tmp_path):
+    touch(tmp_path / "00" / "wsj_0001.pos")
+    with pytest.raises(ConfigError, match=r"sections 19-21 \(dev\).*found sections \[0\]"):
+        reproduce.ptb_split_files(tmp_path)
+    with pytest.raises(ConfigError, match="not a directory"):
+        reproduce.ptb_files_by_section(tmp_path / "nowhere")
+
+
+def test_ptb_dataset_reads_the_split(tmp_path):
+    for section in (0, 18, 19, 21, 22, 24):
+        touch(tmp_path / f"{section:02d}" / f"wsj_{section:02d}01.pos", f"A/DT s{section}/NN ./.\n")
+    data = reproduce.load_dataset("ptb", tmp_path, ptb_root=tmp_path)
+    assert (data.train.n_sentences, data.dev.n_sentences, data.test.n_sentences) == (2, 2, 2)
+    assert data.test.columns["word"][1] == "s22"
+    with pytest.raises(ConfigError, match="--ptb-root"):
+        reproduce.load_dataset("ptb", tmp_path)
+
+
+def test_wsj_sample_split_by_file_number(tmp_path):
+    paths = [touch(tmp_path / f"wsj_{n:04d}.pos") for n in (1, 159, 160, 179, 180, 199)]
+    parts = reproduce.split_by_file_number(paths, reproduce.WSJ_SAMPLE_SPLIT)
+    assert {p: [f.name for f in v] for p, v in parts.items()} == {
+        "train": ["wsj_0001.pos", "wsj_0159.pos"], "dev": ["wsj_0160.pos", "wsj_0179.pos"],
+        "test": ["wsj_0180.pos", "wsj_0199.pos"]}
+
+
+# ---------------------------------------------------------------------------- fake results
+def fake_row(key, dev, test, best, cap=30, status="ok"):
+    method = next(m for m in reproduce.METHODS if m.key == key)
+    if status != "ok":
+        return {"key": key, "method": method.name, "trainer": method.trainer, "average": method.average,
+                "min_count": method.min_count, "epochs_cap": cap, "status": status, "note": "trainer 'memm' is not registered"}
+    curve = list(np.linspace(dev - 2, dev, best)) + [dev - 0.5] * (cap - best)
+    return {"key": key, "method": method.name, "trainer": method.trainer, "average": method.average,
+            "min_count": method.min_count, "epochs_cap": cap, "status": "ok", "best_epoch": best,
+            "capped": best == cap, "dev_score": dev, "test_score": test, "dev_curve": curve,
+            "features": 1000, "seconds": 12.0, "test_precision": test, "test_recall": test}
+
+
+def fake_rows(task="pos"):
+    # POS error %: lower is better. noavg cc=5 beats avg cc=5 on test (a disagreement).
+    rows = [
+        fake_row("perc_avg_cc0", 3.0, 3.1, 8), fake_row("perc_noavg_cc0", 3.6, 3.7, 20),
+        fake_row("perc_avg_cc5", 3.2, 3.5, 6), fake_row("perc_noavg_cc5", 3.9, 3.4, 30),
+        fake_row("me_cc0", 3.4, 3.6, 30), fake_row("me_cc5", 0, 0, 0, status="skipped"),
+    ]
+    return {r["key"]: r for r in rows}
+
+
+def test_check_patterns_reports_holds_fails_and_unchecked():
+    rows = fake_rows()
+    tests = {("perc_avg_cc5", "perc_noavg_cc5"): {"test": "mcnemar", "p_value": 0.4}}
+    checks = reproduce.check_patterns("pos", rows, tests)
+    by = {(c["claim"], c["a"]): c for c in checks}
+    assert by[("averaged beats non-averaged", "perc_avg_cc0")]["holds"] is True
+    failed = by[("averaged beats non-averaged", "perc_avg_cc5")]
+    assert failed["holds"] is False and failed["holds_dev"] is True
+    assert "holds on dev but not on test" in failed["detail"] and "not significant" in failed["detail"]
+    assert "peaked at the epoch cap" in failed["detail"]
+    assert by[("perceptron beats ME", "perc_avg_cc0")]["holds"] is True
+    assert by[("perceptron beats ME", "perc_avg_cc5")]["holds"] is None
+    assert by[("averaging needs fewer iterations", "perc_avg_cc0")]["holds"] is True
+    assert "lower bound" in by[("averaging needs fewer iterations", "perc_avg_cc5")]["detail"]
+
+
+def test_check_patterns_np_higher_is_better_and_iteration_failure_is_explained():
+    rows = {k: dict(r) for k, r in fake_rows().items()}
+    rows["perc_avg_cc0"].update(dev_score=94.0, test_score=93.5, best_epoch=25, capped=False)
+    rows["perc_noavg_cc0"].update(dev_score=93.0, test_score=93.6, best_epoch=12, capped=False)
+    checks = reproduce.check_patterns("np", rows)
+    avg = next(c for c in checks if c["claim"] == "averaged beats non-averaged" and c["a"] == "perc_avg_cc0")
+    assert avg["holds"] is False and avg["holds_dev"] is True
+    iters = next(c for c in checks if c["claim"] == "averaging needs fewer iterations" and c["a"] == "perc_avg_cc0")
+    assert iters["holds"] is False and "Numits 25 vs 12" in iters["detail"] and "noisy" in iters["detail"]
+    # both at the cap: undecided, not a failure
+    rows["perc_avg_cc0"].update(best_epoch=30, capped=True)
+    rows["perc_noavg_cc0"].update(best_epoch=30, capped=True)
+    iters = next(c for c in reproduce.check_patterns("np", rows)
+                 if c["claim"] == "averaging needs fewer iterations" and c["a"] == "perc_avg_cc0")
+    assert iters["holds"] is None and "inconclusive" in iters["detail"]
+
+
+def fake_results():
+    rows = list(fake_rows().values())
+    entry = {
+        "task": "pos", "title": "POS tagging, fake", "description": "A made-up dataset.",
+        "sizes": {p: {"sentences": 10, "tokens": 100} for p in ("train", "dev", "test")},
+        "rows": rows, "seconds": 61.0,
+        "significance": [{"a": "perc_avg_cc0", "b": "me_cc0", "test": "mcnemar", "a_only": 40, "b_only": 12,
+                          "statistic": 14.0, "p_value": 0.0002}],
+        "patterns": reproduce.check_patterns("pos", {r["key"]: r for r in rows}),
+        "plot": "skipped: matplotlib is not installed",
+    }
+    entry["headline_test"] = entry["significance"][0]
+    return {
+        "paper": reproduce.PAPER, "quick": False, "total_seconds": 600.0,
+        "settings": {"seed": 0, "pos_order": 2, "tag_dict": 5, "epoch_caps": reproduce.FULL_EPOCHS,
+                     "np_dev_sentences": 1000},
+        "machine": {"cpus": 2, "load_average_at_start": [1.5, 1.0, 0.5]},
+        "published": {k: {m: list(v) for m, v in r.items()} for k, r in reproduce.PUBLISHED.items()},
+        "datasets": {"fake": entry},
+    }
+
+
+def test_markdown_has_tables_beside_the_paper_tests_patterns_and_notes():
+    text = reproduce.render_markdown(fake_results())
+    assert "| Perc, avg, cc=0 | 2.93 (10) | 3.00 | 8 (30) | 3.10 |" in text
+    assert "| Perc, noavg, cc=5 | 4.04 (17) | 3.90 | 30 (30) **cap** | 3.40 |" in text
+    assert "| ME, cc=5 | 3.28 (200) | — | — | — | — | skipped |" in text
+    assert "McNemar on token decisions: 40 tokens right only with Perc avg, 12 right only with ME; p = 0.0002" in text
+    assert "**does not hold**" in text and "Best epoch at the cap" in text
+    assert "Total wall time: 10.0 min" in text
+    assert "(feature, tag) pair" in text  # the cc difference is documented
+    assert "matplotlib is not installed" in text
+
+
+def test_plot_writes_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    entry = fake_results()["datasets"]["fake"]
+    name = reproduce.plot_dev_curves(entry, tmp_path / "fake.png")
+    assert name == "fake.png" and (tmp_path / "fake.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_unregistered_trainer_rows_are_skipped_with_a_note():
+    method = reproduce.Method("me_cc0", "ME, cc=0", "no-such-trainer", False, 0)
+    row, predicted = reproduce.run_row(None, method, 3)
+    assert row["status"] == "skipped" and "not registered" in row["note"] and predicted is None
+
+
+def test_unknown_dataset_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="unknown dataset 'pos'"):
+        reproduce.run_collins2002(tmp_path, tmp_path / "out", datasets=["pos"])
+
+
+# ---------------------------------------------------------------------------- compare
+def write_tagged(path, sentences):
+    path.write_text("\n\n".join("\n".join(" ".join(tok) for tok in sent) for sent in sentences) + "\n\n")
+    return path
+
+
+CHUNKS_A = [[("He", "PRP", "B-NP", "B-NP"), ("saw", "VBD", "O", "O"), ("a", "DT", "B-NP", "B-NP"), ("dog", "NN", "I-NP", "I-NP")],
+            [("It", "PRP", "B-NP", "B-NP"), ("ran", "VBD", "O", "O")]]
+CHUNKS_B = [[("He", "PRP", "B-NP", "B-NP"), ("saw", "VBD", "O", "B-NP"), ("a", "DT", "B-NP", "B-NP"), ("dog", "NN", "I-NP", "B-NP")],
+            [("It", "PRP", "B-NP", "B-NP"), ("ran", "VBD", "O", "O")]]
+
+
+def test_compare_tagged_accuracy_mcnemar_and_bootstrap(tmp_path):
+    a = write_tagged(tmp_path / "a.txt", CHUNKS_A)
+    b = write_tagged(tmp_path / "b.txt", CHUNKS_B)
+    result = compare_tagged(a, b, samples=200)
+    assert result["tokens"] == 6 and result["sentences"] == 2
+    assert result["accuracy_a"] == 100.0 and result["accuracy_b"] == pytest.approx(400 / 6)
+    assert result["mcnemar"]["a_only"] == 2 and result["mcnemar"]["b_only"] == 0
+    assert result["chunks"]["f1_a"] == 100.0 and result["chunks"]["f1_b"] < 100.0
+    assert result["paired_bootstrap"]["samples"] == 200
+
+
+def test_compare_pos_labels_have_no_chunk_scores(tmp_path):
+    a = write_tagged(tmp_path / "a.txt", [[("A", "DT", "DT"), ("cat", "NN", "NN")]])
+    b = write_tagged(tmp_path / "b.txt", [[("A", "DT", "DT"), ("cat", "NN", "VB")]])
+    result = compare_tagged(a, b)
+    assert "chunks" not in result and result["accuracy_b"] == 50.0
+
+
+def test_compare_mismatched_files_name_file_and_line(tmp_path):
+    a = write_tagged(tmp_path / "a.txt", CHUNKS_A)
+    shorter = write_tagged(tmp_path / "short.txt", CHUNKS_A[:1])
+    with pytest.raises(InputFormatError, match=r"a\.txt:6: 6 tokens in .* but 4 in"):
+        compare_tagged(a, shorter)
+    other = [list(s) for s in CHUNKS_A]
+    other[1] = [("It", "PRP", "B-NP", "B-NP"), ("walked", "VBD", "O", "O")]
+    c = write_tagged(tmp_path / "c.txt", other)
+    with pytest.raises(InputFormatError, match=r"c\.txt:7: word 'walked' differs from 'ran' at .*a\.txt:7"):
+        compare_tagged(a, c)
+
+
+def cli_app():
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+    app.command("reproduce")(handles_errors(reproduce_command))
+    app.command("compare")(handles_errors(compare_command))
+    return app
+
+
+def test_compare_command_table_json_and_errors(tmp_path):
+    runner = CliRunner()
+    a = write_tagged(tmp_path / "a.txt", CHUNKS_A)
+    b = write_tagged(tmp_path / "b.txt", CHUNKS_B)
+    out = runner.invoke(cli_app(), ["compare", str(a), str(b), "--samples", "100"])
+    assert out.exit_code == 0, out.output
+    assert "McNemar" in out.output and "paired bootstrap" in out.output and "100.00" in out.output
+    out = runner.invoke(cli_app(), ["compare", str(a), str(b), "--json", "--samples", "100"])
+    assert json.loads(out.output)["mcnemar"]["a_only"] == 2
+    short = write_tagged(tmp_path / "short.txt", CHUNKS_A[:1])
+    out = runner.invoke(cli_app(), ["compare", str(a), str(short)])
+    assert out.exit_code == 2 and "a.txt:6" in out.output
+    out = runner.invoke(cli_app(), ["compare", str(a), str(tmp_path / "missing.txt")])
+    assert out.exit_code == 2 and "no such file" in out.output
+
+
+def test_reproduce_command_rejects_unknown_experiment_and_dataset(tmp_path):
+    runner = CliRunner()
+    out = runner.invoke(cli_app(), ["reproduce", "collins2003", "--out", str(tmp_path)])
+    assert out.exit_code == 2 and "unknown experiment 'collins2003'" in out.output
+    out = runner.invoke(cli_app(), ["reproduce", "collins2002", "--only", "ptb", "--out", str(tmp_path)])
+    assert out.exit_code == 2 and "--ptb-root" in out.output
+
+
+# ---------------------------------------------------------------------------- pinned numbers
+def check_against_expected(results, expected):
+    tol = expected["tolerance"]
+    for name, rows in expected["datasets"].items():
+        got = {r["key"]: r for r in results["datasets"][name]["rows"]}
+        for key, want in rows.items():
+            row = got[key]
+            assert row["status"] == want.get("status", "ok"), (name, key)
+            if row["status"] != "ok":
+                continue
+            assert row["dev_score"] == pytest.approx(want["dev_score"], abs=tol["score"]), (name, key)
+            assert row["test_score"] == pytest.approx(want["test_score"], abs=tol["score"]), (name, key)
+            assert abs(row["best_epoch"] - want["best_epoch"]) <= tol["epochs"], (name, key)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["quick", "full"])
+def test_reproduction_matches_pinned_numbers(tmp_path, mode):
+    expected = json.loads(EXPECTED.read_text())[mode]
+    corpora = ROOT / "corpora"
+    if not (corpora / "conll2000" / "train.txt").is_file():
+        pytest.skip("corpora not fetched (structperc data fetch conll2000 ud_english_ewt wsj_sample)")
+    results = reproduce.run_collins2002(corpora, tmp_path, quick=mode == "quick", datasets=list(expected["datasets"]))
+    check_against_expected(results, expected)
+    assert (tmp_path / "collins2002.md").is_file() and (tmp_path / "collins2002.json").is_file()
