@@ -4,9 +4,10 @@ import inspect
 from .base import EpochRecord, LearningRule, Problem, train_online
 from .crf import CRFRule
 from .hinge import HingeRule
+from .memm import MEMMRule
 from .perceptron import PerceptronRule
 
-TRAINERS = {"perceptron": PerceptronRule, "crf": CRFRule, "hinge": HingeRule}
+TRAINERS = {"perceptron": PerceptronRule, "crf": CRFRule, "hinge": HingeRule, "memm": MEMMRule}
 
 
 def make_rule(name, **options):

@@ -1,0 +1,63 @@
+"""Probabilities of a probabilistic model: per-token label marginals and the probability of the
+Viterbi labeling.
+
+A CRF (trainer "crf") is globally normalized: the marginals come from forward-backward. An MEMM
+(trainer "memm", normalization "local") is a chain of local distributions P(y_t | y_{t-1}, x):
+its marginals come from the forward recursion over them. Perceptron and hinge-loss weights define
+no distribution, so they are refused.
+"""
+import numpy as np
+
+from ._kernels.crf import crf_marginals
+from ._kernels.memm import memm_marginals
+from .errors import ConfigError
+
+PROBABILISTIC_TRAINERS = ("crf", "memm")
+
+
+class NotProbabilisticError(ConfigError):
+    """The model was not trained as a probability model (perceptron, hinge)."""
+
+
+def _check(model):
+    trainer = model.metadata.get("training", {}).get("trainer")
+    if trainer not in PROBABILISTIC_TRAINERS:
+        by = f"trained by {trainer}" if trainer else "without a training record"
+        raise NotProbabilisticError(f"marginals need a crf or memm model; this model was {by}")
+    expected = "local" if trainer == "memm" else "global"
+    if model.normalization != expected:
+        raise NotProbabilisticError(
+            f"a {trainer} model must have {expected} normalization, this one has {model.normalization!r}")
+    if model.order != 1:
+        raise NotProbabilisticError(f"marginals need an order 1 model, this one has order {model.order}")
+
+
+def marginals(model, encoded, weights=None):
+    """Label marginals of every token and the log-probability of each sentence's best labeling.
+
+    Parameters
+    ----------
+    model : LinearChainModel trained by the "crf" or "memm" rule
+    encoded : EncodedCorpus from ``model.encoder.transform``
+    weights : ndarray of shape (n_weights,), or None for ``model.weights``
+
+    Returns
+    -------
+    node_marginals : ndarray of shape (n_tokens, n_labels)
+        P(y_t = c | x), flat over the tokens of all sentences; each row sums to 1.
+    best_log_probability : ndarray of shape (n_sentences,)
+        log P(ŷ | x) of the labeling ``model.decode`` returns.
+
+    Raises
+    ------
+    NotProbabilisticError
+        For a model trained by any other rule (perceptron, hinge).
+    """
+    _check(model)
+    w = model.weights if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    if w.shape != model.weights.shape:
+        raise ValueError(f"weights of shape {w.shape}, the model has {model.weights.shape}")
+    cand_offsets, cand_labels = model.candidates(encoded)
+    kernel = memm_marginals if model.normalization == "local" else crf_marginals
+    return kernel(w, model.dims, encoded.sentence_offsets, encoded.feature_offsets, encoded.feature_ids,
+                  encoded.pair_offsets, encoded.pair_ids, model.mask_penalty, cand_offsets, cand_labels)

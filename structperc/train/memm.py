@@ -1,0 +1,40 @@
+"""Maximum-entropy Markov model (McCallum et al. 2000; the "ME" row of Collins 2002): per-token
+log-linear classifiers on gold histories, trained by SGD, decoded by the shared Viterbi over their
+local log-probabilities."""
+from .._kernels.memm import memm_epoch
+from .crf import ScaledSGDRule
+
+
+class MEMMRule(ScaledSGDRule):
+    """Maximize sum_i sum_t log P(y_t | y_{t-1}, x_i) - (N λ / 2) ||w||² with gold y_{t-1}
+    (see ``_kernels/memm.py``); one SGD step per sentence.
+
+    Parameters
+    ----------
+    l2 : λ per sentence. None: 2 / N, as for the CRF.
+    eta0 : initial rate of η_t = η0 / (1 + λ η0 t). None: calibrated on a sample.
+    average : average the real weights over all steps (lazily, exact).
+    calibration_sentences : size of the calibration sample.
+
+    ``run`` counts the tokens skipped because their gold label is impossible after the gold
+    previous label (constraint or tag dictionary); ``end_epoch`` reports the local log-likelihood
+    summed at visit time and the objective (that minus the penalty at the current weights).
+    """
+
+    name = "memm"
+    normalization = "local"
+    gain_name = "log_likelihood"
+
+    def __init__(self, l2=None, eta0=None, average=True, calibration_sentences=1000):
+        self.l2 = l2
+        self.eta0 = eta0
+        self.average = average
+        self.calibration_sentences = calibration_sentences
+
+    def _pass(self, v, u, state, order, eta0):
+        p, m, e = self.problem, self.problem.model, self.problem.encoded
+        log_likelihood, skipped = memm_epoch(
+            v, u, state, m.dims, e.sentence_offsets, e.feature_offsets, e.feature_ids, e.pair_offsets,
+            e.pair_ids, e.labels, order, m.mask_penalty, p.cand_offsets, p.cand_labels, float(eta0), self.l2_,
+        )
+        return log_likelihood, {"skipped_tokens": skipped}
