@@ -2,8 +2,8 @@
 
 Base model: averaged perceptron, ``chunk`` templates, 10 epochs, BIO constraint. Training lists for
 the reranker are jackknifed (10 folds) 20-best lists of the training set; the test lists come from the
-base model trained on the whole training set. The reranker's number of epochs is chosen on a
-held-out tenth of the jackknifed training lists (never on test), then it is retrained on all of them.
+base model trained on the whole training set. The reranker's epochs and initial base-score weight are chosen
+on a held-out tenth of the jackknifed training lists (never on test), then it is retrained on all of them.
 
 Writes experiments/results/rerank_conll2000.md.  Run: ``make rerank-experiment``.
 """
@@ -18,7 +18,7 @@ import numpy as np
 from structperc.corpus import read_corpus
 from structperc.evaluate import evaluate_labels, paired_bootstrap, split
 from structperc.nbest import jackknife_nbest, nbest_corpus
-from structperc.rerank import DEFAULT_FEATURES, Reranker
+from structperc.rerank import DEFAULT_FEATURES, Reranker, chosen_score, featurize
 from structperc.tagger import Tagger
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +27,7 @@ K = 20
 FOLDS = 10
 SEED = 0
 BASE = dict(templates="chunk", trainer="perceptron", epochs=10, average=True, constrain="bio", seed=SEED)
-EPOCH_GRID = [5, 10, 20]
+GRID = [(epochs, score_weight) for epochs in (1, 5, 10) for score_weight in (1.0, 10.0)]
 
 
 def corpus_dir():
@@ -68,23 +68,35 @@ def main():
     train_summary = train_lists.summary()
     log(f"jackknifed train lists in {jackknife_seconds:.1f}s: {json.dumps(train_summary)}")
 
-    # epochs chosen on a held-out tenth of the training lists
+    t = time.perf_counter()
+    train_data, vocabulary = featurize(train_lists, DEFAULT_FEATURES, {}, grow=True)
+    featurize_seconds = time.perf_counter() - t
+    test_data, _ = featurize(test_lists, DEFAULT_FEATURES, vocabulary, grow=False)
+    log(f"featurized the training lists in {featurize_seconds:.0f}s: {len(vocabulary):,} features")
+
+    # epochs and the initial weight of the base score chosen on a held-out tenth of the training
+    # lists (its features unseen in the other nine tenths keep weight 0, as if dropped)
     rng = np.random.default_rng(SEED)
-    order = rng.permutation(train_lists.n_sentences)
-    cut = train_lists.n_sentences // 10
-    dev_lists, fit_lists = train_lists.take(np.sort(order[:cut])), train_lists.take(np.sort(order[cut:]))
+    order = rng.permutation(train_data.n_groups)
+    cut = train_data.n_groups // 10
+    dev_data, fit_data = train_data.take_groups(np.sort(order[:cut])), train_data.take_groups(np.sort(order[cut:]))
+    dev_one_best = chosen_score(dev_data, dev_data.group_offsets[:-1])["f1"]
     dev_scores = {}
-    for epochs in EPOCH_GRID:
-        reranker = Reranker(features=DEFAULT_FEATURES, epochs=epochs, seed=SEED).fit(fit_lists)
-        dev_scores[epochs] = dev_lists.corpus_score(reranker.rerank(dev_lists))
-        log(f"  epochs {epochs}: held-out train F1 {dev_scores[epochs]:.2f} "
-            f"(1-best {dev_lists.corpus_score(dev_lists.first_choice()):.2f})")
-    epochs = max(EPOCH_GRID, key=lambda e: (dev_scores[e], -e))
+    for epochs, score_weight in GRID:
+        reranker = Reranker(features=DEFAULT_FEATURES, epochs=epochs, seed=SEED, score_weight=score_weight)
+        reranker.fit_ranking(fit_data, vocabulary)
+        dev_scores[epochs, score_weight] = chosen_score(dev_data, reranker.choose(dev_data))["f1"]
+        log(f"  epochs {epochs}, score weight {score_weight}: held-out train F1 "
+            f"{dev_scores[epochs, score_weight]:.2f} (1-best {dev_one_best:.2f})")
+    epochs, score_weight = max(GRID, key=lambda e: (dev_scores[e], -e[0]))
 
     t = time.perf_counter()
-    reranker = Reranker(features=DEFAULT_FEATURES, epochs=epochs, seed=SEED).fit(train_lists)
+    reranker = Reranker(features=DEFAULT_FEATURES, epochs=epochs, seed=SEED, score_weight=score_weight)
+    reranker.fit_ranking(train_data, vocabulary)
     rerank_train_seconds = time.perf_counter() - t
-    choice = reranker.rerank(test_lists)
+    rows = reranker.choose(test_data)
+    choice = np.full(test_lists.n_sentences, -1, dtype=np.int64)
+    choice[test_data.qids - 1] = rows
     reranked_labels = test_lists.selected_labels(choice)
     reranked_eval = evaluate_labels(test.columns["chunk"], reranked_labels, test.sentence_offsets, True)
     reranked_f1 = test_lists.corpus_score(choice)
@@ -116,9 +128,11 @@ def main():
         f"Reranker training lists: {FOLDS}-fold jackknifed {K}-best lists of the training set "
         f"(1-best F1 {train_summary['one_best']:.2f}, oracle {train_summary['oracle']:.2f}; {jackknife_seconds:.0f}s).",
         f"Reranker: averaged ranking perceptron, global features {', '.join(DEFAULT_FEATURES)} plus the relative "
-        f"base score; {len(reranker.vocabulary_):,} features; epochs = {epochs}, chosen on a held-out tenth of the "
-        f"training lists (held-out F1 by epochs: {', '.join(f'{e}: {s:.2f}' for e, s in dev_scores.items())}); "
-        f"trained in {rerank_train_seconds:.0f}s (featurizing included).",
+        f"base score (divided by its mean absolute value); {len(vocabulary):,} features; "
+        f"epochs = {epochs}, initial base-score weight = {score_weight}, chosen on a held-out tenth of the "
+        f"training lists (held-out F1, 1-best {dev_one_best:.2f}: "
+        f"{'; '.join(f'{e} epochs, weight {w}: {v:.2f}' for (e, w), v in dev_scores.items())}); "
+        f"featurizing {featurize_seconds:.0f}s, training {rerank_train_seconds:.1f}s.",
         "",
         "| measure | value |",
         "|---|---|",

@@ -132,6 +132,20 @@ class RankingData:
         """1 + the largest feature id (the length of a weight vector covering every id)."""
         return int(self.feature_ids.max()) + 1 if len(self.feature_ids) else FIRST_FEATURE_ID
 
+    def take_groups(self, groups):
+        """A new RankingData of the given groups, in the given order."""
+        from .nbest import _ranges
+
+        groups = np.asarray(groups, dtype=np.int64)
+        rows = _ranges(self.group_offsets[groups], self.group_offsets[groups + 1])
+        entries = _ranges(self.row_offsets[rows], self.row_offsets[rows + 1])
+        group_offsets = np.concatenate([[0], np.cumsum(np.diff(self.group_offsets)[groups])]).astype(np.int64)
+        row_offsets = np.concatenate([[0], np.cumsum(np.diff(self.row_offsets)[rows])]).astype(np.int64)
+        return RankingData(group_offsets, row_offsets, self.feature_ids[entries], self.values[entries],
+                           self.targets[rows], self.qids[groups],
+                           [self.comments[j] for j in rows] if self.comments else [],
+                           None if self.line_numbers is None else self.line_numbers[rows])
+
     def best_rows(self):
         """Row of the highest target of every group, ties to the first row; -1 for an empty group."""
         best = np.full(self.n_groups, -1, dtype=np.int64)

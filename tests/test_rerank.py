@@ -256,3 +256,50 @@ def test_untrained_direction_keeps_the_one_best():
     reranker.score_scale_ = 1.0
     reranker.vocabulary_ = vocabulary
     np.testing.assert_array_equal(reranker.rerank(nb), nb.first_choice())
+
+
+# ------------------------------------------------------------------------------------ command line
+def test_cli_nbest_train_apply_and_errors(tmp_path):
+    import json
+
+    import typer
+    from typer.testing import CliRunner
+
+    from structperc.cli import handles_errors
+    from structperc.cli_rerank import register
+
+    app = typer.Typer()
+    app.command("noop")(lambda: None)
+    register(app, handles_errors)
+    runner = CliRunner()
+    lines = []
+    rng = np.random.default_rng(0)
+    for _ in range(15):
+        n = int(rng.integers(2, 6))
+        tags = ["B-NP"] + [CHUNK_TAGS[i] for i in rng.integers(0, 5, n - 1)]
+        lines += [f"{WORDS[i]} P{i % 3} {t}" for i, t in zip(rng.integers(0, len(WORDS), n), tags)] + [""]
+    (tmp_path / "c.txt").write_text("\n".join(lines) + "\n")
+    tagger = Tagger(templates=["w[0]", "pos[0]", "bias"], epochs=2, constrain="bio")
+    from structperc.corpus import read_corpus
+    corpus = read_corpus(tmp_path / "c.txt", columns=["word", "pos", "chunk"])
+    tagger.fit(corpus)
+    tagger.model_.metadata["input"] = {"format": "conll", "columns": ["word", "pos", "chunk"], "label": "chunk"}
+    tagger.save(tmp_path / "m.npz")
+    svm, vocab = tmp_path / "c.svm", tmp_path / "v.json"
+    result = runner.invoke(app, ["nbest", str(tmp_path / "c.txt"), "--model", str(tmp_path / "m.npz"), "-k", "3",
+                                 "--format", "svmrank", "--vocab-out", str(vocab), "--output", str(svm), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["oracle"] >= summary["one_best"] and summary["sentences"] == 15
+    result = runner.invoke(app, ["rerank", "train", str(svm), "--model", str(tmp_path / "r.npz"), "--vocab", str(vocab)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["rerank", "apply", str(svm), "--model", str(tmp_path / "r.npz")])
+    assert result.exit_code == 0, result.output
+    out = [l for l in result.stdout.splitlines() if l.strip() and l[0].isdigit()]
+    assert len(out) == 15 and out[0].split()[0] == "1" and "# sentence 0 candidate" in out[0]
+    (tmp_path / "bad.svm").write_text("1 qid:1 1:1\n1 qid:1 2:1 2:1\n")
+    result = runner.invoke(app, ["rerank", "train", str(tmp_path / "bad.svm"), "--model", str(tmp_path / "x.npz")])
+    assert result.exit_code == 2 and "bad.svm:2:" in result.output
+    for command in (["nbest", "--help"], ["rerank", "train", "--help"], ["rerank", "apply", "--help"]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 0 and "Example" in result.output
