@@ -277,3 +277,38 @@ def test_reproduction_matches_pinned_numbers(tmp_path, mode):
     results = reproduce.run_collins2002(corpora, tmp_path, quick=mode == "quick", datasets=list(expected["datasets"]))
     check_against_expected(results, expected)
     assert (tmp_path / "collins2002.md").is_file() and (tmp_path / "collins2002.json").is_file()
+
+
+# ---------------------------------------------------------------------------- one row on tiny data
+def tiny_pos_dataset():
+    from structperc.tagger import _as_corpus
+
+    rng = np.random.default_rng(0)
+    lexicon = {"the": "DT", "a": "DT", "cat": "NN", "dog": "NN", "runs": "VBZ", "sits": "VBZ"}
+    words = list(lexicon)
+
+    def part(n):
+        X = [[words[i] for i in rng.integers(0, len(words), 4)] for _ in range(n)]
+        return _as_corpus(X, [[lexicon[w] for w in s] for s in X])
+
+    return reproduce.DatasetSplit("tiny", "pos", "tiny", "tiny", part(30), part(10), part(10))
+
+
+def test_run_row_scores_the_kept_epoch_on_test():
+    data = tiny_pos_dataset()
+    row, predicted = reproduce.run_row(data, reproduce.METHODS[0], 4)
+    assert row["status"] == "ok" and row["order"] == reproduce.POS_ORDER
+    assert len(row["dev_curve"]) == 4 and row["dev_score"] == min(row["dev_curve"])  # error %: lower is better
+    assert row["dev_curve"][row["best_epoch"] - 1] == row["dev_score"]
+    assert row["test_score"] == pytest.approx(100.0 - row["test_accuracy"]) and len(predicted) == data.test.n_tokens
+
+
+def test_rule_without_second_order_runs_first_order_with_a_note():
+    from structperc.train import TRAINERS
+
+    if "memm" not in TRAINERS:
+        pytest.skip("memm trainer not registered")
+    row, _ = reproduce.run_row(tiny_pos_dataset(), reproduce.METHODS[4], 2)
+    if row["order"] == 2:
+        pytest.skip("memm supports order 2 now")
+    assert row["status"] == "ok" and row["order"] == 1 and row["note"].startswith("ran first order")
