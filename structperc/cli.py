@@ -384,6 +384,15 @@ def data_list(json_output: bool = typer.Option(False, "--json")):
         typer.echo(f"{e['name']:16} {e.get('format', ''):7} {e.get('licence', '')}")
 
 
+def _register_extensions():
+    from .cli_rerank import register
+
+    register(app, handles_errors)
+
+
+_register_extensions()
+
+
 def _bare_marginals(argv):
     """Let `--marginals` stand alone (meaning 'best'), as in `structperc tag f --marginals -m M`."""
     out = list(argv)
