@@ -131,7 +131,7 @@ def test_lazy_scaled_sgd_equals_eager_sgd_and_its_average(seed, batch_size):
     eta0, l2 = 0.5, 0.3  # a strong decay: s drops well below 1
     history = naive_eager_sgd(model, enc, visits, eta0, l2, batch_size)
     for average in (False, True):
-        rule = CRFRule(l2=l2, eta0=eta0, batch_size=batch_size, average=average)
+        rule = CRFRule(l2=l2, eta0=eta0, batch_size=batch_size, average=average, average_start=0)
         rule.begin(Problem(model, enc, EMPTY, EMPTY))
         split = 2 * batch_size  # two slices, as the on-line loop passes them
         rule.run(visits[:split])
@@ -193,3 +193,16 @@ def test_crf_fits_a_separable_problem_and_its_objective_rises():
     objectives = [r.stats["objective"] for r in tagger.history_]
     assert objectives[-1] > objectives[0]
     assert tagger.model_.normalization == "global"
+
+
+def test_average_restarts_after_average_start_epochs():
+    model, enc = small_model(4, "bio", scale=0.1)
+    visits = np.arange(enc.n_sentences, dtype=np.int64)
+    eta0, l2 = 0.5, 0.3
+    history = naive_eager_sgd(model, enc, np.concatenate([visits, visits]), eta0, l2, 1)
+    rule = CRFRule(l2=l2, eta0=eta0, average=True, average_start=1)
+    rule.begin(Problem(model, enc, EMPTY, EMPTY))
+    rule.run(visits)
+    rule.end_epoch()
+    rule.run(visits)
+    np.testing.assert_allclose(rule.weights(), np.mean(history[len(visits):], axis=0), atol=1e-10)

@@ -83,6 +83,13 @@ def add_phi_scaled(v, u, state, amount, phi):
         add_phi(u, state[SCALE_SUM] * x, phi)
 
 
+def restart_average(u, state):
+    """Average only the steps from now on: u <- 0, S <- 0, T <- 0 (the sum then starts at v_now)."""
+    u[:] = 0.0
+    state[SCALE_SUM] = 0.0
+    state[STEPS] = 0.0
+
+
 @njit(cache=True)
 def real_weights(v, u, state, average):
     """s v, or the average (S v - u) / T of the real weights over the steps so far."""

@@ -6,7 +6,7 @@ calibration of the initial learning rate on a sample.
 """
 import numpy as np
 
-from .._kernels.crf import EXAMPLES, SCALE, crf_epoch, learning_rate, new_state, real_weights
+from .._kernels.crf import EXAMPLES, SCALE, crf_epoch, restart_average, learning_rate, new_state, real_weights
 from ..errors import ConfigError
 from .base import LearningRule
 
@@ -57,6 +57,7 @@ class ScaledSGDRule(LearningRule):
     """SGD with L2 decay on w = s v (see ``_kernels/crf.py``): η_t = η0 / (1 + λ η0 t), t the
     examples seen so far, each example decaying w by (1 - η_t λ); optionally averaged.
 
+    With ``average``, the average restarts (``restart_average``) when epoch ``average_start`` ends.
     A subclass sets ``name``, ``normalization`` and ``gain_name`` and implements ``_pass(v, u,
     state, order, eta0) -> (gain, counters)``: one numba call over the sentences ``order``, where
     gain is the summed per-sentence objective term (higher is better: log-likelihood, minus hinge
@@ -82,7 +83,7 @@ class ScaledSGDRule(LearningRule):
         self.v = problem.model.weights.copy()
         self.u = np.zeros_like(self.v) if self.average else np.zeros(0)
         self.state = new_state()
-        self._gain, self._visits = 0.0, 0
+        self._gain, self._visits, self._epochs = 0.0, 0, 0
 
     def _calibrate(self):
         sample = calibration_sample(self.problem.encoded.n_sentences, self.calibration_sentences)
@@ -112,6 +113,9 @@ class ScaledSGDRule(LearningRule):
         stats = self._epoch_stats(self._gain, 0.5 * self.l2_ * self._visits * float(w @ w))
         stats["eta"] = learning_rate(self.eta0_, self.l2_, self.state[EXAMPLES])
         self._gain, self._visits = 0.0, 0
+        self._epochs += 1
+        if self.average and self._epochs == self.average_start:
+            restart_average(self.u, self.state)
         return stats
 
     def weights(self):
@@ -127,8 +131,10 @@ class CRFRule(ScaledSGDRule):
     eta0 : initial learning rate of η_t = η0 / (1 + λ η0 t), t = examples seen. None: calibrated
         on ``calibration_sentences`` evenly spaced sentences before training.
     batch_size : sentences per SGD step (their marginals are taken at the same weights).
-    average : averaged SGD: use the mean of the real weights over all steps of the run, kept
-        lazily (exact, no O(#weights) work per step).
+    average : averaged SGD: use the mean of the real weights over the steps after the first
+        ``average_start`` epochs, kept lazily (exact, no O(#weights) work per step).
+    average_start : epochs before averaging starts (the first iterates are far from the optimum
+        and would drag the average); 0 averages from the first step.
     calibration_sentences : size of the calibration sample.
 
     ``end_epoch`` reports the epoch's log-likelihood summed at the weights each sentence was visited
@@ -141,11 +147,12 @@ class CRFRule(ScaledSGDRule):
     normalization = "global"
     gain_name = "log_likelihood"
 
-    def __init__(self, l2=None, eta0=None, batch_size=1, average=True, calibration_sentences=1000):
+    def __init__(self, l2=None, eta0=None, batch_size=1, average=True, average_start=1, calibration_sentences=1000):
         self.l2 = l2
         self.eta0 = eta0
         self.batch_size = batch_size
         self.average = average
+        self.average_start = average_start
         self.calibration_sentences = calibration_sentences
 
     def _check(self, problem):

@@ -14,7 +14,9 @@ class HingeRule(ScaledSGDRule):
     eta0 : the rate is η_t = η0 / (1 + λ η0 t) = 1 / (λ (t + t0)) with t0 = 1 / (λ η0), Pegasos'
         1 / (λ t) shifted so that the first steps stay small. None: calibrated on a sample.
     cost : Hamming cost of one wrong token.
-    average : average the real weights over all steps (lazily, exact).
+    average : average the real weights over the steps after the first ``average_start`` epochs
+        (lazily, exact).
+    average_start : epochs before averaging starts (0: from the first step).
     calibration_sentences : size of the calibration sample.
 
     ``run`` counts the sentences with a positive loss (the only ones that move w beyond the L2
@@ -26,11 +28,12 @@ class HingeRule(ScaledSGDRule):
     name = "hinge"
     normalization = "global"
 
-    def __init__(self, l2=None, eta0=None, cost=1.0, average=True, calibration_sentences=1000):
+    def __init__(self, l2=None, eta0=None, cost=1.0, average=True, average_start=1, calibration_sentences=1000):
         self.l2 = l2
         self.eta0 = eta0
         self.cost = cost
         self.average = average
+        self.average_start = average_start
         self.calibration_sentences = calibration_sentences
 
     def _check(self, problem):

@@ -13,7 +13,9 @@ class MEMMRule(ScaledSGDRule):
     ----------
     l2 : λ per sentence. None: 2 / N, as for the CRF.
     eta0 : initial rate of η_t = η0 / (1 + λ η0 t). None: calibrated on a sample.
-    average : average the real weights over all steps (lazily, exact).
+    average : average the real weights over the steps after the first ``average_start`` epochs
+        (lazily, exact).
+    average_start : epochs before averaging starts (0: from the first step).
     calibration_sentences : size of the calibration sample.
 
     ``run`` counts the tokens skipped because their gold label is impossible after the gold
@@ -25,10 +27,11 @@ class MEMMRule(ScaledSGDRule):
     normalization = "local"
     gain_name = "log_likelihood"
 
-    def __init__(self, l2=None, eta0=None, average=True, calibration_sentences=1000):
+    def __init__(self, l2=None, eta0=None, average=True, average_start=1, calibration_sentences=1000):
         self.l2 = l2
         self.eta0 = eta0
         self.average = average
+        self.average_start = average_start
         self.calibration_sentences = calibration_sentences
 
     def _pass(self, v, u, state, order, eta0):
