@@ -29,7 +29,7 @@ from conllu.serializer import serialize_field
 from structperc.errors import ConfigError, InputFormatError
 
 STDIN_NAME = "<stdin>"
-_CHUNK_BYTES = 1 << 22
+_CHUNK_BYTES = 1 << 20
 _CHUNK_PREFIXES = frozenset("BIESLU")
 
 CONLLU_COLUMNS = ["word", "lemma", "upos", "xpos", "feats", "head", "deprel"]

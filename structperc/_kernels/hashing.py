@@ -137,7 +137,16 @@ def rows_to_csr(ids, remap):
     n, m = ids.shape
     use_remap = remap.shape[0] > 0
     offsets = np.zeros(n + 1, dtype=np.int64)
-    flat = np.empty(n * m, dtype=np.int64)
+    for i in range(n):
+        k = 0
+        for j in range(m):
+            v = ids[i, j]
+            if v >= 0 and use_remap:
+                v = remap[v]
+            if v >= 0:
+                k += 1
+        offsets[i + 1] = offsets[i] + k
+    flat = np.empty(offsets[n], dtype=np.int64)
     k = 0
     for i in range(n):
         for j in range(m):
@@ -147,5 +156,4 @@ def rows_to_csr(ids, remap):
             if v >= 0:
                 flat[k] = v
                 k += 1
-        offsets[i + 1] = k
-    return offsets, flat[:k].copy()
+    return offsets, flat
