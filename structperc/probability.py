@@ -19,7 +19,8 @@ class NotProbabilisticError(ConfigError):
     """The model was not trained as a probability model (perceptron, hinge)."""
 
 
-def _check(model):
+def check_probabilistic(model):
+    """Raise NotProbabilisticError unless the model defines P(y | x) (crf, memm; first order)."""
     trainer = model.metadata.get("training", {}).get("trainer")
     if trainer not in PROBABILISTIC_TRAINERS:
         by = f"trained by {trainer}" if trainer else "without a training record"
@@ -53,7 +54,7 @@ def marginals(model, encoded, weights=None):
     NotProbabilisticError
         For a model trained by any other rule (perceptron, hinge).
     """
-    _check(model)
+    check_probabilistic(model)
     w = model.weights if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     if w.shape != model.weights.shape:
         raise ValueError(f"weights of shape {w.shape}, the model has {model.weights.shape}")

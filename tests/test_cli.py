@@ -164,3 +164,38 @@ def test_unknown_trainer_and_template_are_clear_errors(files):
     assert result.exit_code == 2 and "nope" in result.output
     result = run("train", train, "--model", tmp_path / "m.npz", "--templates", "w[x]")
     assert result.exit_code == 2 and "w[x]" in result.output
+
+
+def test_marginals_and_probability_for_a_crf_model(files):
+    tmp_path, train = files
+    model = train_np(tmp_path, train, "--trainer", "crf")
+    result = run("tag", train, "--model", model, "--marginals", "all", "--probability", "--quiet")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    headers = [line for line in lines if line.startswith("# probability")]
+    assert len(headers) == 3
+    rows = [line.split() for line in lines if line.strip() and not line.startswith("#")]
+    for row in rows:
+        probabilities = [float(field.split(":")[1]) for field in row[4:]]
+        assert len(probabilities) == 3 and sum(probabilities) == pytest.approx(1.0, abs=1e-3)
+    best = run("tag", train, "--model", model, "--marginals", "best", "--quiet")
+    for row in (line.split() for line in best.stdout.splitlines() if line.strip()):
+        assert 0.0 < float(row[4]) <= 1.0
+
+
+def test_marginals_refused_for_a_perceptron_model(files):
+    tmp_path, train = files
+    model = train_np(tmp_path, train)
+    out = tmp_path / "out.txt"
+    result = run("tag", train, "--model", model, "--marginals", "best", "--output", out)
+    assert result.exit_code == 2
+    assert "crf or memm" in result.output
+    assert not out.exists()
+
+
+def test_bare_marginals_flag_means_best():
+    from structperc.cli import _bare_marginals
+
+    assert _bare_marginals(["tag", "f", "--marginals", "-m", "m"]) == ["tag", "f", "--marginals", "best", "-m", "m"]
+    assert _bare_marginals(["tag", "f", "--marginals", "all"]) == ["tag", "f", "--marginals", "all"]
+    assert _bare_marginals(["tag", "f", "--marginals"]) == ["tag", "f", "--marginals", "best"]
