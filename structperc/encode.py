@@ -51,12 +51,19 @@ class EncodedCorpus:
         return int(self.sentence_offsets[-1])
 
 
+class _Index(dict):
+    """value -> id, with -1 for a value it does not hold (``__missing__`` keeps lookups in C)."""
+
+    def __missing__(self, key):
+        return -1
+
+
 def _intern_column(values):
     """(ids int64 (n,), distinct values in first-seen order)."""
-    index = {}
-    setdefault = index.setdefault
-    ids = np.fromiter((setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
-    return ids, list(index)
+    distinct = list(dict.fromkeys(values))
+    index = dict(zip(distinct, range(len(distinct))))
+    ids = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+    return ids, distinct
 
 
 class FeatureEncoder:
@@ -212,8 +219,8 @@ class FeatureEncoder:
         )
 
     def label_ids(self, labels):
-        index = {label: i for i, label in enumerate(self.labels_)}
-        return np.fromiter((index.get(l, -1) for l in labels), dtype=np.int64, count=len(labels))
+        index = _Index(zip(self.labels_, range(len(self.labels_))))
+        return np.fromiter(map(index.__getitem__, labels), dtype=np.int64, count=len(labels))
 
     def _table(self, kind):
         tables = self.__dict__.setdefault("_tables", {})
