@@ -122,6 +122,9 @@ def train(
     l2: Optional[float] = typer.Option(None, help="L2 regularization (crf, memm, hinge)."),
     eta0: Optional[float] = typer.Option(None, help="Initial learning rate (crf, memm; default: calibrated)."),
     batch_size: Optional[int] = typer.Option(None, help="Mini-batch size (crf)."),
+    cost: Optional[float] = typer.Option(None, help="Hamming cost per wrong token (hinge)."),
+    average_start: Optional[int] = typer.Option(
+        None, help="Epoch after which SGD averaging starts (crf, memm, hinge; default 1)."),
     seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
@@ -138,7 +141,8 @@ def train(
     read_args = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding, only_types=types)
     corpus = read_corpus(train_file, **read_args)
     dev_corpus = read_corpus(dev, **read_args) if dev else None
-    options = {k: v for k, v in {"l2": l2, "eta0": eta0, "batch_size": batch_size}.items() if v is not None}
+    options = {"l2": l2, "eta0": eta0, "batch_size": batch_size, "cost": cost, "average_start": average_start}
+    options = {k: v for k, v in options.items() if v is not None}
     tagger = Tagger(
         templates=templates, trainer=trainer, epochs=epochs, average=average, min_count=min_count,
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
