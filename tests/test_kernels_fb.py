@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 import naive
 from structperc._kernels.forward_backward import (
     forward_backward,
+    forward_backward_scaled,
     log_partition,
     log_sum_exp,
     sequence_log_probability,
@@ -121,3 +122,28 @@ def test_large_scores_do_not_overflow():
     log_z, node, _ = forward_backward(emission, transition, end)
     np.testing.assert_allclose(log_z, 3200.0 + 4 * np.log(3.0))
     np.testing.assert_allclose(node, np.full((4, 3), 1 / 3))
+
+
+@SETTINGS
+@given(chains())
+def test_scaled_forward_backward_matches_brute_force(instance):
+    emission, transition, end = instance
+    log_z, node, edge = forward_backward_scaled(emission, transition, end)
+    expected_node, expected_edge = naive.brute_force_marginals(emission, transition, end)
+    np.testing.assert_allclose(log_z, naive.brute_force_log_z(emission, transition, end), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(node, expected_node, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(edge, expected_edge, rtol=0, atol=1e-9)
+
+
+def test_scaled_forward_backward_extreme_scores_and_forbidden():
+    emission = np.array([[800.0, -900.0, 0.0], [0.0, 750.0, -5.0], [3.0, 2.0, 1.0]])
+    transition = np.zeros((1, 4, 3))
+    transition[0, 0, 1] = -2000.0
+    end = np.array([0.0, -np.inf, 5.0])
+    log_z, node, edge = forward_backward_scaled(emission, transition, end)
+    expected = forward_backward(emission, transition, end)
+    np.testing.assert_allclose(log_z, expected[0])
+    np.testing.assert_allclose(node, expected[1], atol=1e-12)
+    np.testing.assert_allclose(edge, expected[2], atol=1e-12)
+    blocked = forward_backward_scaled(np.full((2, 2), -np.inf), np.zeros((1, 3, 2)), np.zeros(2))
+    assert blocked[0] == -np.inf and (blocked[1] == 0).all()

@@ -13,7 +13,7 @@ the end block contributes P(y_{n-1} = c | x).
 import numpy as np
 from numba import njit, prange
 
-from .forward_backward import forward_backward
+from .forward_backward import forward_backward, forward_backward_scaled
 from .scoring import (
     N_LABELS, OFF_END, OFF_PAIR, OFF_TRANS, add_phi, decode_sentence, emission_scores, end_scores,
     phi_indices, transition_scores,
@@ -172,7 +172,7 @@ def crf_sentence(v, scale, dims, feature_offsets, feature_ids, pair_offsets, pai
     log P is -inf (and the marginals are useless) when the gold labeling is forbidden."""
     emission, transition, end = sentence_potentials(v, scale, dims, feature_offsets, feature_ids, pair_offsets,
                                                     pair_ids, a, b, mask_penalty, cand_offsets, cand_labels)
-    log_z, node, edge = forward_backward(emission, transition, end)
+    log_z, node, edge = forward_backward_scaled(emission, transition, end)
     gold_score = labeling_score(emission, transition, end, gold[a:b])
     if gold_score == -np.inf or log_z == -np.inf:
         return -np.inf, node, edge

@@ -171,3 +171,122 @@ def sequence_log_probability(emission, transition, end, y):
     if score == -np.inf:
         return -np.inf
     return score - log_partition(emission, transition, end)
+
+
+@njit(cache=True)
+def forward_backward_scaled(emission, transition, end):
+    """``forward_backward`` with rescaled probabilities instead of log-sum-exp (same returns).
+
+    Exponentiate once, shifted by the row maxima: E[t, c] = exp(emission[t, c] - e_t),
+    T[t', p, c] = exp(transition[t', p, c] - r_t'), F[c] = exp(end[c] - f). Then
+        alpha[0, c] = E[0, c] T[0', L, c] / s_0
+        alpha[t, c] = E[t, c] sum_p alpha[t-1, p] T[t', p, c] / s_t
+    with s_t the sum that makes alpha[t] sum to 1, and
+        log Z = log(sum_c alpha[n-1, c] F[c]) + sum_t (log s_t + e_t + r_t') + f.
+    beta is scaled by the same s_{t+1}, so node = alpha beta / Z' and edge = alpha T E beta /
+    (s_t Z') with Z' = sum_c alpha[n-1, c] F[c]. A scale that under- or overflows (weights far
+    larger than an L2-regularized model has) falls back to the log-space recursion.
+    """
+    n, n_labels = emission.shape
+    node = np.zeros((n, n_labels))
+    edge = np.zeros((n, n_labels + 1, n_labels))
+    if n == 0:
+        return 0.0, node, edge
+    m = transition.shape[0]
+    per_token = m > 1
+    shift = 0.0
+    exp_emission = np.empty((n, n_labels))
+    for t in range(n):
+        top = -np.inf
+        for c in range(n_labels):
+            top = max(top, emission[t, c])
+        if top == -np.inf:
+            return -np.inf, node, edge
+        shift += top
+        for c in range(n_labels):
+            exp_emission[t, c] = np.exp(emission[t, c] - top)
+    exp_transition = np.empty((m, n_labels + 1, n_labels))
+    transition_top = np.empty(m)
+    for tt in range(m):
+        top = -np.inf
+        for p in range(n_labels + 1):
+            for c in range(n_labels):
+                top = max(top, transition[tt, p, c])
+        if top == -np.inf:
+            return -np.inf, node, edge
+        transition_top[tt] = top
+        for p in range(n_labels + 1):
+            for c in range(n_labels):
+                exp_transition[tt, p, c] = np.exp(transition[tt, p, c] - top)
+    for t in range(n):
+        shift += transition_top[t if per_token else 0]
+    end_top = -np.inf
+    for c in range(n_labels):
+        end_top = max(end_top, end[c])
+    if end_top == -np.inf:
+        return -np.inf, node, edge
+    exp_end = np.empty(n_labels)
+    for c in range(n_labels):
+        exp_end[c] = np.exp(end[c] - end_top)
+    shift += end_top
+
+    alpha = np.zeros((n, n_labels))
+    scale = np.empty(n)
+    log_scale = 0.0
+    for t in range(n):
+        tt = t if per_token else 0
+        if t == 0:
+            for c in range(n_labels):
+                alpha[0, c] = exp_emission[0, c] * exp_transition[0, n_labels, c]
+        else:
+            for p in range(n_labels):
+                ap = alpha[t - 1, p]
+                if ap != 0.0:
+                    for c in range(n_labels):
+                        alpha[t, c] += ap * exp_transition[tt, p, c]
+            for c in range(n_labels):
+                alpha[t, c] *= exp_emission[t, c]
+        total = 0.0
+        for c in range(n_labels):
+            total += alpha[t, c]
+        if not (total > 1e-280) or not np.isfinite(total):
+            return forward_backward(emission, transition, end)
+        scale[t] = total
+        log_scale += np.log(total)
+        for c in range(n_labels):
+            alpha[t, c] /= total
+    z = 0.0
+    for c in range(n_labels):
+        z += alpha[n - 1, c] * exp_end[c]
+    if not (z > 1e-280):
+        return forward_backward(emission, transition, end)
+    log_z = np.log(z) + log_scale + shift
+
+    beta = np.empty((n, n_labels))
+    for p in range(n_labels):
+        beta[n - 1, p] = exp_end[p]
+    weighted = np.empty(n_labels)
+    for t in range(n - 2, -1, -1):
+        tt = t + 1 if per_token else 0
+        for c in range(n_labels):
+            weighted[c] = exp_emission[t + 1, c] * beta[t + 1, c]
+        for p in range(n_labels):
+            total = 0.0
+            for c in range(n_labels):
+                total += exp_transition[tt, p, c] * weighted[c]
+            beta[t, p] = total / scale[t + 1]
+    for t in range(n):
+        for c in range(n_labels):
+            node[t, c] = alpha[t, c] * beta[t, c] / z
+    for c in range(n_labels):
+        edge[0, n_labels, c] = node[0, c]
+    for t in range(1, n):
+        tt = t if per_token else 0
+        norm = scale[t] * z
+        for c in range(n_labels):
+            weighted[c] = exp_emission[t, c] * beta[t, c] / norm
+        for p in range(n_labels):
+            ap = alpha[t - 1, p]
+            for c in range(n_labels):
+                edge[t, p, c] = ap * exp_transition[tt, p, c] * weighted[c]
+    return log_z, node, edge
