@@ -81,7 +81,7 @@ def fake_row(key, dev, test, best, cap=30, status="ok"):
     return {"key": key, "method": method.name, "trainer": method.trainer, "average": method.average,
             "min_count": method.min_count, "epochs_cap": cap, "status": "ok", "best_epoch": best,
             "capped": best == cap, "dev_score": dev, "test_score": test, "dev_curve": curve,
-            "features": 1000, "seconds": 12.0, "test_precision": test, "test_recall": test}
+            "features": 1000, "features_seen": 1500, "seconds": 12.0, "test_precision": test, "test_recall": test}
 
 
 def fake_rows(task="pos"):
@@ -102,7 +102,7 @@ def test_check_patterns_reports_holds_fails_and_unchecked():
     assert by[("averaged beats non-averaged", "perc_avg_cc0")]["holds"] is True
     failed = by[("averaged beats non-averaged", "perc_avg_cc5")]
     assert failed["holds"] is False and failed["holds_dev"] is True
-    assert "holds on dev but not on test" in failed["detail"] and "not significant" in failed["detail"]
+    assert "Holds on dev but not on test" in failed["detail"] and "not significant" in failed["detail"]
     assert "peaked at the epoch cap" in failed["detail"]
     assert by[("perceptron beats ME", "perc_avg_cc0")]["holds"] is True
     assert by[("perceptron beats ME", "perc_avg_cc5")]["holds"] is None
@@ -312,3 +312,23 @@ def test_rule_without_second_order_runs_first_order_with_a_note():
     if row["order"] == 2:
         pytest.skip("memm supports order 2 now")
     assert row["status"] == "ok" and row["order"] == 1 and row["note"].startswith("ran first order")
+
+
+def test_whole_run_on_tiny_pos_data_writes_files_and_a_control_row(tmp_path, monkeypatch):
+    from structperc.train import TRAINERS
+
+    monkeypatch.setattr(reproduce, "load_dataset", lambda name, *a, **k: tiny_pos_dataset())
+    lines = []
+    results = reproduce.run_collins2002(tmp_path, tmp_path / "out", quick=True, datasets=["ewt"], progress=lines.append)
+    entry = results["datasets"]["ewt"]
+    keys = [r["key"] for r in entry["rows"]]
+    assert keys[:6] == reproduce.METHOD_KEYS and len(lines) == len(keys)
+    me_orders = {r.get("order") for r in entry["rows"] if r["trainer"] == "memm" and r["status"] == "ok"}
+    if "memm" in TRAINERS and me_orders == {1}:
+        assert keys[6] == reproduce.CONTROL.key
+        assert any(c["claim"] == "perceptron beats ME at equal label order" for c in entry["patterns"])
+    text = (tmp_path / "out" / "collins2002.md").read_text()
+    assert "QUICK run" in text
+    assert json.loads((tmp_path / "out" / "collins2002.json").read_text())["datasets"]["ewt"]["rows"][0]["key"] == "perc_avg_cc0"
+    if keys[-1] == reproduce.CONTROL.key:
+        assert "| Perc, avg, cc=0, order 1 (control) | not in the paper |" in text
