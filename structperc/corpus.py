@@ -802,13 +802,18 @@ def write_tagged(out: TextIO, corpus: Corpus, predicted: Sequence[str],
     if extra_columns:
         rows = [separator.join(fields) for fields in zip(base, predicted, *extra_columns)]
     else:
-        rows = [line + separator + tag for line, tag in zip(base, predicted)]
+        suffix = {tag: separator + tag for tag in set(predicted)}
+        rows = list(map(operator.add, base, map(suffix.__getitem__, predicted)))
     offsets = corpus.sentence_offsets.tolist()
-    buffer = io.StringIO()
-    for i, (start, end) in enumerate(zip(offsets[:-1], offsets[1:])):
-        if sentence_headers is not None:
-            buffer.write(sentence_headers[i])
-            buffer.write("\n")
-        buffer.write("\n".join(rows[start:end]))
-        buffer.write("\n\n")
-    out.write(buffer.getvalue())
+    # one join for the batch: the last row of a sentence carries the blank line after it, the
+    # first row the sentence's header
+    for end in offsets[1:]:
+        if end > 0:
+            rows[end - 1] += "\n"
+    if sentence_headers is not None:
+        for i, start in enumerate(offsets[:-1]):
+            if start < offsets[i + 1]:
+                rows[start] = sentence_headers[i] + "\n" + rows[start]
+    if rows:
+        out.write("\n".join(rows))
+        out.write("\n")
