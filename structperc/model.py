@@ -1,15 +1,10 @@
 """The linear-chain model: labels, the flat weight vector, Φ(x, y), decoding, and the model file."""
-import json
-import os
-import tempfile
-import zipfile
-from pathlib import Path
-
 import numpy as np
 
 from ._kernels import scoring
 from .encode import FeatureEncoder
 from .errors import ConfigError, ModelFileError
+from .npzfile import read_npz, write_npz
 
 FORMAT_VERSION = 1
 _NO_CANDIDATES = np.zeros(0, dtype=np.int64)
@@ -196,34 +191,11 @@ class LinearChainModel:
             "encoder": encoder_meta,
             **self.metadata,
         }
-        arrays["metadata"] = np.array(json.dumps(meta))
-        path = Path(path)
-        parent = path.parent if str(path.parent) else Path(".")
-        parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **arrays)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return write_npz(path, arrays, meta)
 
     @classmethod
     def load(cls, path):
-        path = Path(path)
-        if not path.is_file():
-            raise ModelFileError(f"{path}: no such model file")
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-            meta = json.loads(str(arrays.pop("metadata")))
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, EOFError) as exc:
-            raise ModelFileError(f"{path}: not a structperc model file ({exc})") from None
+        arrays, meta = read_npz(path, "model")
         version = meta.get("format_version")
         if version != FORMAT_VERSION:
             raise ModelFileError(

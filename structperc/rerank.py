@@ -21,20 +21,16 @@ lists were scored against gold labels, so that ``rerank apply`` can compute corp
 """
 import collections
 import functools
-import json
 import math
-import os
 import re
-import tempfile
-import zipfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from ._kernels.ranking import predict_groups, ranking_epoch
 from .errors import ConfigError, InputFormatError, ModelFileError
 from .nbest import chunk_spans
+from .npzfile import read_npz, write_npz
 
 FORMAT_VERSION = 1
 SCORE_FEATURE = 1
@@ -436,32 +432,12 @@ class Reranker:
             "weights": self.weights_,
             "vocabulary": np.array(strings, dtype=np.str_) if strings else np.zeros(0, dtype="<U1"),
             "vocabulary_ids": ids,
-            "metadata": np.array(json.dumps(meta)),
         }
-        path = Path(path)
-        parent = path.parent if str(path.parent) else Path(".")
-        parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return write_npz(path, arrays, meta)
 
     @classmethod
     def load(cls, path):
-        path = Path(path)
-        if not path.is_file():
-            raise ModelFileError(f"{path}: no such reranker file")
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-            meta = json.loads(str(arrays.pop("metadata")))
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, EOFError) as exc:
-            raise ModelFileError(f"{path}: not a structperc reranker file ({exc})") from None
+        arrays, meta = read_npz(path, "reranker")
         if meta.get("kind") != "structperc-reranker":
             raise ModelFileError(f"{path}: not a structperc reranker file")
         if meta.get("format_version") != FORMAT_VERSION:
