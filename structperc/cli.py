@@ -389,9 +389,11 @@ def data_list(json_output: bool = typer.Option(False, "--json")):
 
 
 def _register_extensions():
-    from .cli_rerank import register
+    from . import cli_reproduce, cli_rerank
 
-    register(app, handles_errors)
+    cli_rerank.register(app, handles_errors)
+    app.command("reproduce", epilog=cli_reproduce.REPRODUCE_EPILOG)(handles_errors(cli_reproduce.reproduce_command))
+    app.command("compare", epilog=cli_reproduce.COMPARE_EPILOG)(handles_errors(cli_reproduce.compare_command))
 
 
 _register_extensions()
