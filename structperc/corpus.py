@@ -16,6 +16,7 @@ import contextlib
 import gc
 import io
 import operator
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from structperc.errors import ConfigError, InputFormatError
 
 STDIN_NAME = "<stdin>"
 _CHUNK_BYTES = 1 << 20
+_TRAILING_SPACE = re.compile(r"[^\S\n]\n|[^\S\n]\Z")
 _CHUNK_PREFIXES = frozenset("BIESLU")
 
 CONLLU_COLUMNS = ["word", "lemma", "upos", "xpos", "feats", "head", "deprel"]
@@ -288,7 +290,9 @@ def _read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES
                 lines.pop()
             if first_line == 1 and lines and lines[0].startswith("\ufeff"):
                 lines[0] = lines[0][1:]
-            yield first_line, [line.rstrip() for line in lines]
+            if _TRAILING_SPACE.search(text):  # strip only when some line needs it
+                lines = [line.rstrip() for line in lines]
+            yield first_line, lines
             first_line += len(lines)
     finally:
         if owned:

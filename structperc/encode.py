@@ -235,9 +235,11 @@ class FeatureEncoder:
         self.__dict__.pop("_tables", None)
 
     def prepare(self):
-        """Build the lookup tables (feature index, vocabularies) ahead of the first transform."""
+        """Build the lookup tables (feature index, vocabularies) and load the lookup kernels ahead
+        of the first transform."""
         for kind in ("feature", "pair"):
-            self._table(kind)
+            hashing.lookup(*self._table(kind), np.full(1, -1, dtype=np.int64))
+        hashing.rows_to_csr(np.full((1, 1), -1, dtype=np.int64), _KEEP_IDS)
         for field in self.vocabularies_:
             self._vocab_index(field)
 

@@ -148,10 +148,12 @@ class LinearChainModel:
         )
 
     def prepare(self):
-        """Load the compiled decoder (numba's first call reads its cache) by decoding nothing."""
+        """Load the compiled decoder (numba's first call reads its cache) and start its threads by
+        decoding one empty one-token sentence."""
         empty = np.zeros(0, dtype=np.int64)
-        scoring.decode_corpus(self.weights, self.dims, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                              empty, np.zeros(1, dtype=np.int64), empty, self.mask_penalty, empty, empty)
+        one = np.array([0, 1], dtype=np.int64)
+        scoring.decode_corpus(self.weights, self.dims, one, np.zeros(2, dtype=np.int64), empty,
+                              np.zeros(2, dtype=np.int64), empty, self.mask_penalty, empty, empty)
 
     def phi(self, encoded, sentence, y):
         """Φ(x, y) of one sentence as indices into w (repeats count twice)."""
