@@ -37,8 +37,10 @@ def run_measured(cmd, env=None):
 
 
 def structperc_jobs(corpus, work, env, rows, trainer="perceptron", epochs=10, np_only=False, extra=()):
-    name = f"structperc {trainer}{' avg' if trainer == 'perceptron' else ''}, {epochs} epochs, {'NP' if np_only else 'all types'}"
-    model = work / f"{trainer}-{'np' if np_only else 'all'}.npz"
+    averaged = "--no-average" not in extra
+    kind = (" avg" if averaged else " noavg") if trainer == "perceptron" else ""
+    name = f"structperc {trainer}{kind}, {epochs} epochs, {'NP' if np_only else 'all types'}"
+    model = work / f"{trainer}{kind.strip()}-{'np' if np_only else 'all'}.npz"
     cmd = [BIN / "structperc", "train", corpus / "train.txt", "--model", model, "--columns", "word,pos,chunk",
            "--templates", "chunk", "--epochs", str(epochs), "--constrain", "bio", "--trainer", trainer,
            "--quiet", *(["--only-types", "NP"] if np_only else []), *extra]
@@ -75,6 +77,7 @@ def main():
 
     model_all = structperc_jobs(corpus, work, env, rows)
     structperc_jobs(corpus, work, env, rows, np_only=True)
+    structperc_jobs(corpus, work, env, rows, np_only=True, extra=("--no-average",))
     for trainer, epochs in (("crf", 20), ("hinge", 10), ("memm", 10)):
         if trainer in TRAINERS:
             structperc_jobs(corpus, work, env, rows, trainer=trainer, epochs=epochs, np_only=True)
