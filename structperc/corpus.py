@@ -32,6 +32,17 @@ from structperc.errors import ConfigError, InputFormatError
 STDIN_NAME = "<stdin>"
 _CHUNK_BYTES = 1 << 20
 _TRAILING_SPACE = re.compile(r"[^\S\n]\n|[^\S\n]\Z")
+# ASCII characters other than "\n" that str.isspace() accepts
+_ASCII_SPACE = (" \n", "\t\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
+
+
+def _needs_rstrip(text: str) -> bool:
+    """Whether some line of ``text`` ends in whitespace (so lines must be right-stripped).
+
+    Plain ASCII text is checked with substring searches (fast); other text with a regex."""
+    if text.isascii():
+        return any(marker in text for marker in _ASCII_SPACE) or text[-1:] in (" ", "\t")
+    return _TRAILING_SPACE.search(text) is not None
 _CHUNK_PREFIXES = frozenset("BIESLU")
 
 CONLLU_COLUMNS = ["word", "lemma", "upos", "xpos", "feats", "head", "deprel"]
@@ -290,7 +301,7 @@ def _read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES
                 lines.pop()
             if first_line == 1 and lines and lines[0].startswith("\ufeff"):
                 lines[0] = lines[0][1:]
-            if _TRAILING_SPACE.search(text):  # strip only when some line needs it
+            if _needs_rstrip(text):
                 lines = [line.rstrip() for line in lines]
             yield first_line, lines
             first_line += len(lines)
