@@ -405,3 +405,12 @@ def test_real_wsj_sample():
     assert corpus.n_sentences == 3934
     assert "|" not in "".join(set(corpus.labels()))
     assert os.path.basename(corpus.where(0)[0]) == "wsj_0001.pos"
+
+
+@pytest.mark.parametrize("separator_line", [" ", "\t", "  \t ", "\u00a0", "\r"])
+def test_whitespace_only_lines_separate_sentences(tmp_path, separator_line):
+    path = tmp_path / "ws.txt"
+    path.write_text(f"a DT B-NP \nb NN I-NP\n{separator_line}\nc NN B-NP\t\n", encoding="utf-8")
+    corpus = read_corpus(path, columns=["word", "pos", "chunk"])
+    assert corpus.n_sentences == 2
+    assert corpus.columns["chunk"] == ["B-NP", "I-NP", "B-NP"]
