@@ -4,6 +4,18 @@ from numba import njit
 
 
 @njit(cache=True)
+def hamming_cost(gold, n_labels, cost):
+    """(n, L) extra emission scores: ``cost`` at every label except the gold one of each token.
+
+    Adding them to the emission scores makes decoding maximize score(y) + cost * #{t: y_t != gold_t}.
+    """
+    extra = np.full((gold.shape[0], n_labels), cost)
+    for t in range(gold.shape[0]):
+        extra[t, gold[t]] = 0.0
+    return extra
+
+
+@njit(cache=True)
 def add_hamming_cost(emission, gold, cost):
     """Emission scores plus a Hamming cost: decoding them maximizes score(y) + cost * #{t: y_t != gold_t}.
 
@@ -19,10 +31,4 @@ def add_hamming_cost(emission, gold, cost):
     ndarray of shape (n, L)
         A new array; ``emission`` is not modified. -inf entries stay -inf.
     """
-    # augmented[t, c] = emission[t, c] + cost * [c != gold[t]]
-    n, n_labels = emission.shape
-    augmented = np.empty((n, n_labels))
-    for t in range(n):
-        for c in range(n_labels):
-            augmented[t, c] = emission[t, c] if c == gold[t] else emission[t, c] + cost
-    return augmented
+    return emission + hamming_cost(gold, emission.shape[1], cost)

@@ -12,17 +12,9 @@ Weights are w = s v, lazily scaled and averaged as in ``crf.py``.
 import numpy as np
 from numba import njit
 
+from .cost import hamming_cost
 from .crf import EXAMPLES, SCALE, add_phi_scaled, decay, finish_step, learning_rate
 from .scoring import N_LABELS, decode_sentence, phi_dot, phi_indices
-
-
-@njit(cache=True)
-def hamming_cost(gold, a, b, n_labels, cost):
-    """extra (n, L): cost at every label except the gold one of each token of [a, b)."""
-    extra = np.full((b - a, n_labels), cost)
-    for t in range(b - a):
-        extra[t, gold[a + t]] = 0.0
-    return extra
 
 
 @njit(cache=True)
@@ -49,7 +41,7 @@ def loss_augmented_decode(v, scale, dims, feature_offsets, feature_ids, pair_off
     """argmax_y' of scale * v · Φ(x, y') + cost Δ(gold, y') and that maximum.
 
     Decodes v with cost / scale added (argmax is unchanged by the positive factor scale)."""
-    extra = hamming_cost(gold, a, b, dims[N_LABELS], cost / scale)
+    extra = hamming_cost(gold[a:b], dims[N_LABELS], cost / scale)
     path, score = decode_sentence(v, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b,
                                   mask_penalty, cand_offsets, cand_labels, extra)
     return path, scale * score
