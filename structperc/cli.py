@@ -110,7 +110,7 @@ def train(
     label: Optional[str] = typer.Option(None, help="Label column (CoNLL-U: upos or xpos)."),
     only_types: Optional[str] = typer.Option(None, help="Keep these chunk types, map the others to O (e.g. NP)."),
     encoding: str = typer.Option("utf-8", help="Input encoding."),
-    templates: str = typer.Option("chunk", help="Preset (chunk, pos) or a template file."),
+    templates: str = typer.Option("chunk", help="Preset (chunk, chunk-pair, pos) or a template file."),
     trainer: str = typer.Option("perceptron", help="Learning rule: perceptron, crf, memm, hinge."),
     epochs: int = typer.Option(10, min=1, help="Passes over the training data."),
     average: bool = typer.Option(True, "--average/--no-average", help="Average the weights."),

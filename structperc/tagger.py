@@ -150,6 +150,7 @@ class Tagger:
         if dev is not None:
             model.metadata["dev_history"] = [r.dev for r in self.history_]
         model.metadata["training"]["features_seen"] = encoder.n_features_
+        model.metadata["training"]["pair_features_seen"] = encoder.n_pair_features_
         del rule  # its buffers (the raw weights, the averaging sums) are no longer needed
         model.prune()
         return self

@@ -102,17 +102,22 @@ def _window(field, lo, hi):
     return [f"{field}[{o}]" for o in range(lo, hi + 1)]
 
 
+# CRFsuite's chunking example: words and POS in a +-2 window, word bigrams around the current
+# token, POS bigrams and trigrams, and a bias.
+_CHUNK = (
+    _window("w", -2, 2)
+    + ["w[-1]|w[0]", "w[0]|w[1]"]
+    + _window("pos", -2, 2)
+    + ["pos[-2]|pos[-1]", "pos[-1]|pos[0]", "pos[0]|pos[1]", "pos[1]|pos[2]"]
+    + ["pos[-2]|pos[-1]|pos[0]", "pos[-1]|pos[0]|pos[1]", "pos[0]|pos[1]|pos[2]"]
+    + ["bias"]
+)
+
 PRESETS = {
-    # CRFsuite's chunking example: words and POS in a +-2 window, word bigrams around the
-    # current token, POS bigrams and trigrams, and a bias.
-    "chunk": (
-        _window("w", -2, 2)
-        + ["w[-1]|w[0]", "w[0]|w[1]"]
-        + _window("pos", -2, 2)
-        + ["pos[-2]|pos[-1]", "pos[-1]|pos[0]", "pos[0]|pos[1]", "pos[1]|pos[2]"]
-        + ["pos[-2]|pos[-1]|pos[0]", "pos[-1]|pos[0]|pos[1]", "pos[0]|pos[1]|pos[2]"]
-        + ["bias"]
-    ),
+    "chunk": _CHUNK,
+    # Sha & Pereira's (2003) NP chunker: every `chunk` template both on y[i] and on the label pair
+    # (y[i-1], y[i]); the pair bias is the transition block itself.
+    "chunk-pair": _CHUNK + [f"pair:{t}" for t in _CHUNK if t != "bias"],
     # Ratnaparkhi (1996) as used by Collins (2002): the word and its +-2 neighbours; for rare
     # words, prefixes and suffixes up to length 4 and three spelling flags. The tag bigram and
     # trigram contexts are the model's transition weights (first and second order).
