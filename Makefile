@@ -7,7 +7,7 @@ MIRROR_DIR := ../shared/corpora
 MIRROR := $(if $(wildcard $(MIRROR_DIR)),--mirror $(MIRROR_DIR),)
 NP_MODEL := corpora/np-chunker.npz
 
-.PHONY: install data demo test test-slow bench reproduce rerank-experiment lint clean
+.PHONY: install data demo test test-slow bench reproduce rerank-experiment ewt-features lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ reproduce: install data
 rerank-experiment: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/rerank_conll2000.py
+
+ewt-features: install
+	$(SP) data fetch ud_english_ewt $(MIRROR)
+	$(BIN)/python experiments/ewt_features.py
 
 lint: install
 	$(BIN)/python -m compileall -q structperc tests benchmarks experiments

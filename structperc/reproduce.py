@@ -299,14 +299,14 @@ def run_row(data, method, epochs, order=None):
     if data.task == "np":
         row.update(dev_precision=dev["precision"], dev_recall=dev["recall"],
                    test_precision=test["precision"], test_recall=test["recall"])
-        # The NP dev slice is carved out of train.txt; once Numits is chosen, train again on all of
-        # it (train + dev) for Numits epochs, the way a held-out choice is normally used.
-        refit = make(order)
-        refit.epochs = best
-        refit.fit(concatenate([data.train, data.dev]))
-        refit_predicted, _ = refit.predict_corpus(data.test)
-        refit_test = evaluate_labels(gold, refit_predicted, data.test.sentence_offsets, True)
-        row.update(refit_test_score=refit_test["f1"], seconds=time.perf_counter() - start)
+    # Once Numits is chosen on dev, train again on train + dev for Numits epochs, the way a held-out
+    # choice is normally used (the NP dev slice is carved out of train.txt).
+    refit = make(order)
+    refit.epochs = best
+    refit.fit(concatenate([data.train, data.dev]))
+    refit_predicted, _ = refit.predict_corpus(data.test)
+    refit_test = evaluate_labels(gold, refit_predicted, data.test.sentence_offsets, data.task == "np")
+    row.update(refit_test_score=_task_score(refit_test, data.task), seconds=time.perf_counter() - start)
     return row, predicted
 
 
@@ -639,9 +639,9 @@ def _dataset_section(name, entry, results):
         out.append(f"Dev minus test {metric} (positive: dev is better), mean over rows: {np.mean(gaps):+.2f} "
                    f"(range {min(gaps):+.2f} to {max(gaps):+.2f}); the dev score is the maximum over epochs, "
                    "so it is optimistic.")
-    if task == "np" and all("refit_test_score" in r for r in ran):
-        out.append("Test F after training again on the train and dev sentences together for Numits epochs: " + "; ".join(
-            f"{r['method']} {r['refit_test_score']:.2f}" for r in ran) + ".")
+    if ran and all("refit_test_score" in r for r in ran):
+        out.append(f"Test {metric} after training again on the train and dev sentences together for Numits "
+                   "epochs: " + "; ".join(f"{r['method']} {r['refit_test_score']:.2f}" for r in ran) + ".")
     if task == "np":
         out.append("Precision/recall (test): " + "; ".join(
             f"{r['method']} {r['test_precision']:.2f}/{r['test_recall']:.2f}" for r in entry["rows"] if r["status"] == "ok") + ".")

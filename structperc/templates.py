@@ -113,20 +113,30 @@ _CHUNK = (
     + ["bias"]
 )
 
+# Ratnaparkhi (1996) as used by Collins (2002): the word and its +-2 neighbours; for rare words,
+# prefixes and suffixes up to length 4 and three spelling flags. The tag bigram and trigram contexts
+# are the model's transition weights (first and second order).
+_POS = (
+    _window("w", -2, 2)
+    + [f"prefix{k}[0]@rare" for k in range(1, 5)]
+    + [f"suffix{k}[0]@rare" for k in range(1, 5)]
+    + ["has_digit[0]@rare", "has_upper[0]@rare", "has_hyphen[0]@rare"]
+    + ["bias"]
+)
+
 PRESETS = {
     "chunk": _CHUNK,
     # Sha & Pereira's (2003) NP chunker: every `chunk` template both on y[i] and on the label pair
     # (y[i-1], y[i]); the pair bias is the transition block itself.
     "chunk-pair": _CHUNK + [f"pair:{t}" for t in _CHUNK if t != "bias"],
-    # Ratnaparkhi (1996) as used by Collins (2002): the word and its +-2 neighbours; for rare
-    # words, prefixes and suffixes up to length 4 and three spelling flags. The tag bigram and
-    # trigram contexts are the model's transition weights (first and second order).
-    "pos": (
-        _window("w", -2, 2)
-        + [f"prefix{k}[0]@rare" for k in range(1, 5)]
-        + [f"suffix{k}[0]@rare" for k in range(1, 5)]
-        + ["has_digit[0]@rare", "has_upper[0]@rare", "has_hyphen[0]@rare"]
-        + ["bias"]
+    "pos": _POS,
+    # `pos` plus lower-cased neighbours, affixes and shapes of every word, word bigrams and the
+    # neighbours' suffixes.
+    "pos-rich": (
+        _POS
+        + _window("lower", -1, 1)
+        + [f"suffix{k}[0]" for k in range(1, 5)] + [f"prefix{k}[0]" for k in range(1, 4)]
+        + ["shape[0]", "shape[-1]|shape[0]|shape[1]", "w[-1]|w[0]", "w[0]|w[1]", "suffix3[-1]", "suffix3[1]"]
     ),
 }
 

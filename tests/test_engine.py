@@ -7,6 +7,7 @@ from structperc._kernels import scoring
 from structperc.model import LinearChainModel
 from structperc.tagger import Tagger, _as_corpus
 from structperc.encode import FeatureEncoder
+from structperc.templates import PRESETS, load_templates
 from structperc.train import Problem
 from structperc.train.perceptron import PerceptronRule
 
@@ -226,3 +227,17 @@ def test_pruning_zero_features_changes_no_score(seed):
     after_labels, after_scores = model.decode(after)
     np.testing.assert_array_equal(after_labels, before_labels)
     np.testing.assert_array_equal(after_scores, before_scores)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_preset_encodes_and_counts_one_feature_per_template_and_token(preset):
+    X = [[("The", "DT"), ("cat", "NN"), ("sat", "VBD")], [("Dogs", "NNS"), ("bark", "VBP")]]
+    y = [["B-NP", "I-NP", "O"], ["B-NP", "O"]]
+    corpus = _as_corpus(X, y)
+    templates = load_templates(preset)
+    enc = FeatureEncoder(preset, rare_threshold=2)  # every training word is rare: @rare fires too
+    encoded = enc.fit_transform(corpus, corpus.columns["label"])
+    n_tokens = sum(map(len, X))
+    # in training every template fires once at every token, label templates and pair templates apart
+    assert np.diff(encoded.feature_offsets).sum() == n_tokens * sum(not t.pair for t in templates)
+    assert np.diff(encoded.pair_offsets).sum() == n_tokens * sum(t.pair for t in templates)
