@@ -45,8 +45,11 @@ def _needs_rstrip(text: str) -> bool:
     return _TRAILING_SPACE.search(text) is not None
 _CHUNK_PREFIXES = frozenset("BIESLU")
 
-CONLLU_COLUMNS = ["word", "lemma", "upos", "xpos", "feats", "head", "deprel"]
-# conllu token keys, in the order of CONLLU_COLUMNS
+# The last column is derived from MISC: "0" when the token is written with no space after it
+# (SpaceAfter=No, on the word or on the multiword token it ends; the words inside a multiword token
+# have none), "1" otherwise.
+CONLLU_COLUMNS = ["word", "lemma", "upos", "xpos", "feats", "head", "deprel", "space_after"]
+# conllu token keys of the columns read as they are, in the order of CONLLU_COLUMNS
 _CONLLU_KEYS = ["form", "lemma", "upos", "xpos", "feats", "head", "deprel"]
 PTB_COLUMNS = ["word", "pos"]
 # PTB tags of tokens that may follow the sentence-final "." and still belong to the sentence
@@ -553,12 +556,22 @@ class _ConlluParser:
         builder = self.builder
         line_numbers, kept = builder.line_numbers, builder.lines
         if not builder.cols:
-            builder.cols = [[] for _ in _CONLLU_KEYS]
+            builder.cols = [[] for _ in CONLLU_COLUMNS]
+        space_column = builder.cols[len(_CONLLU_KEYS)]
+        range_last, range_space = 0, "1"  # the open multiword token: its last word id, its SpaceAfter
         for token, (line_number, line) in zip(tokens, token_lines):
-            if not isinstance(token["id"], int):
-                continue  # multiword token range "1-2" or empty node "8.1"
+            token_id = token["id"]
+            if not isinstance(token_id, int):
+                # multiword token range "1-2" (remember where it ends) or empty node "8.1"
+                if len(token_id) == 3 and token_id[1] == "-":
+                    range_last, range_space = token_id[2], _space_after(token)
+                continue
             for column, key in zip(builder.cols, _CONLLU_KEYS):
                 column.append(_conllu_value(token[key]))
+            if token_id < range_last:
+                space_column.append("0")
+            else:
+                space_column.append(range_space if token_id == range_last else _space_after(token))
             line_numbers.append(line_number)
             kept.append(line)
         self.builder.close_sentence()
@@ -572,6 +585,11 @@ class _ConlluParser:
             except ParseException:
                 return line_number
         return token_lines[0][0]
+
+
+def _space_after(token) -> str:
+    misc = token["misc"]
+    return "0" if misc and misc.get("SpaceAfter") == "No" else "1"
 
 
 def _conllu_value(value) -> str:

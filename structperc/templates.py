@@ -139,6 +139,14 @@ PRESETS = {
         + ["shape[0]", "shape[-1]|shape[0]|shape[1]", "w[-1]|w[0]", "w[0]|w[1]", "suffix3[-1]", "suffix3[1]"]
     ),
 }
+# `pos-rich` plus how the raw text glues each token to its neighbours (CoNLL-U input only: its
+# space_after column). Spacing tells a hyphen inside a word (HYPH) from a dash, and an opening
+# quote from a closing one.
+PRESETS["pos-ud"] = PRESETS["pos-rich"] + [
+    "space_after[-1]|space_after[0]",
+    "space_after[-1]|space_after[0]|w[0]",
+    "space_after[-2]|space_after[-1]|space_after[0]|space_after[1]",
+]
 
 
 def load_templates(spec):

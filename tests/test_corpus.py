@@ -292,7 +292,7 @@ def test_conllu_skips_multiword_and_empty_nodes():
     corpus = read_corpus(DATA / "tiny.conllu")
     assert corpus.format == "conllu"
     assert corpus.label == "upos"
-    assert list(corpus.columns) == ["word", "lemma", "upos", "xpos", "feats", "head", "deprel"]
+    assert list(corpus.columns) == ["word", "lemma", "upos", "xpos", "feats", "head", "deprel", "space_after"]
     assert sentences(corpus, "word") == [["Do", "n't", "stop", "."], ["Cats", "sleep", "."]]
     assert corpus.labels() == ["AUX", "PART", "VERB", "PUNCT", "NOUN", "VERB", "PUNCT"]
     assert corpus.columns["feats"][0] == "Mood=Imp|VerbForm=Fin"
@@ -414,3 +414,24 @@ def test_whitespace_only_lines_separate_sentences(tmp_path, separator_line):
     corpus = read_corpus(path, columns=["word", "pos", "chunk"])
     assert corpus.n_sentences == 2
     assert corpus.columns["chunk"] == ["B-NP", "I-NP", "B-NP"]
+
+
+def test_conllu_space_after_follows_misc_and_multiword_tokens(tmp_path):
+    text = (
+        "1-2\tcan't\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No\n"
+        "1\tca\tcan\tAUX\tMD\t_\t0\troot\t_\t_\n"
+        "2\tn't\tnot\tPART\tRB\t_\t1\tadvmod\t_\t_\n"
+        "3\t\"\t\"\tPUNCT\t``\t_\t1\tpunct\t_\tSpaceAfter=No\n"
+        "4\tgo\tgo\tVERB\tVB\t_\t1\txcomp\t_\tSpaceAfter=No|Other=1\n"
+        "4.1\tx\tx\tX\tXX\t_\t_\t_\t4:dep\t_\n"
+        "5\t-\t-\tPUNCT\tHYPH\t_\t4\tpunct\t_\tSpaceAfter=No\n"
+        "6-7\tits\t_\t_\t_\t_\t_\t_\t_\t_\n"
+        "6\tit\tit\tPRON\tPRP\t_\t4\tobj\t_\t_\n"
+        "7\ts\tbe\tAUX\tVBZ\t_\t4\tcop\t_\t_\n"
+        "8\tnow\tnow\tADV\tRB\t_\t4\tadvmod\t_\t_\n"
+    )
+    corpus = read_corpus(write(tmp_path, text, "s.conllu"))
+    assert corpus.columns["word"] == ["ca", "n't", '"', "go", "-", "it", "s", "now"]
+    # "ca" is inside a multiword token, "n't" ends one written with no space after it, "s" ends one
+    # with a space, and the empty node 4.1 does not count
+    assert corpus.columns["space_after"] == ["0", "0", "0", "0", "0", "0", "1", "1"]

@@ -231,9 +231,9 @@ def test_pruning_zero_features_changes_no_score(seed):
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_every_preset_encodes_and_counts_one_feature_per_template_and_token(preset):
-    X = [[("The", "DT"), ("cat", "NN"), ("sat", "VBD")], [("Dogs", "NNS"), ("bark", "VBP")]]
+    X = [[("The", "DT", "1"), ("cat", "NN", "1"), ("sat", "VBD", "0")], [("Dogs", "NNS", "1"), ("bark", "VBP", "1")]]
     y = [["B-NP", "I-NP", "O"], ["B-NP", "O"]]
-    corpus = _as_corpus(X, y)
+    corpus = _as_corpus(X, y, columns=["word", "pos", "space_after"])
     templates = load_templates(preset)
     enc = FeatureEncoder(preset, rare_threshold=2)  # every training word is rare: @rare fires too
     encoded = enc.fit_transform(corpus, corpus.columns["label"])
