@@ -20,7 +20,7 @@ import numpy as np
 from structperc.corpus import concatenate
 from structperc.reproduce import TAG_DICT_K, load_ewt
 from structperc.tagger import Tagger
-from structperc.templates import load_templates
+from structperc.templates import PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "experiments" / "results" / "ewt_features.md"
@@ -61,7 +61,7 @@ def main():
     both = concatenate([data.train, data.dev])
     rows = [(f"`{name}`", name, order) for name, order in ROWS]
     rows.append(("`pos-ud` + gold tags of the next two tokens (diagnostic)",
-                 list(load_templates("pos-ud")) + GOLD_RIGHT, 1))
+                 list(PRESETS["pos-ud"]) + GOLD_RIGHT, 1))
     for name, templates, order in rows:
         settings = dict(templates=templates, order=order, tag_dict=TAG_DICT_K, seed=SEED)
         t = time.perf_counter()

@@ -13,7 +13,8 @@ _NO_CANDIDATES = np.zeros(0, dtype=np.int64)
 def make_dims(n_labels, n_features, n_pair_features, order, local=False):
     """The ``dims`` array of ``structperc._kernels.scoring``: sizes and block offsets of w.
 
-    local : True for a locally normalized model (MEMM): decoding uses log P(y_t | y_{t-1}, x).
+    local : True for a locally normalized model (MEMM): decoding uses log P(y_t | y_{t-1}, x), or
+        log P(y_t | y_{t-2}, y_{t-1}, x) at order 2.
     """
     if order not in (1, 2):
         raise ConfigError(f"order must be 1 or 2, got {order!r}")

@@ -2,9 +2,10 @@
 Viterbi labeling.
 
 A CRF (trainer "crf") is globally normalized: the marginals come from forward-backward. An MEMM
-(trainer "memm", normalization "local") is a chain of local distributions P(y_t | y_{t-1}, x):
-its marginals come from the forward recursion over them. Perceptron and hinge-loss weights define
-no distribution, so they are refused.
+(trainer "memm", normalization "local") is a chain of local distributions P(y_t | y_{t-1}, x), or
+P(y_t | y_{t-2}, y_{t-1}, x) at order 2: its marginals come from the forward recursion over them
+(over the label pairs at order 2). Perceptron and hinge-loss weights define no distribution, so
+they are refused.
 """
 import numpy as np
 
@@ -20,7 +21,7 @@ class NotProbabilisticError(ConfigError):
 
 
 def check_probabilistic(model):
-    """Raise NotProbabilisticError unless the model defines P(y | x) (crf, memm; first order)."""
+    """Raise NotProbabilisticError unless the model defines P(y | x) (crf at order 1, memm)."""
     trainer = model.metadata.get("training", {}).get("trainer")
     if trainer not in PROBABILISTIC_TRAINERS:
         by = f"trained by {trainer}" if trainer else "without a training record"
@@ -29,7 +30,7 @@ def check_probabilistic(model):
     if model.normalization != expected:
         raise NotProbabilisticError(
             f"a {trainer} model must have {expected} normalization, this one has {model.normalization!r}")
-    if model.order != 1:
+    if model.order != 1 and trainer != "memm":
         raise NotProbabilisticError(f"marginals need an order 1 model, this one has order {model.order}")
 
 

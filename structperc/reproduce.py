@@ -265,8 +265,8 @@ def run_row(data, method, epochs, order=None):
     except ConfigError as exc:
         if order == 1:
             raise
-        # a learning rule without second-order support (the memm rule needs order 1): run it as a
-        # bigram tagger and say so beside the row
+        # a learning rule without second-order support: run it as a bigram tagger and say so
+        # beside the row
         row["note"] = f"ran first order: {exc}"
         order = 1
         start = time.perf_counter()
@@ -696,9 +696,9 @@ def _notes(results):
         "hundreds of iterations (Numits 100-900). The ME rows here use `trainer=\"memm\"` (on-line "
         f"training, capped at {caps['np']['memm']} epochs for NP and {caps['pos']['memm']} for POS, "
         "not averaged, default L2 and calibrated learning rate); where its best epoch is the cap the "
-        "table says so. The memm rule conditions on the previous tag only (order 1), so on POS the ME "
-        "rows are bigram MEMMs while the perceptron rows are trigram taggers; Collins' ME tagger "
-        "(Ratnaparkhi's) had tag-bigram and tag-trigram features. When `memm` is not registered in "
+        "table says so. On POS the ME rows are trigram MEMMs, P(y_t | y_t-2, y_t-1, x), with the "
+        "perceptron rows' templates and tag dictionary, as Ratnaparkhi's tagger had tag-bigram and "
+        "tag-trigram features. When `memm` is not registered in "
         "`structperc.train.TRAINERS`, the ME rows are skipped and the perceptron-vs-ME checks are "
         "not made.",
         f"- **Epoch caps.** Perceptron rows stop after {caps['np']['perceptron']} epochs (NP) and "

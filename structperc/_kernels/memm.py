@@ -10,13 +10,23 @@ sum_t log q_t(y_t) with the gold p, and its gradient for the weights of label c 
 [c == y_t] - q_t(c): on the emission features of t, on transition (p, c) and on the pair
 features of t with (p, c). Weights are w = s v, lazily scaled and averaged as in ``crf.py``.
 Decoding is the shared Viterbi over ``scoring.local_log_probabilities``.
+
+Second order (Ratnaparkhi's tagger) adds the block of the second-order perceptron, with
+pp = y_{t-2} (L before the sentence):
+
+    P(y_t = c | pp, p, x) = q_t(c) = exp(emission[t, c] + transition[t', p, c] + transition2[pp, p, c]) / Z_t(pp, p)
+
+and the gradient [c == y_t] - q_t(c) also goes to transition2 (pp, p, c). Decoding is the
+second-order Viterbi with each history's -log Z_t(pp, p) (``scoring.local_context_scores2``).
 """
 import numpy as np
 from numba import njit, prange
 
 from .crf import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, sentence_potentials
 from .scoring import (
-    N_LABELS, OFF_PAIR, OFF_TRANS, decode_sentence, emission_scores, local_log_probabilities, transition_scores,
+    N_LABELS, OFF_PAIR, OFF_TRANS, OFF_TRANS2, ORDER, SIZE, decode_sentence, emission_scores,
+    local_context_scores2, local_log_probabilities, second_order_transitions, sentence_candidates,
+    transition_scores,
 )
 
 
@@ -25,17 +35,35 @@ def gold_history_probabilities(emission, transition, gold):
     """q (n, L): q[t, c] = P(y_t = c | gold y_{t-1}, x), and log q[t, gold_t] (n,).
 
     A token whose gold label is impossible (-inf score given the gold history) gets log q = -inf."""
+    return gold_history_probabilities2(emission, transition, np.zeros(0), 1.0, gold)
+
+
+@njit(cache=True)
+def gold_history_probabilities2(emission, transition, second, scale, gold):
+    """q (n, L): q[t, c] = P(y_t = c | gold history, x), and log q[t, gold_t] (n,).
+
+    The score of c is emission[t, c] + transition[t', p, c] (p = y_{t-1}, L at t = 0), plus
+    scale * second[(pp (L + 1) + p) L + c] (pp = y_{t-2}, L at t < 2) when ``second``, the flat
+    second-order block, is not empty. A token whose gold label is impossible (-inf score given
+    the gold history) gets log q = -inf."""
     n, n_labels = emission.shape
     per_token = transition.shape[0] > 1
+    second_order = second.shape[0] > 0
     q = np.zeros((n, n_labels))
     gold_log_q = np.empty(n)
     for t in range(n):
         tt = t if per_token else 0
         p = gold[t - 1] if t > 0 else n_labels
-        # log Z_t(p) = logsumexp_c (emission[t, c] + transition[t', p, c])
+        # log Z_t = logsumexp_c of the scores of c
         top = -np.inf
         for c in range(n_labels):
             q[t, c] = emission[t, c] + transition[tt, p, c]
+        if second_order:
+            pp = gold[t - 2] if t > 1 else n_labels
+            base = (pp * (n_labels + 1) + p) * n_labels
+            for c in range(n_labels):
+                q[t, c] += scale * second[base + c]
+        for c in range(n_labels):
             if q[t, c] > top:
                 top = q[t, c]
         gold_score = q[t, gold[t]]
@@ -56,7 +84,8 @@ def gold_history_probabilities(emission, transition, gold):
 @njit(cache=True)
 def add_local_gradient(target, scale, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, gold, a, b,
                        q, gold_log_q):
-    """target += scale * sum_t grad log q_t(y_t) over tokens [a, b) (tokens with log q = -inf skipped)."""
+    """target += scale * sum_t grad log q_t(y_t) over tokens [a, b) (tokens with log q = -inf skipped);
+    order 1 or 2 after ``dims``."""
     n_labels = dims[N_LABELS]
     size = (n_labels + 1) * n_labels
     g = np.empty(n_labels)
@@ -78,15 +107,21 @@ def add_local_gradient(target, scale, dims, feature_offsets, feature_ids, pair_o
             base = dims[OFF_PAIR] + pair_ids[k] * size + p * n_labels
             for c in range(n_labels):
                 target[base + c] += g[c]
+        if dims[ORDER] == 2:
+            pp = gold[a + t - 2] if t > 1 else n_labels
+            base = dims[OFF_TRANS2] + (pp * (n_labels + 1) + p) * n_labels
+            for c in range(n_labels):
+                target[base + c] += g[c]
 
 
 @njit(cache=True)
 def memm_sentence(v, scale, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, gold, a, b, mask_penalty,
                   cand_offsets, cand_labels):
-    """q and log q[t, gold_t] of tokens [a, b) under w = scale * v (see ``gold_history_probabilities``)."""
+    """q and log q[t, gold_t] of tokens [a, b) under w = scale * v (see ``gold_history_probabilities2``;
+    the second-order block is empty at order 1)."""
     emission, transition, _ = sentence_potentials(v, scale, dims, feature_offsets, feature_ids, pair_offsets,
                                                   pair_ids, a, b, mask_penalty, cand_offsets, cand_labels)
-    return gold_history_probabilities(emission, transition, gold[a:b])
+    return gold_history_probabilities2(emission, transition, v[dims[OFF_TRANS2]: dims[SIZE]], scale, gold[a:b])
 
 
 @njit(cache=True)
@@ -119,13 +154,53 @@ def memm_epoch(v, u, state, dims, sentence_offsets, feature_offsets, feature_ids
     return log_likelihood, skipped
 
 
+@njit(cache=True)
+def chain_marginals2(emission, transition2, context, cand_offsets, cand_labels):
+    """Node marginals (n, L) of the second-order chain of local distributions, over the candidates:
+
+        alpha[t, p, c] = P(y_{t-1} = p, y_t = c | x) = sum_pp alpha[t-1, pp, p] P(c | pp, p, x)
+
+    with p = pp = L (start) at t = 0, pp = L at t = 1 and log P(c | pp, p, x) = emission[t, c]
+    + transition2[t', pp, p, c] + context[t, pp, p] (``scoring.local_context_scores2``);
+    marginal[t, c] = sum_p alpha[t, p, c]. A history with no allowed continuation loses its mass."""
+    n, n_labels = emission.shape
+    start = n_labels
+    per_token = transition2.shape[0] > 1
+    alpha = np.zeros((n, n_labels + 1, n_labels))
+    node = np.zeros((n, n_labels))
+    for t in range(n):
+        tt = t if per_token else 0
+        base_h = cand_offsets[t - 2] if t >= 2 else 0
+        n_h = cand_offsets[t - 1] - base_h if t >= 2 else 1
+        base_i = cand_offsets[t - 1] if t >= 1 else 0
+        n_i = cand_offsets[t] - base_i if t >= 1 else 1
+        base_j = cand_offsets[t]
+        n_j = cand_offsets[t + 1] - base_j
+        for h in range(n_h):
+            pp = cand_labels[base_h + h] if t >= 2 else start
+            for i in range(n_i):
+                p = cand_labels[base_i + i] if t >= 1 else start
+                mass = alpha[t - 1, pp, p] if t >= 1 else 1.0
+                shift = context[t, pp, p]
+                if mass == 0.0 or shift == -np.inf:
+                    continue
+                row = transition2[tt, pp, p]
+                for j in range(n_j):
+                    c = cand_labels[base_j + j]
+                    m = mass * np.exp(emission[t, c] + row[c] + shift)
+                    alpha[t, p, c] += m
+                    node[t, c] += m
+    return node
+
+
 @njit(cache=True, parallel=True)
 def memm_marginals(w, dims, sentence_offsets, feature_offsets, feature_ids, pair_offsets, pair_ids, mask_penalty,
                    cand_offsets, cand_labels):
     """Node marginals of the MEMM's chain of local distributions (n_tokens, L) and log P(ŷ | x) of
     each sentence's Viterbi labeling ŷ (n_sentences,).
 
-    marginal[0, c] = P(c | start, x);  marginal[t, c] = sum_p marginal[t-1, p] P(c | p, x).
+    marginal[0, c] = P(c | start, x);  marginal[t, c] = sum_p marginal[t-1, p] P(c | p, x) at order 1;
+    the forward recursion over the pairs (y_{t-1}, y_t) of ``chain_marginals2`` at order 2.
     A history with no allowed continuation (every label masked) loses its mass."""
     n_labels = dims[N_LABELS]
     n_sentences = sentence_offsets.shape[0] - 1
@@ -138,14 +213,20 @@ def memm_marginals(w, dims, sentence_offsets, feature_offsets, feature_ids, pair
             continue
         emission = emission_scores(w, dims, feature_offsets, feature_ids, a, b, cand_offsets, cand_labels)
         transition = transition_scores(w, dims, pair_offsets, pair_ids, a, b, mask_penalty)
-        local = np.exp(local_log_probabilities(emission, transition))
-        for c in range(n_labels):
-            node_all[a, c] = local[0, n_labels, c]
-        for t in range(1, b - a):
-            for p in range(n_labels):
-                for c in range(n_labels):
-                    node_all[a + t, c] += node_all[a + t - 1, p] * local[t, p, c]
-        # with LOCAL set, the Viterbi score is sum_t log P(y_t | y_{t-1}, x)
+        if dims[ORDER] == 2:
+            transition2 = second_order_transitions(w, dims, transition)
+            offsets, labels = sentence_candidates(cand_offsets, cand_labels, a, b, n_labels)
+            context = local_context_scores2(emission, transition2, offsets, labels)
+            node_all[a:b] = chain_marginals2(emission, transition2, context, offsets, labels)
+        else:
+            local = np.exp(local_log_probabilities(emission, transition))
+            for c in range(n_labels):
+                node_all[a, c] = local[0, n_labels, c]
+            for t in range(1, b - a):
+                for p in range(n_labels):
+                    for c in range(n_labels):
+                        node_all[a + t, c] += node_all[a + t - 1, p] * local[t, p, c]
+        # with LOCAL set, the Viterbi score is sum_t log P(y_t | history, x)
         _, best = decode_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b,
                                   mask_penalty, cand_offsets, cand_labels, no_extra)
         best_log_probability[s] = best

@@ -17,7 +17,7 @@ A sentence is tokens [a, b) of the CSR arrays ``feature_offsets``/``feature_ids`
 import numpy as np
 from numba import njit, prange
 
-from .second_order import viterbi2
+from .second_order import viterbi2, viterbi2_context
 from .viterbi import viterbi
 
 # indices into the ``dims`` array; LOCAL is 1 for a locally normalized model (MEMM)
@@ -132,6 +132,47 @@ def local_log_probabilities(emission, transition):
 
 
 @njit(cache=True)
+def local_context_scores2(emission, transition2, cand_offsets, cand_labels):
+    """Second-order MEMM: (n, L + 1, L + 1) context[t, pp, p] = -log Z_t(pp, p), with
+
+        Z_t(pp, p) = sum over the candidates c of token t of exp(emission[t, c] + transition2[t', pp, p, c])
+
+    so that log P(y_t = c | y_{t-2} = pp, y_{t-1} = p, x) = emission[t, c] + transition2[t', pp, p, c]
+    + context[t, pp, p]. Only the histories inside the candidate sets are computed (pp in C_{t-2},
+    p in C_{t-1}, the start L before the sentence); the others, and a history with no allowed
+    continuation (Z = 0), get -inf."""
+    n, n_labels = emission.shape
+    start = n_labels
+    per_token = transition2.shape[0] > 1
+    context = np.full((n, n_labels + 1, n_labels + 1), -np.inf)
+    for t in range(n):
+        tt = t if per_token else 0
+        base_h = cand_offsets[t - 2] if t >= 2 else 0
+        n_h = cand_offsets[t - 1] - base_h if t >= 2 else 1
+        base_i = cand_offsets[t - 1] if t >= 1 else 0
+        n_i = cand_offsets[t] - base_i if t >= 1 else 1
+        base_j = cand_offsets[t]
+        n_j = cand_offsets[t + 1] - base_j
+        for h in range(n_h):
+            pp = cand_labels[base_h + h] if t >= 2 else start
+            for i in range(n_i):
+                p = cand_labels[base_i + i] if t >= 1 else start
+                row = transition2[tt, pp, p]
+                top = -np.inf
+                for j in range(n_j):
+                    c = cand_labels[base_j + j]
+                    top = max(top, emission[t, c] + row[c])
+                if top == -np.inf:
+                    continue
+                total = 0.0
+                for j in range(n_j):
+                    c = cand_labels[base_j + j]
+                    total += np.exp(emission[t, c] + row[c] - top)
+                context[t, pp, p] = -(top + np.log(total))
+    return context
+
+
+@njit(cache=True)
 def decode_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b,
                     mask_penalty, cand_offsets, cand_labels, extra_emission):
     """Best labeling of tokens [a, b) and its score. ``extra_emission`` (n, L) or (0, L) is added
@@ -141,6 +182,12 @@ def decode_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_id
         emission += extra_emission
     transition = transition_scores(w, dims, pair_offsets, pair_ids, a, b, mask_penalty)
     end = end_scores(w, dims)
+    if dims[LOCAL] == 1 and dims[ORDER] == 2:
+        # sum_t log P(y_t | y_{t-2}, y_{t-1}, x): normalize each history over the candidates of t
+        transition2 = second_order_transitions(w, dims, transition)
+        offsets, labels = sentence_candidates(cand_offsets, cand_labels, a, b, dims[N_LABELS])
+        context = local_context_scores2(emission, transition2, offsets, labels)
+        return viterbi2_context(emission, transition2, context, np.zeros_like(end), offsets, labels)
     if dims[LOCAL] == 1:
         transition = local_log_probabilities(emission, transition)
         emission = np.zeros_like(emission)

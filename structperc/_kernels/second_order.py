@@ -60,12 +60,31 @@ def viterbi2(emission, transition2, end, cand_offsets, cand_labels):
     back-pointer the lowest optimal y_{t-2}, so among optimal labelings the one returned is the
     smallest in the order of the reversed sequence (y_{n-1}, ..., y_0).
     """
+    return viterbi2_context(emission, transition2, np.zeros((0, 1, 1)), end, cand_offsets, cand_labels)
+
+
+@njit(cache=True)
+def viterbi2_context(emission, transition2, context, end, cand_offsets, cand_labels):
+    """``viterbi2`` with a score for each history (y_{t-2}, y_{t-1}) at each token:
+
+        score(y) = sum_t emission[t, y_t] + transition2[t', y_{t-2}, y_{t-1}, y_t]
+                         + context[t, y_{t-2}, y_{t-1}] + end[y_{n-1}]
+
+    context : ndarray of shape (n, L+1, L+1), or (0, 1, 1) for none
+        Only the histories inside the candidate sets are read (the start symbol S = L for y_{-1}
+        and y_{-2}); -inf forbids every continuation of a history. The second-order MEMM passes
+        -log Z_t(y_{t-2}, y_{t-1}) (``scoring.local_context_scores2``).
+
+    Other parameters, result, cost and tie-breaking as ``viterbi2``. Without a context the scores
+    are bit for bit those of the plain recursion (x + 0.0 == x).
+    """
     n, n_labels = emission.shape
     path = np.zeros(n, dtype=np.int64)
     if n == 0:
         return path, 0.0
     per_token = transition2.shape[0] > 1
     start = n_labels
+    use_context = context.shape[0] > 0
 
     # States of token t are indexed i * |C_t| + j, with i over C_{t-1} (just the start symbol
     # at t = 0, |C_{-1}| = 1) and j over C_t; state_offsets[t] is where token t's block begins.
@@ -85,15 +104,16 @@ def viterbi2(emission, transition2, end, cand_offsets, cand_labels):
     incoming = np.empty(state_offsets[n])
     best = np.empty(max_count)
 
-    # delta[0, (S, c)] = emission[0, c] + transition2[0, S, S, c]
+    # delta[0, (S, c)] = emission[0, c] + context[0, S, S] + transition2[0, S, S, c]
+    first = context[0, start, start] if use_context else 0.0
     base = cand_offsets[0]
     for j in range(cand_offsets[1] - base):
         c = cand_labels[base + j]
-        incoming[j] = transition2[0, start, start, c]
+        incoming[j] = first + transition2[0, start, start, c]
         delta[j] = emission[0, c] + incoming[j]
 
-    # incoming[t, (p, c)] = max_pp (delta[t-1, (pp, p)] + transition2[t', pp, p, c]), pp = S at t = 1
-    # delta[t, (p, c)] = emission[t, c] + incoming[t, (p, c)]
+    # incoming[t, (p, c)] = max_pp ((delta[t-1, (pp, p)] + context[t, pp, p]) + transition2[t', pp, p, c]),
+    # pp = S at t = 1;  delta[t, (p, c)] = emission[t, c] + incoming[t, (p, c)]
     for t in range(1, n):
         tt = t if per_token else 0
         base_h = cand_offsets[t - 2] if t >= 2 else 0
@@ -111,10 +131,10 @@ def viterbi2(emission, transition2, end, cand_offsets, cand_labels):
             for j in range(n_j):
                 best[j] = -np.inf
             for h in range(n_h):
-                d = delta[prev_block + h * n_i + i]
+                pp = cand_labels[base_h + h] if t >= 2 else start
+                d = delta[prev_block + h * n_i + i] + (context[t, pp, p] if use_context else 0.0)
                 if d == -np.inf:
                     continue
-                pp = cand_labels[base_h + h] if t >= 2 else start
                 row = transition2[tt, pp, p]
                 if all_labels:
                     # direct indexing: this max loop vectorizes
@@ -146,8 +166,8 @@ def viterbi2(emission, transition2, end, cand_offsets, cand_labels):
                 best_j = j
 
     # Walk back: the state (i, j) of token t becomes (h, i) at t-1, h the lowest index in C_{t-2}
-    # whose term delta[t-1, (h, i)] + transition2[t', pp_h, p_i, c_j] equals incoming[t, (i, j)]
-    # (the same float expression as in the forward pass, so equality is exact).
+    # whose term (delta[t-1, (h, i)] + context) + transition2[t', pp_h, p_i, c_j] equals
+    # incoming[t, (i, j)] (the same float expression as in the forward pass, so equality is exact).
     i = best_i
     j = best_j
     for t in range(n - 1, -1, -1):
@@ -164,7 +184,8 @@ def viterbi2(emission, transition2, end, cand_offsets, cand_labels):
         h_found = 0
         for h in range(n_h):
             pp = cand_labels[cand_offsets[t - 2] + h] if t >= 2 else start
-            if delta[state_offsets[t - 1] + h * n_i + i] + transition2[tt, pp, p, c] == target:
+            d = delta[state_offsets[t - 1] + h * n_i + i] + (context[t, pp, p] if use_context else 0.0)
+            if d + transition2[tt, pp, p, c] == target:
                 h_found = h
                 break
         j = i

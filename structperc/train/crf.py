@@ -66,10 +66,12 @@ class ScaledSGDRule(LearningRule):
     """
 
     gain_name = "gain"
+    orders = (1,)  # the label orders the rule trains (the memm rule: 1 and 2)
 
     def _check(self, problem):
-        if problem.model.order != 1:
-            raise ConfigError(f"the {self.name} trainer needs order 1, got order {problem.model.order}")
+        if problem.model.order not in self.orders:
+            orders = " or ".join(map(str, self.orders))
+            raise ConfigError(f"the {self.name} trainer needs order {orders}, got order {problem.model.order}")
         if self.l2 is not None and not self.l2 > 0:
             raise ConfigError(f"l2 must be > 0, got {self.l2!r}")
         if self.eta0 is not None and not self.eta0 > 0:

@@ -1,13 +1,14 @@
-"""Maximum-entropy Markov model (McCallum et al. 2000; the "ME" row of Collins 2002): per-token
-log-linear classifiers on gold histories, trained by SGD, decoded by the shared Viterbi over their
-local log-probabilities."""
+"""Maximum-entropy Markov model (McCallum et al. 2000; the "ME" rows of Collins 2002, Ratnaparkhi's
+tagger at order 2): per-token log-linear classifiers on gold histories, trained by SGD, decoded by
+the shared (first- or second-order) Viterbi over their local log-probabilities."""
 from .._kernels.memm import memm_epoch
 from .crf import ScaledSGDRule
 
 
 class MEMMRule(ScaledSGDRule):
     """Maximize sum_i sum_t log P(y_t | y_{t-1}, x_i) - (N λ / 2) ||w||² with gold y_{t-1}
-    (see ``_kernels/memm.py``); one SGD step per sentence.
+    (see ``_kernels/memm.py``); one SGD step per sentence. At order 2 the history is the gold
+    (y_{t-2}, y_{t-1}).
 
     Parameters
     ----------
@@ -19,13 +20,14 @@ class MEMMRule(ScaledSGDRule):
     calibration_sentences : size of the calibration sample.
 
     ``run`` counts the tokens skipped because their gold label is impossible after the gold
-    previous label (constraint or tag dictionary); ``end_epoch`` reports the local log-likelihood
+    history (constraint or tag dictionary); ``end_epoch`` reports the local log-likelihood
     summed at visit time and the objective (that minus the penalty at the current weights).
     """
 
     name = "memm"
     normalization = "local"
     gain_name = "log_likelihood"
+    orders = (1, 2)
 
     def __init__(self, l2=None, eta0=None, average=True, average_start=1, calibration_sentences=1000):
         self.l2 = l2
