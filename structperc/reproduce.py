@@ -713,7 +713,8 @@ def _notes(results):
         "without it order-2 training is ~20x slower). Collins' POS data is WSJ 0-18/19-21/22-24; "
         "that split is only run with `--ptb-root`. EWT and the WSJ sample are stand-ins, and their "
         f"error rates are not comparable to the paper's (the averaged perceptron scored "
-        f"{PUBLISHED_WSJ_TEST_ACCURACY}% on WSJ 22-24 in the paper).",
+        f"{PUBLISHED_WSJ_TEST_ACCURACY}% on WSJ 22-24 in the paper). Richer templates on EWT "
+        "(`pos-rich`, `pos-ud`) are compared in `ewt_features.md` (`make ewt-features`).",
         "- **Significance.** POS: McNemar's test on test-token decisions; NP: paired bootstrap over test "
         "sentences on chunk F1 (p = share of resamples where the advantage is at least twice the "
         "observed one). The other pairs in the pattern checks use the same tests.",
