@@ -37,6 +37,8 @@ test-slow: install
 bench: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python benchmarks/bench_conll2000.py
+	$(SP) data fetch ud_english_ewt $(MIRROR)
+	$(BIN)/python benchmarks/bench_order2.py
 
 reproduce: install data
 	$(SP) reproduce collins2002
