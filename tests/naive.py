@@ -112,3 +112,28 @@ def ranked_labelings2(emission, transition2, end, cand_offsets=None, cand_labels
             scored.append((-s, tuple(y[::-1]), y))
     scored.sort(key=lambda item: (item[0], item[1]))
     return [(y, -neg) for neg, _, y in scored]
+
+
+def template_keys(templates, values, radix, rare, sentence_offsets, left=1, right=2):
+    """Keys of every template at every token, straight from the formula in ``structperc.encode``:
+    key = j + n_templates * (v_1 + R_1 * (v_2 + ...)), -1 where a rare-only template meets a
+    frequent word. ``values`` maps field -> value ids per token, ``radix`` field -> R."""
+    n_templates = len(templates)
+    out = []
+    for s in range(len(sentence_offsets) - 1):
+        a, b = sentence_offsets[s], sentence_offsets[s + 1]
+        for i in range(a, b):
+            row = []
+            for j, t in enumerate(templates):
+                if t.rare_only and not rare[i]:
+                    row.append(-1)
+                    continue
+                inner, scale = 0, 1
+                for field, offset in t.parts:
+                    at = i + offset
+                    v = left if at < a else right if at >= b else int(values[field][at])
+                    inner += scale * v
+                    scale *= radix[field]
+                row.append(j + n_templates * inner)
+            out.append(row)
+    return out

@@ -3,11 +3,12 @@ import numpy as np
 import pytest
 
 from naive import brute_force_best, explicit_average, sequence_score
+from naive import template_keys as naive_template_keys
 from structperc._kernels import scoring
 from structperc.model import LinearChainModel
 from structperc.tagger import Tagger, _as_corpus
-from structperc.encode import FeatureEncoder
-from structperc.templates import PRESETS, load_templates
+from structperc.encode import FIRST_ID, FeatureEncoder
+from structperc.templates import PRESETS, load_templates, parse_template
 from structperc.train import Problem
 from structperc.train.perceptron import PerceptronRule
 
@@ -241,3 +242,21 @@ def test_every_preset_encodes_and_counts_one_feature_per_template_and_token(pres
     # in training every template fires once at every token, label templates and pair templates apart
     assert np.diff(encoded.feature_offsets).sum() == n_tokens * sum(not t.pair for t in templates)
     assert np.diff(encoded.pair_offsets).sum() == n_tokens * sum(t.pair for t in templates)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_template_keys_match_the_formula(seed):
+    rng = np.random.default_rng(seed)
+    fields = ["word", "pos", "shape"]
+    templates = [parse_template(t) for t in (
+        "bias", "w[0]", "w[-2]|pos[1]", "pos[-1]|pos[0]|pos[1]", "shape[0]@rare", "w[3]|shape[-3]@rare")]
+    lengths = rng.integers(1, 6, size=4)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    n = int(offsets[-1])
+    radix = {"word": 9, "pos": 5, "shape": 4}
+    values = {f: rng.integers(0, radix[f], size=n).astype(np.int64) for f in fields}
+    rare = rng.random(n) < 0.5
+    enc = FeatureEncoder(["bias"])
+    enc.vocabularies_ = {f: ["x"] * (radix[f] - FIRST_ID) for f in fields}  # sets each field's radix
+    keys = enc._keys(templates, values, rare, offsets)
+    assert keys.tolist() == naive_template_keys(templates, values, radix, rare, offsets)
