@@ -35,6 +35,8 @@ COMPARE_EPILOG = """Examples:
   structperc compare a.txt b.txt
 
   structperc compare a.txt b.txt --json --samples 1000 | jq .mcnemar.p_value
+
+  structperc compare a.conllu b.conllu --gold xpos
 """
 
 EXPERIMENTS = ("collins2002",)
@@ -67,35 +69,60 @@ def reproduce_command(
                f"({results['total_seconds'] / 60:.1f} min)", err=True)
 
 
-def _read_tagged(path):
+# tagged CoNLL-U: the 10 CoNLL-U fields, then the prediction
+_CONLLU_TAGGED_WIDTH = 11
+_CONLLU_GOLD = {"upos": 3, "xpos": 4}
+
+
+def _read_tagged(path, gold=None):
+    """(corpus, words, gold labels, predictions) of a tagged output.
+
+    gold : None (the second-to-last column), a 1-based column number, or for tagged CoNLL-U
+    ``upos`` / ``xpos``. Tagged CoNLL-U (11 columns, a numeric first column) has no default: its
+    second-to-last column is MISC.
+    """
     from .corpus import read_corpus
 
     corpus = read_corpus(path, format="conll")
     names = list(corpus.columns)
     if len(names) < 3:
         raise InputFormatError(path, 1, f"expected at least 3 columns (word ... gold prediction), found {len(names)}")
-    return corpus, corpus.columns[names[-2]], corpus.columns[names[-1]]
+    conllu = len(names) == _CONLLU_TAGGED_WIDTH and corpus.columns[names[0]][0].isdigit()
+    if gold is None:
+        if conllu:
+            raise ConfigError(f"{path} looks like tagged CoNLL-U: name its gold column with --gold upos "
+                              "or --gold xpos")
+        index = len(names) - 2
+    elif gold in _CONLLU_GOLD:
+        if not conllu:
+            raise ConfigError(f"--gold {gold} needs tagged CoNLL-U (11 columns), {path} has {len(names)}")
+        index = _CONLLU_GOLD[gold]
+    elif gold.isdigit() and 1 <= int(gold) < len(names):
+        index = int(gold) - 1
+    else:
+        raise ConfigError(f"--gold takes upos, xpos or a column number from 1 to {len(names) - 1}, got {gold!r}")
+    words = corpus.columns[names[1 if conllu else 0]]
+    return corpus, words, corpus.columns[names[index]], corpus.columns[names[-1]]
 
 
-def compare_tagged(path_a, path_b, samples=10000, seed=0):
-    """Compare two tagged outputs of the same labelled input (last column: prediction; the one before:
-    gold). Returns a dict: tokens, sentences, accuracy_a/b, mcnemar, and for BIO label sets f1_a/b and
-    the paired bootstrap on chunk F1.
+def compare_tagged(path_a, path_b, samples=10000, seed=0, gold=None):
+    """Compare two tagged outputs of the same labelled input (last column: prediction; gold: the
+    column before it, or as ``gold`` says, see ``_read_tagged``). Returns a dict: tokens, sentences,
+    accuracy_a/b, mcnemar, and for BIO label sets f1_a/b and the paired bootstrap on chunk F1.
 
     Raises InputFormatError (file:line) when the files differ in tokens, words or gold labels.
     """
     from .evaluate import chunk_scores, mcnemar, paired_bootstrap, split
     from .model import is_bio
 
-    corpus_a, gold_a, pred_a = _read_tagged(path_a)
-    corpus_b, gold_b, pred_b = _read_tagged(path_b)
+    corpus_a, words_a, gold_a, pred_a = _read_tagged(path_a, gold)
+    corpus_b, words_b, gold_b, pred_b = _read_tagged(path_b, gold)
     if corpus_a.n_tokens != corpus_b.n_tokens:
         n = min(corpus_a.n_tokens, corpus_b.n_tokens)
         longer, corpus = (path_a, corpus_a) if corpus_a.n_tokens > n else (path_b, corpus_b)
         raise InputFormatError(longer, corpus.where(n)[1],
                                f"{corpus_a.n_tokens} tokens in {path_a} but {corpus_b.n_tokens} in {path_b}; "
                                "compare outputs of the same input")
-    words_a, words_b = corpus_a.columns["word"], corpus_b.columns["word"]
     for what, xs, ys in (("word", words_a, words_b), ("gold label", gold_a, gold_b)):
         differ = np.flatnonzero(np.asarray(xs, dtype=object) != np.asarray(ys, dtype=object))
         if differ.size:
@@ -154,15 +181,18 @@ def compare_command(
     json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
     samples: int = typer.Option(10000, "--samples", min=1, help="Bootstrap samples (chunk F1 test)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap resampling."),
+    gold: Optional[str] = typer.Option(
+        None, "--gold", help="Gold column: a 1-based column number (default: the second-to-last), or "
+        "upos / xpos for tagged CoNLL-U, which needs it."),
 ):
     """Compare two taggers' outputs on the same labelled input: accuracy, McNemar's test on token
     decisions, and for chunk (BIO) labels chunk P/R/F1 with a paired bootstrap test on F1.
 
     Each file is what `structperc tag` writes for a labelled input: whitespace-separated columns,
-    blank lines between sentences, the gold label in the second-to-last column and the prediction
-    in the last.
+    blank lines between sentences, the prediction in the last column and the gold label in the one
+    before it, or in the column --gold names (tagged CoNLL-U: --gold upos or --gold xpos).
     """
-    result = compare_tagged(a, b, samples=samples, seed=seed)
+    result = compare_tagged(a, b, samples=samples, seed=seed, gold=gold)
     if json_output:
         typer.echo(json.dumps(result))
     else:

@@ -218,6 +218,35 @@ def test_compare_pos_labels_have_no_chunk_scores(tmp_path):
     assert "chunks" not in result and result["accuracy_b"] == 50.0
 
 
+def conllu_tagged(path, rows):
+    """Tagged CoNLL-U as `structperc tag` writes it: the 10 fields, a tab, the prediction."""
+    lines = [f"{i}\t{w}\t{w.lower()}\t{upos}\t{xpos}\t_\t0\troot\t_\tSpaceAfter=No\t{pred}"
+             for i, (w, upos, xpos, pred) in enumerate(rows, 1)]
+    path.write_text("\n".join(lines) + "\n\n")
+    return path
+
+
+def test_compare_tagged_conllu_reads_the_named_gold_column_and_refuses_a_guess(tmp_path):
+    a = conllu_tagged(tmp_path / "a.conllu", [("A", "DET", "DT", "DT"), ("cat", "NOUN", "NN", "NN"), ("ran", "VERB", "VBD", "VBD")])
+    b = conllu_tagged(tmp_path / "b.conllu", [("A", "DET", "DT", "DT"), ("cat", "NOUN", "NN", "VB"), ("ran", "VERB", "VBD", "VBD")])
+    result = compare_tagged(a, b, gold="xpos")
+    assert result["accuracy_a"] == 100.0 and result["accuracy_b"] == pytest.approx(200 / 3)
+    assert result["mcnemar"]["a_only"] == 1 and result["mcnemar"]["b_only"] == 0
+    assert compare_tagged(a, b, gold="5")["accuracy_b"] == result["accuracy_b"]
+    assert compare_tagged(a, b, gold="upos")["accuracy_a"] == 0.0  # xpos predictions against upos
+    with pytest.raises(ConfigError, match="looks like tagged CoNLL-U: name its gold column with --gold"):
+        compare_tagged(a, b)
+    plain = write_tagged(tmp_path / "p.txt", CHUNKS_A)
+    with pytest.raises(ConfigError, match="--gold xpos needs tagged CoNLL-U"):
+        compare_tagged(plain, plain, gold="xpos")
+    with pytest.raises(ConfigError, match="column number from 1 to 3, got '4'"):
+        compare_tagged(plain, plain, gold="4")
+    # a different word is found in the word column (the second), not in the ID column
+    c = conllu_tagged(tmp_path / "c.conllu", [("A", "DET", "DT", "DT"), ("dog", "NOUN", "NN", "NN"), ("ran", "VERB", "VBD", "VBD")])
+    with pytest.raises(InputFormatError, match="word 'dog' differs from 'cat'"):
+        compare_tagged(a, c, gold="xpos")
+
+
 def test_compare_mismatched_files_name_file_and_line(tmp_path):
     a = write_tagged(tmp_path / "a.txt", CHUNKS_A)
     shorter = write_tagged(tmp_path / "short.txt", CHUNKS_A[:1])
