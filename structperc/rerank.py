@@ -55,10 +55,16 @@ def word_shape(word):
 
 
 def _chunk_feature(prefix, render):
+    """A feature of every chunk on its own. ``featurize`` computes it once per distinct chunk of a
+    sentence's candidates through ``feature.of_chunk``."""
+    def of_chunk(tokens, kind, first, last):
+        return f"{prefix}={kind}:{render(tokens, first, last + 1)}"
+
     def feature(tokens, labels):
         for kind, first, last in _spans(tuple(labels)):
-            yield f"{prefix}={kind}:{render(tokens, first, last + 1)}"
+            yield of_chunk(tokens, kind, first, last)
     feature.__name__ = prefix
+    feature.of_chunk = of_chunk
     return feature
 
 
@@ -157,8 +163,13 @@ def featurize(nb, names=None, vocabulary=None, grow=False):
 
     vocabulary : dict feature string -> id (>= 2); with ``grow`` unseen strings are added (training
     lists), otherwise they are dropped. Targets are the task scores (0 without gold labels).
+
+    The candidates of a sentence share most of their chunks, so a per-chunk feature is rendered
+    and looked up once per distinct (feature, chunk) of the sentence. Ids are given in the order
+    ``candidate_feature_strings`` produces the strings.
     """
     names = check_feature_names(names)
+    features = [GLOBAL_FEATURES[name] for name in names]
     vocabulary = {} if vocabulary is None else vocabulary
     corpus = nb.corpus
     o = corpus.sentence_offsets
@@ -166,26 +177,40 @@ def featurize(nb, names=None, vocabulary=None, grow=False):
     label_names = nb.label_names
     row_ids, row_values, lengths, comments = [], [], [], []
     ranks = nb.ranks()
+
+    def feature_id(string):
+        fid = vocabulary.get(string)
+        if fid is None and grow:
+            fid = vocabulary[string] = len(vocabulary) + FIRST_FEATURE_ID
+        return fid
+
     for i in range(nb.n_sentences):
         a, b = nb.candidate_offsets[i], nb.candidate_offsets[i + 1]
         if b == a:
             continue
         tokens = {name: values[o[i]: o[i + 1]] for name, values in columns.items()}
         top = nb.scores[a]
+        chunk_ids = {}  # (feature index, kind, first, last) -> id, or None when dropped
         for j in range(a, b):
             labels = tuple(label_names[c] for c in nb.paths[nb.path_offsets[j]: nb.path_offsets[j + 1]])
-            counts = candidate_feature_strings(tokens, labels, names)
-            ids, vals = [SCORE_FEATURE], [float(nb.scores[j] - top)]
-            pairs = []
-            for feature, count in counts.items():
-                fid = vocabulary.get(feature)
-                if fid is None and grow:
-                    fid = vocabulary[feature] = len(vocabulary) + FIRST_FEATURE_ID
-                if fid is not None:
-                    pairs.append((fid, float(count)))
-            pairs.sort()
-            ids.extend(p[0] for p in pairs)
-            vals.extend(p[1] for p in pairs)
+            spans = _spans(labels)
+            counts = collections.Counter()
+            for f, (name, feature) in enumerate(zip(names, features)):
+                try:
+                    if hasattr(feature, "of_chunk"):
+                        for kind, first, last in spans:
+                            key = (f, kind, first, last)
+                            if key not in chunk_ids:
+                                chunk_ids[key] = feature_id(feature.of_chunk(tokens, kind, first, last))
+                            counts[chunk_ids[key]] += 1
+                    else:
+                        counts.update(feature_id(string) for string in feature(tokens, labels))
+                except KeyError as exc:
+                    raise ConfigError(f"global feature {name!r} needs the input column {exc}") from None
+            counts.pop(None, None)
+            pairs = sorted(counts.items())
+            ids = [SCORE_FEATURE] + [fid for fid, _ in pairs]
+            vals = [float(nb.scores[j] - top)] + [float(count) for _, count in pairs]
             row_ids.append(ids)
             row_values.append(vals)
             lengths.append(len(ids))

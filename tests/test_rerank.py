@@ -7,8 +7,8 @@ import pytest
 from structperc._kernels.ranking import ranking_epoch
 from structperc.errors import ConfigError, InputFormatError
 from structperc.nbest import nbest_corpus
-from structperc.rerank import (GLOBAL_FEATURES, RankingData, Reranker, candidate_feature_strings, check_feature_names,
-                               chosen_score, featurize, read_svmrank, word_shape, write_svmrank)
+from structperc.rerank import (DEFAULT_FEATURES, GLOBAL_FEATURES, RankingData, Reranker, candidate_feature_strings,
+                               check_feature_names, chosen_score, featurize, read_svmrank, word_shape, write_svmrank)
 from structperc.tagger import Tagger, _as_corpus
 
 WORDS = ["The", "cat", "sat", "on", "U.S.", "mat", "1,000", "dog"]
@@ -62,6 +62,31 @@ def small_lists(seed=0, n_sentences=12, k=5):
     corpus = _as_corpus(X, y, ["word", "pos"])
     tagger = Tagger(templates=["w[0]", "pos[0]", "bias"], epochs=1, constrain="bio").fit(corpus)
     return nbest_corpus(tagger, corpus, k)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_featurize_rows_are_the_candidates_feature_counts(seed):
+    nb = small_lists(seed)
+    data, vocabulary = featurize(nb, grow=True)
+    # ids in order of first appearance, over candidates and then over each candidate's strings
+    expected_vocabulary, rows = {}, []
+    o = nb.corpus.sentence_offsets
+    for i in range(nb.n_sentences):
+        tokens = {name: values[o[i]: o[i + 1]] for name, values in nb.corpus.columns.items()}
+        for j in range(nb.candidate_offsets[i], nb.candidate_offsets[i + 1]):
+            labels = [nb.label_names[c] for c in nb.paths[nb.path_offsets[j]: nb.path_offsets[j + 1]]]
+            counts = candidate_feature_strings(tokens, labels, DEFAULT_FEATURES)
+            for string in counts:
+                expected_vocabulary.setdefault(string, len(expected_vocabulary) + 2)
+            rows.append(sorted((expected_vocabulary[f], float(c)) for f, c in counts.items()))
+    assert vocabulary == expected_vocabulary
+    for r, row in enumerate(rows):
+        a, b = data.row_offsets[r], data.row_offsets[r + 1]
+        assert list(zip(data.feature_ids[a + 1: b].tolist(), data.values[a + 1: b].tolist())) == row
+    # with a fixed vocabulary, strings outside it are dropped
+    kept = dict(list(vocabulary.items())[::2])
+    fixed, _ = featurize(nb, vocabulary=kept)
+    assert set(fixed.feature_ids.tolist()) <= set(kept.values()) | {1}
 
 
 def test_svmrank_round_trip(tmp_path):
