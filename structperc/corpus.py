@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import io
 import operator
 import re
 import sys

@@ -25,7 +25,6 @@ import numpy as np
 from .corpus import concatenate, read_corpus, read_ptb_files
 from .errors import ConfigError
 from .evaluate import evaluate_labels, mcnemar, paired_bootstrap, split
-from .model import is_bio
 from .tagger import Tagger
 from .train import TRAINERS
 

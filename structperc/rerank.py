@@ -91,6 +91,10 @@ def check_feature_names(names):
     return names
 
 
+def _missing_column(name, exc):
+    return ConfigError(f"global feature {name!r} needs the input column {exc}")
+
+
 def candidate_feature_strings(tokens, labels, names):
     """Counter of the feature strings of one candidate."""
     counts = collections.Counter()
@@ -98,7 +102,7 @@ def candidate_feature_strings(tokens, labels, names):
         try:
             counts.update(GLOBAL_FEATURES[name](tokens, labels))
         except KeyError as exc:
-            raise ConfigError(f"global feature {name!r} needs the input column {exc}") from None
+            raise _missing_column(name, exc) from None
     return counts
 
 
@@ -206,7 +210,7 @@ def featurize(nb, names=None, vocabulary=None, grow=False):
                     else:
                         counts.update(feature_id(string) for string in feature(tokens, labels))
                 except KeyError as exc:
-                    raise ConfigError(f"global feature {name!r} needs the input column {exc}") from None
+                    raise _missing_column(name, exc) from None
             counts.pop(None, None)
             pairs = sorted(counts.items())
             ids = [SCORE_FEATURE] + [fid for fid, _ in pairs]

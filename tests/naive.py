@@ -137,3 +137,22 @@ def template_keys(templates, values, radix, rare, sentence_offsets, left=1, righ
                 row.append(j + n_templates * inner)
             out.append(row)
     return out
+
+
+def central_difference(f, w, i, h=1e-5):
+    """(f(w + h e_i) - f(w - h e_i)) / 2h: the derivative of f along weight i."""
+    plus, minus = w.copy(), w.copy()
+    plus[i] += h
+    minus[i] -= h
+    return (f(plus) - f(minus)) / (2 * h)
+
+
+def eager_sgd(w, visits, eta0, l2, gradient):
+    """Weights after each step w <- (1 - η_t λ) w + η_t gradient(s, w), η_t = η0 / (1 + λ η0 t),
+    taken eagerly in the order of ``visits``."""
+    history = []
+    for t, s in enumerate(visits):
+        eta = eta0 / (1 + l2 * eta0 * t)
+        w = (1 - eta * l2) * w + eta * gradient(s, w)
+        history.append(w)
+    return history

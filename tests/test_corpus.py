@@ -10,7 +10,6 @@ import pytest
 
 from structperc.corpus import (
     FORMATS,
-    Corpus,
     concatenate,
     default_columns,
     detect_format,

@@ -4,50 +4,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive
+from strategies import chains
 from structperc._kernels.kbest import kbest_viterbi
 from structperc._kernels.viterbi import viterbi
 
 SETTINGS = settings(max_examples=100, deadline=None)
-
-
-@st.composite
-def chains(draw, integer=None):
-    """A random first-order instance (n 1..5, L 1..4).
-
-    Integer weights in a small range make ties frequent and exact in float64. A mask sets random
-    entries to -inf; unless ``allow_empty``, one random labeling is re-opened so it stays finite.
-    """
-    n = draw(st.integers(1, 5))
-    n_labels = draw(st.integers(1, 4))
-    per_token = draw(st.booleans())
-    masked = draw(st.booleans())
-    if integer is None:
-        integer = draw(st.booleans())
-    # weights in [-high, high]; high = 1 makes ties very frequent
-    high = draw(st.sampled_from([1, 2]))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    m = n if per_token else 1
-
-    def weights(shape):
-        if integer:
-            return rng.integers(-high, high + 1, size=shape).astype(np.float64)
-        return rng.normal(size=shape)
-
-    emission = weights((n, n_labels))
-    transition = weights((m, n_labels + 1, n_labels))
-    end = weights(n_labels)
-    if masked:
-        emission[rng.random(emission.shape) < 0.3] = -np.inf
-        transition[rng.random(transition.shape) < 0.3] = -np.inf
-        end[rng.random(end.shape) < 0.3] = -np.inf
-        y = rng.integers(0, n_labels, size=n)
-        prev = n_labels
-        for t, c in enumerate(y):
-            emission[t, c] = weights(())
-            transition[t if per_token else 0, prev, c] = weights(())
-            prev = c
-        end[prev] = weights(())
-    return emission, transition, end
 
 
 def assert_matches_ranking(emission, transition, end, k):

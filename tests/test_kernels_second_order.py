@@ -1,58 +1,12 @@
 """Second-order Viterbi with candidate pruning against brute-force enumeration (tests/naive.py)."""
 import numpy as np
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import naive
+from strategies import trigram_chains
 from structperc._kernels.second_order import all_candidates, viterbi2
 
 SETTINGS = settings(max_examples=200, deadline=None)
-
-
-@st.composite
-def trigram_chains(draw, pruned=None):
-    """A random second-order instance (n 1..5, L 1..4) with integer weights (ties are frequent
-    and exact), optionally masked with -inf and optionally with random non-empty candidate sets.
-    One random labeling inside the candidate sets is kept finite."""
-    n = draw(st.integers(1, 5))
-    n_labels = draw(st.integers(1, 4))
-    per_token = draw(st.booleans())
-    masked = draw(st.booleans())
-    if pruned is None:
-        pruned = draw(st.booleans())
-    # weights in [-high, high]; high = 1 makes ties very frequent
-    high = draw(st.sampled_from([1, 2]))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    m = n if per_token else 1
-
-    def weights(shape):
-        return rng.integers(-high, high + 1, size=shape).astype(np.float64)
-
-    emission = weights((n, n_labels))
-    transition2 = weights((m, n_labels + 1, n_labels + 1, n_labels))
-    end = weights(n_labels)
-    if pruned:
-        sets = []
-        for _ in range(n):
-            keep = rng.random(n_labels) < 0.5
-            keep[rng.integers(n_labels)] = True
-            sets.append(np.flatnonzero(keep))
-        cand_offsets = np.concatenate([[0], np.cumsum([len(s) for s in sets])]).astype(np.int64)
-        cand_labels = np.concatenate(sets).astype(np.int64)
-    else:
-        cand_offsets, cand_labels = all_candidates(n, n_labels)
-    if masked:
-        emission[rng.random(emission.shape) < 0.3] = -np.inf
-        transition2[rng.random(transition2.shape) < 0.3] = -np.inf
-        end[rng.random(end.shape) < 0.3] = -np.inf
-        y = [rng.choice(s) for s in naive.candidate_sets(cand_offsets, cand_labels)]
-        prev2, prev = n_labels, n_labels
-        for t, c in enumerate(y):
-            emission[t, c] = weights(())
-            transition2[t if per_token else 0, prev2, prev, c] = weights(())
-            prev2, prev = prev, c
-        end[prev] = weights(())
-    return emission, transition2, end, cand_offsets, cand_labels
 
 
 def assert_matches_brute_force(emission, transition2, end, cand_offsets, cand_labels):

@@ -3,6 +3,7 @@ eager steps, and training through the Tagger."""
 import numpy as np
 import pytest
 
+from naive import central_difference, eager_sgd
 from structperc._kernels import memm as kernels
 from structperc._kernels import scoring
 from structperc.tagger import Tagger
@@ -93,13 +94,8 @@ def test_local_gradient_matches_central_finite_differences(seed, constrain):
         touched = np.flatnonzero(grad)
         checked = np.concatenate([rng.choice(touched, size=min(12, len(touched)), replace=False),
                                   rng.integers(0, len(w), 3)])
-        h = 1e-5
         for i in checked:
-            plus, minus = w.copy(), w.copy()
-            plus[i] += h
-            minus[i] -= h
-            numeric = (naive_local_log_likelihood(model, enc, s, plus)
-                       - naive_local_log_likelihood(model, enc, s, minus)) / (2 * h)
+            numeric = central_difference(lambda v: naive_local_log_likelihood(model, enc, s, v), w, i)
             assert grad[i] == pytest.approx(numeric, abs=1e-6), i
 
 
@@ -111,12 +107,7 @@ def test_lazy_memm_steps_equal_eager_steps_and_their_average(seed):
     eta0, l2 = 0.5, 0.3
     end = model.dims[scoring.OFF_END]
     model.weights[end: end + model.n_labels] = 0.0
-    w = model.weights.copy()
-    history = []
-    for t, s in enumerate(visits):
-        eta = eta0 / (1 + l2 * eta0 * t)
-        w = (1 - eta * l2) * w + eta * naive_local_gradient(model, enc, s, w)
-        history.append(w)
+    history = eager_sgd(model.weights.copy(), visits, eta0, l2, lambda s, w: naive_local_gradient(model, enc, s, w))
     for average in (False, True):
         rule = MEMMRule(l2=l2, eta0=eta0, average=average)
         rule.begin(Problem(model, enc, EMPTY, EMPTY))

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive
+from strategies import trigram_chains
 from structperc._kernels import memm as kernels
 from structperc._kernels import scoring
 from structperc._kernels.second_order import viterbi2, viterbi2_context
@@ -18,7 +19,6 @@ from structperc.probability import check_probabilistic, marginals
 from structperc.tagger import Tagger, _as_corpus, build_tag_dict
 from structperc.train import Problem
 from structperc.train.memm import MEMMRule
-from test_kernels_second_order import trigram_chains
 from test_second_order_model import TEMPLATES, random_corpus
 
 
@@ -233,12 +233,8 @@ def test_gradient_matches_the_naive_gradient_and_finite_differences(seed, thresh
         touched = np.flatnonzero(grad)
         checked = np.concatenate([rng.choice(touched, size=min(12, len(touched)), replace=False),
                                   off2 + np.flatnonzero(grad[off2:])[:4], rng.integers(0, len(w), 3)])
-        h = 1e-5
         for i in checked:
-            plus, minus = w.copy(), w.copy()
-            plus[i] += h
-            minus[i] -= h
-            numeric = (naive_log_likelihood(model, enc, s, plus) - naive_log_likelihood(model, enc, s, minus)) / (2 * h)
+            numeric = naive.central_difference(lambda v: naive_log_likelihood(model, enc, s, v), w, i)
             assert grad[i] == pytest.approx(numeric, abs=1e-6), i
 
 
@@ -264,12 +260,7 @@ def test_lazy_steps_equal_eager_steps_and_their_average(seed, threshold):
     eta0, l2 = 0.5, 0.3
     end = model.dims[scoring.OFF_END]
     model.weights[end: end + model.n_labels] = 0.0
-    w = model.weights.copy()
-    history_ = []
-    for t, s in enumerate(visits):
-        eta = eta0 / (1 + l2 * eta0 * t)
-        w = (1 - eta * l2) * w + eta * naive_gradient(model, enc, s, w)
-        history_.append(w)
+    history_ = naive.eager_sgd(model.weights.copy(), visits, eta0, l2, lambda s, w: naive_gradient(model, enc, s, w))
     for average in (False, True):
         rule = MEMMRule(l2=l2, eta0=eta0, average=average, average_start=0)
         rule.begin(Problem(model, enc, *model.candidates(enc)))

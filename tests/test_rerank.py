@@ -1,5 +1,4 @@
 """Global features, the SVMrank reader/writer, and the averaged ranking perceptron."""
-import io
 
 import numpy as np
 import pytest

@@ -4,47 +4,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive
+from strategies import chains
 from structperc._kernels.cost import add_hamming_cost
 from structperc._kernels.viterbi import viterbi
 
 SETTINGS = settings(max_examples=100, deadline=None)
 
 
-@st.composite
-def chains(draw):
-    """A random first-order instance (n 1..5, L 1..4) with integer weights, so ties are frequent
-    and exact; optionally masked with -inf, one random labeling kept finite."""
-    n = draw(st.integers(1, 5))
-    n_labels = draw(st.integers(1, 4))
-    per_token = draw(st.booleans())
-    masked = draw(st.booleans())
-    # weights in [-high, high]; high = 1 makes ties very frequent
-    high = draw(st.sampled_from([1, 2]))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    m = n if per_token else 1
-
-    def weights(shape):
-        return rng.integers(-high, high + 1, size=shape).astype(np.float64)
-
-    emission = weights((n, n_labels))
-    transition = weights((m, n_labels + 1, n_labels))
-    end = weights(n_labels)
-    if masked:
-        emission[rng.random(emission.shape) < 0.3] = -np.inf
-        transition[rng.random(transition.shape) < 0.3] = -np.inf
-        end[rng.random(end.shape) < 0.3] = -np.inf
-        y = rng.integers(0, n_labels, size=n)
-        prev = n_labels
-        for t, c in enumerate(y):
-            emission[t, c] = weights(())
-            transition[t if per_token else 0, prev, c] = weights(())
-            prev = c
-        end[prev] = weights(())
-    return emission, transition, end
-
-
 @SETTINGS
-@given(chains())
+@given(chains(integer=True))
 def test_viterbi_matches_brute_force_including_ties(instance):
     emission, transition, end = instance
     expected_path, expected_score = naive.brute_force_best(emission, transition, end)
@@ -61,7 +29,7 @@ def test_viterbi_all_ties_returns_all_zeros():
 
 
 @SETTINGS
-@given(chains(), st.integers(0, 2**32 - 1), st.integers(0, 3))
+@given(chains(integer=True), st.integers(0, 2**32 - 1), st.integers(0, 3))
 def test_hamming_augmented_viterbi_matches_brute_force(instance, seed, cost):
     emission, transition, end = instance
     n, n_labels = emission.shape

@@ -28,6 +28,7 @@ from .scoring import (
     local_context_scores2, local_log_probabilities, second_order_transitions, sentence_candidates,
     transition_scores,
 )
+from .second_order import history_block
 
 
 @njit(cache=True)
@@ -170,12 +171,7 @@ def chain_marginals2(emission, transition2, context, cand_offsets, cand_labels):
     node = np.zeros((n, n_labels))
     for t in range(n):
         tt = t if per_token else 0
-        base_h = cand_offsets[t - 2] if t >= 2 else 0
-        n_h = cand_offsets[t - 1] - base_h if t >= 2 else 1
-        base_i = cand_offsets[t - 1] if t >= 1 else 0
-        n_i = cand_offsets[t] - base_i if t >= 1 else 1
-        base_j = cand_offsets[t]
-        n_j = cand_offsets[t + 1] - base_j
+        base_h, n_h, base_i, n_i, base_j, n_j = history_block(cand_offsets, t)
         for h in range(n_h):
             pp = cand_labels[base_h + h] if t >= 2 else start
             for i in range(n_i):

@@ -17,7 +17,7 @@ A sentence is tokens [a, b) of the CSR arrays ``feature_offsets``/``feature_ids`
 import numpy as np
 from numba import njit, prange
 
-from .second_order import viterbi2, viterbi2_context
+from .second_order import history_block, viterbi2, viterbi2_context
 from .viterbi import viterbi
 
 # indices into the ``dims`` array; LOCAL is 1 for a locally normalized model (MEMM)
@@ -147,12 +147,7 @@ def local_context_scores2(emission, transition2, cand_offsets, cand_labels):
     context = np.full((n, n_labels + 1, n_labels + 1), -np.inf)
     for t in range(n):
         tt = t if per_token else 0
-        base_h = cand_offsets[t - 2] if t >= 2 else 0
-        n_h = cand_offsets[t - 1] - base_h if t >= 2 else 1
-        base_i = cand_offsets[t - 1] if t >= 1 else 0
-        n_i = cand_offsets[t] - base_i if t >= 1 else 1
-        base_j = cand_offsets[t]
-        n_j = cand_offsets[t + 1] - base_j
+        base_h, n_h, base_i, n_i, base_j, n_j = history_block(cand_offsets, t)
         for h in range(n_h):
             pp = cand_labels[base_h + h] if t >= 2 else start
             for i in range(n_i):

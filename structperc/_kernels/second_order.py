@@ -37,6 +37,19 @@ def all_candidates(n, n_labels):
 
 
 @njit(cache=True)
+def history_block(cand_offsets, t):
+    """Where the candidates of y_{t-2}, y_{t-1} and y_t lie in cand_labels: (base_h, n_h, base_i,
+    n_i, base_j, n_j). Before the sentence the history is the start symbol alone (base 0, count 1)."""
+    base_h = cand_offsets[t - 2] if t >= 2 else 0
+    n_h = cand_offsets[t - 1] - base_h if t >= 2 else 1
+    base_i = cand_offsets[t - 1] if t >= 1 else 0
+    n_i = cand_offsets[t] - base_i if t >= 1 else 1
+    base_j = cand_offsets[t]
+    n_j = cand_offsets[t + 1] - base_j
+    return base_h, n_h, base_i, n_i, base_j, n_j
+
+
+@njit(cache=True)
 def viterbi2(emission, transition2, end, cand_offsets, cand_labels):
     """Best labeling inside the candidate sets under the second-order score.
 
@@ -116,12 +129,7 @@ def viterbi2_context(emission, transition2, context, end, cand_offsets, cand_lab
     # pp = S at t = 1;  delta[t, (p, c)] = emission[t, c] + incoming[t, (p, c)]
     for t in range(1, n):
         tt = t if per_token else 0
-        base_h = cand_offsets[t - 2] if t >= 2 else 0
-        n_h = cand_offsets[t - 1] - base_h if t >= 2 else 1
-        base_i = cand_offsets[t - 1]
-        n_i = cand_offsets[t] - base_i
-        base_j = cand_offsets[t]
-        n_j = cand_offsets[t + 1] - base_j
+        base_h, n_h, base_i, n_i, base_j, n_j = history_block(cand_offsets, t)
         # ascending distinct labels: a full set means candidate j is label j
         all_labels = n_j == n_labels
         prev_block = state_offsets[t - 1]
@@ -148,10 +156,7 @@ def viterbi2_context(emission, transition2, context, end, cand_offsets, cand_lab
                 delta[block + i * n_j + j] = best[j] + emission[t, cand_labels[base_j + j]]
 
     # Final state: max over (p, c) of delta[n-1, (p, c)] + end[c], scanning c first, then p.
-    base_i = cand_offsets[n - 2] if n >= 2 else 0
-    n_i = cand_offsets[n - 1] - base_i if n >= 2 else 1
-    base_j = cand_offsets[n - 1]
-    n_j = cand_offsets[n] - base_j
+    _, _, base_i, n_i, base_j, n_j = history_block(cand_offsets, n - 1)
     block = state_offsets[n - 1]
     best_score = -np.inf
     best_i = 0
