@@ -20,6 +20,7 @@ import numpy as np
 
 from ._kernels import scoring
 from ._kernels.nbest import kbest_corpus
+from ._kernels.ranking import group_argmax
 from .corpus import Corpus, concatenate
 from .errors import ConfigError
 from .model import is_bio
@@ -161,12 +162,7 @@ class NBestList:
         return self._argmax_per_sentence(self.task_scores)
 
     def _argmax_per_sentence(self, values):
-        choice = self.first_choice()
-        for i in range(self.n_sentences):
-            a, b = self.candidate_offsets[i], self.candidate_offsets[i + 1]
-            if b > a:
-                choice[i] = a + int(np.argmax(values[a:b]))
-        return choice
+        return group_argmax(np.asarray(values, dtype=np.float64), self.candidate_offsets)
 
     def selected_labels(self, choice):
         """Flat label strings of the corpus when sentence i takes candidate choice[i] (a sentence

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels.ranking import predict_groups, ranking_epoch
+from ._kernels.ranking import group_argmax, predict_groups, ranking_epoch
 from .errors import ConfigError, InputFormatError, ModelFileError
 from .nbest import chunk_spans
 from .npzfile import read_npz, write_npz
@@ -154,12 +154,7 @@ class RankingData:
 
     def best_rows(self):
         """Row of the highest target of every group, ties to the first row; -1 for an empty group."""
-        best = np.full(self.n_groups, -1, dtype=np.int64)
-        for g in range(self.n_groups):
-            a, b = self.group_offsets[g], self.group_offsets[g + 1]
-            if b > a:
-                best[g] = a + int(np.argmax(self.targets[a:b]))
-        return best
+        return group_argmax(self.targets, self.group_offsets)
 
 
 def featurize(nb, names=None, vocabulary=None, grow=False):

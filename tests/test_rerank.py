@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from structperc._kernels.ranking import ranking_epoch
+from structperc._kernels.ranking import group_argmax, ranking_epoch
 from structperc.errors import ConfigError, InputFormatError
 from structperc.nbest import nbest_corpus
 from structperc.rerank import (DEFAULT_FEATURES, GLOBAL_FEATURES, RankingData, Reranker, candidate_feature_strings,
@@ -327,3 +327,12 @@ def test_cli_nbest_train_apply_and_errors(tmp_path):
     for command in (["nbest", "--help"], ["rerank", "train", "--help"], ["rerank", "apply", "--help"]):
         result = runner.invoke(app, command)
         assert result.exit_code == 0 and "Example" in result.output
+
+
+def test_group_argmax_is_the_first_maximum_of_each_group():
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(0, 5, size=50)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    values = rng.integers(0, 3, size=int(offsets[-1])).astype(np.float64)  # many ties
+    expected = [a + int(np.argmax(values[a:b])) if b > a else -1 for a, b in zip(offsets[:-1], offsets[1:])]
+    assert group_argmax(values, offsets).tolist() == expected

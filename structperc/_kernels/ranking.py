@@ -40,6 +40,18 @@ def add_row(target, scale, row_offsets, feature_ids, values, j):
 
 
 @njit(cache=True)
+def group_argmax(values, group_offsets):
+    """Row of the largest value of every group (ties to the first row); -1 for an empty group."""
+    n_groups = group_offsets.shape[0] - 1
+    chosen = np.full(n_groups, -1, dtype=np.int64)
+    for g in range(n_groups):
+        for j in range(group_offsets[g], group_offsets[g + 1]):
+            if chosen[g] < 0 or values[j] > values[chosen[g]]:
+                chosen[g] = j
+    return chosen
+
+
+@njit(cache=True)
 def predict_groups(w, group_offsets, row_offsets, feature_ids, values):
     """Row of argmax_j w · x_j of every group (ties to the first row); -1 for an empty group."""
     n_groups = group_offsets.shape[0] - 1
