@@ -1,4 +1,14 @@
+import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# The suite is hermetic: the user's settings for structperc (a corpus mirror, a corpora folder) and
+# for numba (JIT disabled, thread counts, cache folder) would change what the tests read or run.
+# They are cleared for the whole session, subprocesses included; a test that needs one sets it
+# itself with monkeypatch.
+_USER_SETTINGS = ("STRUCTPERC_", "NUMBA_")
+for _name in [n for n in os.environ if n.startswith(_USER_SETTINGS)]:
+    del os.environ[_name]
+

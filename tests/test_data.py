@@ -33,6 +33,13 @@ def make_manifest(urls=None, sums=None, compression=None):
                                        "columns": ["word", "pos", "chunk"], "files": files}]}
 
 
+@pytest.fixture(autouse=True)
+def no_user_mirror(monkeypatch):
+    """Each test states its own mirror: the user's STRUCTPERC_MIRROR must not leak in."""
+    monkeypatch.delenv("STRUCTPERC_MIRROR", raising=False)
+    monkeypatch.delenv("STRUCTPERC_CORPORA", raising=False)
+
+
 @pytest.fixture
 def mirror(tmp_path):
     root = tmp_path / "mirror"
