@@ -1,16 +1,21 @@
 """structperc beside python-crfsuite on CoNLL-2000, same data, same `chunk` templates.
 
-Every job is a separate process, timed as a whole (start, read, extract, train, save) with its
-peak RSS from wait4. structperc's cold time is measured with an empty numba cache, the warm time
-with the cache that run filled. Writes benchmarks/results.md and prints the table.
+Every job is a separate process, timed as a whole (start, read, extract, train, save; or start,
+read, extract, tag, write) with its peak RSS from wait4, for both systems alike. Each job runs
+REPEATS times; the table gives the median with the minimum and maximum of that one run of the
+script, never a kept fast run. structperc's cold time is measured with an empty numba cache each
+time, its warm time with the cache the cold runs filled.
 
-usage: python benchmarks/bench_conll2000.py [--corpus corpora/conll2000] [--skip-crfsuite]
+Writes benchmarks/results.md and the table between the `bench-conll2000` markers of README.md.
+
+usage: python benchmarks/bench_conll2000.py [--corpus corpora/conll2000] [--skip-crfsuite] [--repeats 3]
 """
 import argparse
 import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -19,10 +24,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+CRFSUITE_JOB = ROOT / "benchmarks" / "crfsuite_job.py"
+README = ROOT / "README.md"
+MARKERS = ("<!-- bench-conll2000 -->", "<!-- /bench-conll2000 -->")
+TRAIN_TOKENS, TEST_TOKENS = 211727, 47377
 
 
-def run_measured(cmd, env=None):
-    """Like run, but also the peak RSS (MB) of the process, from os.wait4."""
+def run_once(cmd, env=None):
+    """(seconds, peak RSS in MB, stdout) of one whole process."""
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen([str(c) for c in cmd], stdout=out, stderr=err, env=env, text=True)
@@ -33,107 +42,126 @@ def run_measured(cmd, env=None):
         stdout, stderr = out.read(), err.read()
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"failed: {' '.join(map(str, cmd))}\n{stderr}")
-    return seconds, usage.ru_maxrss / 1024, stdout, stderr
+    return seconds, usage.ru_maxrss / 1024, stdout
 
 
-def structperc_jobs(corpus, work, env, rows, trainer="perceptron", epochs=10, np_only=False, extra=()):
-    averaged = "--no-average" not in extra
-    kind = (" avg" if averaged else " noavg") if trainer == "perceptron" else ""
-    name = f"structperc {trainer}{kind}, {epochs} epochs, {'NP' if np_only else 'all types'}"
-    model = work / f"{trainer}{kind.strip()}-{'np' if np_only else 'all'}.npz"
-    cmd = [BIN / "structperc", "train", corpus / "train.txt", "--model", model, "--columns", "word,pos,chunk",
-           "--templates", "chunk", "--epochs", str(epochs), "--constrain", "bio", "--trainer", trainer,
-           "--quiet", *(["--only-types", "NP"] if np_only else []), *extra]
-    seconds, rss, _, _ = run_measured(cmd, env)
-    seconds2, rss2, _, _ = run_measured(cmd, env)
-    seconds, rss = min(seconds, seconds2), max(rss, rss2)
-    _, _, out, _ = run_measured([BIN / "structperc", "eval", corpus / "test.txt", "--model", model, "--json"], env)
-    f1 = json.loads(out)["f1"]
-    rows.append({"job": name + " (train, whole process)", "seconds": seconds, "rss_mb": rss, "f1": f1,
-                 "tokens_per_second": 211727 * epochs / seconds})
-    return model
+def measure(cmd, repeats, env=None, before=None):
+    """Run ``cmd`` ``repeats`` times (calling ``before()`` ahead of each run); timing summary."""
+    runs = []
+    for _ in range(repeats):
+        if before is not None:
+            before()
+        runs.append(run_once(cmd, env))
+    seconds = [r[0] for r in runs]
+    return {"seconds": statistics.median(seconds), "min": min(seconds), "max": max(seconds),
+            "rss_mb": statistics.median(r[1] for r in runs), "stdout": runs[-1][2]}
+
+
+def structperc_train(corpus, model, trainer="perceptron", epochs=10, np_only=False, extra=()):
+    return [BIN / "structperc", "train", corpus / "train.txt", "--model", model, "--columns", "word,pos,chunk",
+            "--templates", "chunk", "--epochs", str(epochs), "--constrain", "bio", "--trainer", trainer,
+            "--quiet", *(["--only-types", "NP"] if np_only else []), *extra]
+
+
+def structperc_f1(corpus, model, env):
+    _, _, out = run_once([BIN / "structperc", "eval", corpus / "test.txt", "--model", model, "--json"], env)
+    return json.loads(out)["f1"]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=ROOT / "corpora" / "conll2000")
     parser.add_argument("--skip-crfsuite", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--output", type=Path, default=ROOT / "benchmarks" / "results.md")
     args = parser.parse_args()
-    corpus = args.corpus
+    corpus, repeats = args.corpus, args.repeats
     work = Path(tempfile.mkdtemp(prefix="structperc-bench-"))
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(work / "numba-cache"))
-    rows, notes = [], []
-    from structperc.train import TRAINERS
+    cache = work / "numba-cache"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    rows = {}
 
-    # cold: empty numba cache, so every kernel compiles
-    cold_cmd = [BIN / "structperc", "train", corpus / "train.txt", "--model", work / "cold.npz", "--columns",
-                "word,pos,chunk", "--templates", "chunk", "--epochs", "10", "--constrain", "bio", "--quiet"]
-    cold_seconds, cold_rss, _, _ = run_measured(cold_cmd, env)
-    _, _, _, _ = run_measured([BIN / "structperc", "tag", corpus / "test.txt", "--model", work / "cold.npz",
-                               "--output", work / "cold.txt", "--quiet"], env)
-    rows.append({"job": "structperc perceptron avg, 10 epochs, all types (train, cold numba cache)",
-                 "seconds": cold_seconds, "rss_mb": cold_rss})
+    def add(key, label, result, tokens=None, f1=None, note=""):
+        result.update(label=label, f1=f1, note=note)
+        if tokens:
+            result["tokens_per_second"] = tokens / result["seconds"]
+        rows[key] = result
+        print(f"{label}: median {result['seconds']:.2f} s", file=sys.stderr, flush=True)
 
-    model_all = structperc_jobs(corpus, work, env, rows)
-    structperc_jobs(corpus, work, env, rows, np_only=True)
-    structperc_jobs(corpus, work, env, rows, np_only=True, extra=("--no-average",))
-    for trainer, epochs in (("crf", 20), ("hinge", 10), ("memm", 10)):
-        if trainer in TRAINERS:
-            structperc_jobs(corpus, work, env, rows, trainer=trainer, epochs=epochs, np_only=True)
+    # cold: an empty numba cache before every run, so every kernel compiles
+    cold = structperc_train(corpus, work / "cold.npz")
+    add("cold", "structperc perceptron avg, 10 epochs, all types (train, cold numba cache)",
+        measure(cold, repeats, env, before=lambda: shutil.rmtree(cache, ignore_errors=True)))
+    # fill the cache for every kernel a later job calls (tagging included)
+    run_once([BIN / "structperc", "tag", corpus / "test.txt", "--model", work / "cold.npz",
+              "--output", work / "cold.txt", "--quiet"], env)
 
-    # tagging: timed inside the process (open input .. last output line) and as a whole process
-    tag_cmd = [BIN / "structperc", "tag", corpus / "test.txt", "--model", model_all, "--output", work / "tagged.txt"]
-    best = None
-    for _ in range(3):
-        seconds, rss, _, err = run_measured(tag_cmd, env)
-        m = re.search(r"in ([0-9.]+)s \(([0-9,]+) tokens/s\)", err)
-        inner = float(m.group(1))
-        if best is None or inner < best[1]:
-            best = (seconds, inner, rss)
-    tokens = 47377
-    rows.append({"job": "structperc tag, all types (inside the process: open input .. last line)",
-                 "seconds": best[1], "tokens_per_second": tokens / best[1], "rss_mb": best[2]})
-    rows.append({"job": "structperc tag, all types (whole process)", "seconds": best[0],
-                 "tokens_per_second": tokens / best[0], "rss_mb": best[2]})
+    jobs = [("sp_all", "perceptron", 10, False, ()), ("sp_np", "perceptron", 10, True, ()),
+            ("sp_np_noavg", "perceptron", 10, True, ("--no-average",)), ("sp_crf", "crf", 20, True, ()),
+            ("sp_hinge", "hinge", 10, True, ()), ("sp_hinge_noavg", "hinge", 10, True, ("--no-average",)),
+            ("sp_memm", "memm", 10, True, ())]
+    for key, trainer, epochs, np_only, extra in jobs:
+        model = work / f"{key}.npz"
+        cmd = structperc_train(corpus, model, trainer, epochs, np_only, extra)
+        kind = "" if trainer in ("crf", "memm") else (" noavg" if extra else " avg")
+        label = f"structperc {trainer}{kind}, {epochs} epochs, {'NP' if np_only else 'all types'} (train)"
+        add(key, label, measure(cmd, repeats, env), TRAIN_TOKENS * epochs, structperc_f1(corpus, model, env))
+
+    tag = [BIN / "structperc", "tag", corpus / "test.txt", "--model", work / "sp_all.npz",
+           "--output", work / "tagged.txt"]
+    result = measure(tag, repeats, env)
+    add("sp_tag", "structperc tag, all types", result, TEST_TOKENS)
 
     if not args.skip_crfsuite:
-        job = ROOT / "benchmarks" / "crfsuite_job.py"
-        for algorithm, epochs, np_only in (("ap", 10, False), ("ap", 10, True), ("l2sgd", 20, True)):
-            cmd = [sys.executable, job, corpus / "train.txt", corpus / "test.txt", algorithm, str(epochs)]
-            cmd += ["NP"] if np_only else []
-            seconds, rss, out, _ = run_measured(cmd)
-            r = json.loads(out)
+        for key, algorithm, epochs, np_only in (("cs_all", "ap", 10, False), ("cs_np", "ap", 10, True),
+                                                ("cs_sgd", "l2sgd", 20, True)):
+            model = work / f"{key}.crfsuite"
+            types = ["NP"] if np_only else []
             label = f"python-crfsuite {algorithm}, {epochs} epochs, {'NP' if np_only else 'all types'}"
-            rows.append({"job": label + " (extract + train)", "seconds": r["extract_seconds"] + r["train_seconds"],
-                         "rss_mb": rss, "f1": r["f1"],
-                         "detail": f"extract {r['extract_seconds']:.2f}s + train {r['train_seconds']:.2f}s"})
-            rows.append({"job": label + " (tag: extract + tag)", "seconds": r["tag_seconds"],
-                         "tokens_per_second": r["test_tokens"] / r["tag_seconds"]})
+            train = [sys.executable, CRFSUITE_JOB, "train", corpus / "train.txt", model, algorithm, epochs, *types]
+            result = measure(train, repeats)
+            split = json.loads(result["stdout"])
+            tagged = measure([sys.executable, CRFSUITE_JOB, "tag", corpus / "test.txt", model,
+                              work / f"{key}.txt", *types], repeats)
+            f1 = json.loads(tagged["stdout"])["f1"]
+            add(key, label + " (train)", result, TRAIN_TOKENS * epochs, f1,
+                f"in process: extract {split['extract_seconds']:.2f} s + train {split['train_seconds']:.2f} s")
+            if key == "cs_all":
+                add("cs_tag", "python-crfsuite tag, all types", tagged, TEST_TOKENS)
     shutil.rmtree(work, ignore_errors=True)
 
-    lines = ["| job | seconds | tokens/s | peak RSS MB | F1 | note |", "|---|---:|---:|---:|---:|---|"]
-    for r in rows:
-        lines.append("| {job} | {s} | {tps} | {rss} | {f1} | {note} |".format(
-            job=r["job"], s=f"{r['seconds']:.2f}", tps=f"{r['tokens_per_second']:,.0f}" if "tokens_per_second" in r else "",
-            rss=f"{r['rss_mb']:.0f}" if "rss_mb" in r else "", f1=f"{r['f1']:.2f}" if "f1" in r else "",
-            note=r.get("detail", "")))
-    ratios = []
-    by_job = {r["job"]: r for r in rows}
-    sp = by_job.get("structperc perceptron avg, 10 epochs, all types (train, whole process)")
-    cs = by_job.get("python-crfsuite ap, 10 epochs, all types (extract + train)")
-    if sp and cs:
-        ratios.append(f"- training, all types, averaged perceptron: structperc / python-crfsuite = "
-                      f"{sp['seconds']:.2f} / {cs['seconds']:.2f} = {sp['seconds'] / cs['seconds']:.3f} (target <= 0.333)")
-    sp = by_job.get("structperc crf, 20 epochs, NP (train, whole process)")
-    cs = by_job.get("python-crfsuite l2sgd, 20 epochs, NP (extract + train)")
-    if sp and cs:
-        ratios.append(f"- CRF SGD, NP, 20 epochs: structperc / python-crfsuite = {sp['seconds']:.2f} / "
-                      f"{cs['seconds']:.2f} = {sp['seconds'] / cs['seconds']:.3f} (target <= 0.5)")
-    text = "\n".join(["# CoNLL-2000 benchmark", "", f"Machine: {os.cpu_count()} cores; `make bench`.", "",
-                      *lines, "", *ratios, ""])
-    args.output.write_text(text)
-    print(text)
+    lines = [f"Each job: {repeats} whole-process runs in one run of the script; median (min-max) seconds, "
+             "median peak RSS.", "",
+             "| job | seconds, median (min-max) | tokens/s | peak RSS MB | test F1 | note |",
+             "|---|---:|---:|---:|---:|---|"]
+    for r in rows.values():
+        tps = f"{r['tokens_per_second']:,.0f}" if "tokens_per_second" in r else ""
+        f1 = f"{r['f1']:.2f}" if r["f1"] is not None else ""
+        lines.append(f"| {r['label']} | {r['seconds']:.2f} ({r['min']:.2f}-{r['max']:.2f}) | {tps} | "
+                     f"{r['rss_mb']:.0f} | {f1} | {r['note']} |")
+    lines.append("")
+
+    def ratio(a, b, what):
+        if a in rows and b in rows:
+            x, y = rows[a]["seconds"], rows[b]["seconds"]
+            lines.append(f"- {what}: {x:.2f} / {y:.2f} = **{x / y:.3f}**")
+
+    ratio("sp_all", "cs_all", "training, all types, averaged perceptron, structperc / python-crfsuite")
+    ratio("sp_crf", "cs_sgd", "CRF by SGD, NP, 20 epochs, structperc / python-crfsuite")
+    ratio("sp_tag", "cs_tag", "tagging the test file, structperc / python-crfsuite")
+    for a, b, what in (("sp_hinge", "sp_np", "averaged"), ("sp_hinge_noavg", "sp_np_noavg", "not averaged")):
+        if a in rows and b in rows:
+            lines.append(f"- hinge against perceptron, both {what}, NP F1: {rows[a]['f1']:.2f} against "
+                         f"{rows[b]['f1']:.2f}")
+    table = "\n".join(lines)
+    header = f"# CoNLL-2000 benchmark\n\nMachine: {os.cpu_count()} cores; `make bench`.\n\n"
+    args.output.write_text(header + table + "\n", encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
+    start, end = readme.find(MARKERS[0]), readme.find(MARKERS[1])
+    if start >= 0 and end > start:
+        readme = readme[: start + len(MARKERS[0])] + "\n" + table + "\n" + readme[end:]
+        README.write_text(readme, encoding="utf-8")
+    print(header + table)
 
 
 if __name__ == "__main__":

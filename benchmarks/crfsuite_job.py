@@ -2,8 +2,11 @@
 
 Features are CRFsuite's chunking example templates (the same as structperc's `chunk` preset):
 words and POS in a +-2 window, two word bigrams, four POS bigrams, three POS trigrams, a bias.
+Each invocation is one whole job, so the benchmark times it as a process, as it times structperc.
 
-usage: python crfsuite_job.py TRAIN TEST ALGORITHM EPOCHS [NP]   (prints one JSON line)
+usage: python crfsuite_job.py train TRAIN MODEL ALGORITHM EPOCHS [NP]
+       python crfsuite_job.py tag TEST MODEL OUTPUT [NP]
+Each prints one JSON line with the in-process split of its time (and the test F1 for `tag`).
 """
 import json
 import sys
@@ -56,13 +59,11 @@ def features(sentence):
     return out
 
 
-def main():
-    train_path, test_path, algorithm, epochs = sys.argv[1:5]
-    np_only = len(sys.argv) > 5 and sys.argv[5] == "NP"
+def train(train_path, model_path, algorithm, epochs, np_only):
     t0 = time.perf_counter()
-    train = read(train_path, np_only)
+    sentences = read(train_path, np_only)
     trainer = pycrfsuite.Trainer(verbose=False)
-    for sentence in train:
+    for sentence in sentences:
         trainer.append(features(sentence), [t[2] for t in sentence])
     t1 = time.perf_counter()
     params = {"max_iterations": int(epochs)}
@@ -70,19 +71,39 @@ def main():
         params["c2"] = 1.0
     trainer.select(algorithm)
     trainer.set_params(params)
-    trainer.train("/tmp/structperc-bench-crfsuite.model")
+    trainer.train(model_path)
     t2 = time.perf_counter()
-    test = read(test_path, np_only)
+    return {"extract_seconds": t1 - t0, "train_seconds": t2 - t1}
+
+
+def tag(test_path, model_path, output_path, np_only):
+    t0 = time.perf_counter()
+    sentences = read(test_path, np_only)
     tagger = pycrfsuite.Tagger()
-    tagger.open("/tmp/structperc-bench-crfsuite.model")
-    t3 = time.perf_counter()
-    predicted = [tagger.tag(features(s)) for s in test]
-    t4 = time.perf_counter()
+    tagger.open(model_path)
+    predicted = [tagger.tag(features(s)) for s in sentences]
+    with open(output_path, "w", encoding="utf-8") as out:
+        for sentence, labels in zip(sentences, predicted):
+            for (word, pos, chunk), label in zip(sentence, labels):
+                out.write(f"{word} {pos} {chunk} {label}\n")
+            out.write("\n")
+    t1 = time.perf_counter()
     from seqeval.metrics import f1_score
 
-    f1 = 100 * f1_score([[t[2] for t in s] for s in test], predicted)
-    print(json.dumps({"extract_seconds": t1 - t0, "train_seconds": t2 - t1, "tag_seconds": t4 - t3,
-                      "test_tokens": sum(len(s) for s in test), "f1": f1}))
+    f1 = 100 * f1_score([[t[2] for t in s] for s in sentences], predicted)
+    return {"tag_seconds": t1 - t0, "test_tokens": sum(len(s) for s in sentences), "f1": f1}
+
+
+def main():
+    command, *args = sys.argv[1:]
+    np_only = args[-1] == "NP"
+    if np_only:
+        args = args[:-1]
+    if command == "train":
+        result = train(args[0], args[1], args[2], args[3], np_only)
+    else:
+        result = tag(args[0], args[1], args[2], np_only)
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":
