@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._kernels.ranking import group_argmax, predict_groups, ranking_epoch
-from .errors import ConfigError, InputFormatError, ModelFileError
 from .chunks import chunk_spans
+from .errors import ConfigError, InputFormatError, ModelFileError
 from .npzfile import read_npz, write_npz
 from .templates import word_shape
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from structperc.datasets import DATASETS, NP_DEV_SENTENCES, load_dataset as load_split
 from structperc.corpus import concatenate
+from structperc.datasets import DATASETS, NP_DEV_SENTENCES
+from structperc.datasets import load_dataset as load_split
 from structperc.errors import ConfigError
 from structperc.evaluate import evaluate_labels
 from structperc.tagger import Tagger
