@@ -14,12 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
-from structperc.reproduce import TAG_DICT_K, load_ewt
+from structperc.datasets import load_ewt
 from structperc.tagger import Tagger
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "benchmarks" / "order2.md"
 EPOCHS = 3
+TAG_DICT_K = 5  # the tag dictionary of the Collins (2002) reproduction (experiments/collins2002)
 CONFIGS = [(1, None), (1, TAG_DICT_K), (2, TAG_DICT_K), (2, None)]
 
 

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from collins2002.settings import TAG_DICT_K
 from structperc.corpus import concatenate
-from structperc.reproduce import TAG_DICT_K, load_ewt
+from structperc.datasets import load_ewt
 from structperc.tagger import Tagger
 from structperc.templates import PRESETS
 

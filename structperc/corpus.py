@@ -26,6 +26,7 @@ import numpy as np
 from conllu.exceptions import ParseException
 from conllu.serializer import serialize_field
 
+from structperc.chunks import map_only_types
 from structperc.errors import ConfigError, InputFormatError
 
 STDIN_NAME = "<stdin>"
@@ -42,7 +43,6 @@ def _needs_rstrip(text: str) -> bool:
     if text.isascii():
         return any(marker in text for marker in _ASCII_SPACE) or text[-1:] in (" ", "\t")
     return _TRAILING_SPACE.search(text) is not None
-_CHUNK_PREFIXES = frozenset("BIESLU")
 
 # The last column is derived from MISC: "0" when the token is written with no space after it
 # (SpaceAfter=No, on the word or on the multiword token it ends; the words inside a multiword token
@@ -223,22 +223,6 @@ def default_columns(n: int) -> list[str]:
     if n == 2:
         return ["word", "label"]
     return ["word", "pos"] + [f"col{i}" for i in range(2, n - 1)] + ["label"]
-
-
-def map_only_types(labels: Sequence[str], types: Iterable[str]) -> list[str]:
-    """Map every chunk tag whose type is not in `types` to "O".
-
-    Tags look like B-X, I-X (also E-, S-, L-, U-); "O" and tags without such a prefix are kept.
-    ``map_only_types(labels, {"NP"})`` turns CoNLL-2000 chunking into NP chunking.
-    """
-    types = set(types)
-    mapping = {}
-    for tag in set(labels):
-        if len(tag) > 2 and tag[1] == "-" and tag[0] in _CHUNK_PREFIXES and tag[2:] not in types:
-            mapping[tag] = "O"
-        else:
-            mapping[tag] = tag
-    return [mapping[tag] for tag in labels]
 
 
 def detect_format(path) -> str:

@@ -58,12 +58,6 @@ def transition_penalty(labels, constrain):
     return CONSTRAINTS[name](labels)
 
 
-def is_bio(labels):
-    """True when the label set is a chunk tagging (B-X, I-X, O, ...)."""
-    prefixed = [l for l in labels if l != "O"]
-    return bool(prefixed) and all(l[:2] in ("B-", "I-", "E-", "S-") and len(l) > 2 for l in prefixed)
-
-
 class LinearChainModel:
     """Weights of a linear-chain model over the features of a fitted ``FeatureEncoder``.
 

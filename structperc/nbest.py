@@ -12,7 +12,6 @@ The readable block format (``write_block``): for every sentence i (0-based) and 
     ...
     <blank line>
 """
-import functools
 import time
 from dataclasses import dataclass
 
@@ -21,36 +20,9 @@ import numpy as np
 from ._kernels import scoring
 from ._kernels.nbest import kbest_corpus
 from ._kernels.ranking import group_argmax
+from .chunks import chunk_spans, is_bio
 from .corpus import Corpus, concatenate
 from .errors import ConfigError
-from .model import is_bio
-
-
-# ------------------------------------------------------------------------------------ chunks
-@functools.lru_cache(maxsize=1024)
-def _tag_and_type(label):
-    return label[0], label[1:].split("-", maxsplit=1)[-1] or "_"
-
-
-def chunk_spans(labels):
-    """Chunks of one sentence as (type, first token, last token), counted exactly like seqeval's
-    ``get_entities`` (the conlleval rules: a chunk starts at B-/S-, at an I-/E- after O or after a
-    chunk of another type, and ends before such a start or an O)."""
-    spans = []
-    prev_tag, prev_type, begin = "O", "", 0
-    n = len(labels)
-    for i in range(n + 1):
-        tag, kind = _tag_and_type(labels[i]) if i < n else ("O", "_")
-        if (prev_tag == "E" or prev_tag == "S"
-                or (prev_tag in ("B", "I") and tag in ("B", "S", "O"))
-                or (prev_tag != "O" and prev_tag != "." and prev_type != kind)):
-            spans.append((prev_type, begin, i - 1))
-        if (tag == "B" or tag == "S"
-                or (prev_tag in ("E", "S", "O") and tag in ("E", "I"))
-                or (tag != "O" and tag != "." and prev_type != kind)):
-            begin = i
-        prev_tag, prev_type = tag, kind
-    return spans
 
 
 # ------------------------------------------------------------------------------------ n-best lists

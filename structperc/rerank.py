@@ -28,9 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._kernels.ranking import group_argmax, predict_groups, ranking_epoch
+from .chunks import chunk_spans
 from .errors import ConfigError, InputFormatError, ModelFileError
-from .nbest import chunk_spans
 from .npzfile import read_npz, write_npz
+from .templates import word_shape
 
 FORMAT_VERSION = 1
 SCORE_FEATURE = 1
@@ -41,17 +42,6 @@ FIRST_FEATURE_ID = 2
 @functools.lru_cache(maxsize=4096)
 def _spans(labels):
     return chunk_spans(labels)
-
-
-def word_shape(word):
-    """Condensed shape: runs of upper case -> X, lower case -> x, digits -> d; other characters kept
-    ("Hello" -> "Xx", "U.S." -> "X.X.", "1,000" -> "d,d")."""
-    out = []
-    for ch in word:
-        s = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
-        if not out or out[-1] != s or s not in "Xxd":
-            out.append(s)
-    return "".join(out)
 
 
 def _chunk_feature(prefix, render):

@@ -3,11 +3,12 @@ import time
 
 import numpy as np
 
+from .chunks import is_bio
 from .corpus import Corpus
 from .encode import FIRST_ID, FeatureEncoder
 from .errors import ConfigError
 from .evaluate import evaluate_labels
-from .model import LinearChainModel, is_bio
+from .model import LinearChainModel
 from .train import Problem, make_rule, train_online
 
 

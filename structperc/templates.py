@@ -22,8 +22,9 @@ from pathlib import Path
 from .errors import ConfigError
 
 
-def _shape(word):
-    # Xxxx-dd: upper -> X, lower -> x, digit -> d, other kept; runs of one class collapse.
+def word_shape(word):
+    """Condensed shape: upper -> X, lower -> x, digit -> d, any other character kept; equal
+    symbols in a row collapse to one ("Hello" -> "Xx", "1,000" -> "d,d", "U.S...." -> "X.X.")."""
     out = []
     for ch in word:
         if ch.isupper():
@@ -45,7 +46,7 @@ def _flag(value):
 
 ATTRIBUTES = {
     "lower": str.lower,
-    "shape": _shape,
+    "shape": word_shape,
     "has_digit": lambda w: _flag(any(ch.isdigit() for ch in w)),
     "has_upper": lambda w: _flag(any(ch.isupper() for ch in w)),
     "has_hyphen": lambda w: _flag("-" in w),

@@ -8,11 +8,12 @@ from seqeval.metrics.sequence_labeling import get_entities
 from structperc._kernels import scoring
 from structperc._kernels.kbest import kbest_viterbi
 from structperc._kernels.nbest import kbest_corpus
+from structperc.chunks import chunk_spans
 from structperc.encode import FeatureEncoder
 from structperc.errors import ConfigError
 from structperc.evaluate import chunk_scores, evaluate_labels, split
 from structperc.model import LinearChainModel
-from structperc.nbest import chunk_spans, jackknife_nbest, nbest_corpus, write_block
+from structperc.nbest import jackknife_nbest, nbest_corpus, write_block
 from structperc.tagger import Tagger, _as_corpus
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]

@@ -1,6 +1,11 @@
-"""The Collins (2002) reproduction: PTB splitting, pattern checks, the results writer, `compare`,
-and (slow) the pinned numbers of experiments/expected/collins2002.json."""
+"""The Collins (2002) reproduction (experiments/collins2002) and the dataset splits it reads
+(structperc.datasets): PTB splitting, pattern checks, the results writer, `compare`, and (slow) the
+pinned numbers of experiments/expected/collins2002.json."""
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -8,10 +13,13 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from structperc import reproduce
+from structperc import datasets
 from structperc.cli import handles_errors
-from structperc.cli_reproduce import compare_command, compare_tagged, reproduce_command
+from structperc.cli_reproduce import compare_command, load_experiment, reproduce_command
 from structperc.errors import ConfigError, InputFormatError
+from structperc.evaluate import compare_tagged
+
+reproduce = load_experiment("collins2002")
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = ROOT / "experiments" / "expected" / "collins2002.json"
@@ -34,10 +42,10 @@ def test_ptb_split_by_section_from_file_names(tmp_path, layout):
             made.setdefault(section, []).append(touch(path))
     touch(tmp_path / "README.pos")  # not a wsj_SSNN file: ignored
     touch(tmp_path / "wsj_0001.mrg")
-    by_section = reproduce.ptb_files_by_section(tmp_path)
+    by_section = datasets.ptb_files_by_section(tmp_path)
     assert sorted(by_section) == list(range(25))
     assert by_section[7] == made[7]
-    parts = reproduce.ptb_split_files(tmp_path)
+    parts = datasets.ptb_split_files(tmp_path)
     names = {p: [f.name for f in files] for p, files in parts.items()}
     assert names["train"][0] == "wsj_0001.pos" and names["train"][-1] == "wsj_1802.pos"
     assert len(names["train"]) == 19 * 2
@@ -48,24 +56,24 @@ def test_ptb_split_by_section_from_file_names(tmp_path, layout):
 def test_ptb_split_missing_sections_is_a_clear_error(tmp_path):
     touch(tmp_path / "00" / "wsj_0001.pos")
     with pytest.raises(ConfigError, match=r"sections 19-21 \(dev\).*found sections \[0\]"):
-        reproduce.ptb_split_files(tmp_path)
+        datasets.ptb_split_files(tmp_path)
     with pytest.raises(ConfigError, match="not a directory"):
-        reproduce.ptb_files_by_section(tmp_path / "nowhere")
+        datasets.ptb_files_by_section(tmp_path / "nowhere")
 
 
 def test_ptb_dataset_reads_the_split(tmp_path):
     for section in (0, 18, 19, 21, 22, 24):
         touch(tmp_path / f"{section:02d}" / f"wsj_{section:02d}01.pos", f"A/DT s{section}/NN ./.\n")
-    data = reproduce.load_dataset("ptb", tmp_path, ptb_root=tmp_path)
+    data = datasets.load_dataset("ptb", tmp_path, ptb_root=tmp_path)
     assert (data.train.n_sentences, data.dev.n_sentences, data.test.n_sentences) == (2, 2, 2)
     assert data.test.columns["word"][1] == "s22"
     with pytest.raises(ConfigError, match="--ptb-root"):
-        reproduce.load_dataset("ptb", tmp_path)
+        datasets.load_dataset("ptb", tmp_path)
 
 
 def test_wsj_sample_split_by_file_number(tmp_path):
     paths = [touch(tmp_path / f"wsj_{n:04d}.pos") for n in (1, 159, 160, 179, 180, 199)]
-    parts = reproduce.split_by_file_number(paths, reproduce.WSJ_SAMPLE_SPLIT)
+    parts = datasets.split_by_file_number(paths, datasets.WSJ_SAMPLE_SPLIT)
     assert {p: [f.name for f in v] for p, v in parts.items()} == {
         "train": ["wsj_0001.pos", "wsj_0159.pos"], "dev": ["wsj_0160.pos", "wsj_0179.pos"],
         "test": ["wsj_0180.pos", "wsj_0199.pos"]}
@@ -290,6 +298,20 @@ def test_reproduce_command_rejects_unknown_experiment_and_dataset(tmp_path):
     assert out.exit_code == 2 and "--ptb-root" in out.output
 
 
+def test_reproduce_without_the_experiments_directory_is_one_line_and_exit_2(tmp_path):
+    # an installed copy of the package: structperc/ with no experiments/ beside it
+    shutil.copytree(ROOT / "structperc", tmp_path / "structperc", ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run([sys.executable, "-m", "structperc", "reproduce", "collins2002", "--quick"],
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "experiment 'collins2002' needs" in lines[0] and "source checkout" in lines[0]
+    assert str(tmp_path / "experiments" / "collins2002") in lines[0]
+    with pytest.raises(ConfigError, match="not installed with the package"):
+        load_experiment("collins2002", root=tmp_path / "experiments")
+
+
 # ---------------------------------------------------------------------------- pinned numbers
 def check_against_expected(results, expected):
     tol = expected["tolerance"]
@@ -329,7 +351,7 @@ def tiny_pos_dataset():
         X = [[words[i] for i in rng.integers(0, len(words), 4)] for _ in range(n)]
         return _as_corpus(X, [[lexicon[w] for w in s] for s in X])
 
-    return reproduce.DatasetSplit("tiny", "pos", "tiny", "tiny", part(30), part(10), part(10))
+    return datasets.DatasetSplit("tiny", "pos", "tiny", "tiny", part(30), part(10), part(10))
 
 
 def test_run_row_scores_the_kept_epoch_on_test():
@@ -341,21 +363,16 @@ def test_run_row_scores_the_kept_epoch_on_test():
     assert row["test_score"] == pytest.approx(100.0 - row["test_accuracy"]) and len(predicted) == data.test.n_tokens
 
 
-def test_rule_without_second_order_runs_first_order_with_a_note():
-    crf = reproduce.Method("crf_cc0", "CRF, cc=0", "crf", True, 0)  # the crf rule trains order 1 only
-    row, _ = reproduce.run_row(tiny_pos_dataset(), crf, 2)
-    assert row["status"] == "ok" and row["order"] == 1 and row["note"].startswith("ran first order")
+def test_me_rows_run_second_order_on_pos_and_no_rule_falls_back_to_first_order():
     row, _ = reproduce.run_row(tiny_pos_dataset(), reproduce.METHODS[4], 2)  # ME, cc=0: a trigram MEMM
     assert row["status"] == "ok" and row["order"] == 2 and "note" not in row
+    crf = reproduce.Method("crf_cc0", "CRF, cc=0", "crf", True, 0)  # the crf rule trains order 1 only
+    with pytest.raises(ConfigError, match="needs order 1, got order 2"):
+        reproduce.run_row(tiny_pos_dataset(), crf, 2)
 
 
-@pytest.mark.parametrize("memm_orders", [(1, 2), (1,)])
-def test_whole_run_on_tiny_pos_data_writes_files_and_a_control_row_when_me_is_first_order(
-        tmp_path, monkeypatch, memm_orders):
-    from structperc.train.memm import MEMMRule
-
-    monkeypatch.setattr(reproduce, "load_dataset", lambda name, *a, **k: tiny_pos_dataset())
-    monkeypatch.setattr(MEMMRule, "orders", memm_orders)
+def test_whole_run_on_tiny_pos_data_writes_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(reproduce.runner, "load_dataset", lambda name, *a, **k: tiny_pos_dataset())
     lines = []
     results = reproduce.run_collins2002(tmp_path, tmp_path / "out", quick=True, datasets=["ewt"], progress=lines.append)
     entry = results["datasets"]["ewt"]
@@ -365,11 +382,5 @@ def test_whole_run_on_tiny_pos_data_writes_files_and_a_control_row_when_me_is_fi
     assert "QUICK run" in text
     assert json.loads((tmp_path / "out" / "collins2002.json").read_text())["datasets"]["ewt"]["rows"][0]["key"] == "perc_avg_cc0"
     claims = [c["claim"] for c in entry["patterns"]]
-    if memm_orders == (1,):
-        # the ME rows fell back to order 1: an order-1 perceptron row makes the comparison fair
-        assert keys[6:] == [reproduce.CONTROL.key]
-        assert "perceptron beats ME at equal label order" in claims
-        assert "| Perc, avg, cc=0, order 1 (control) | not in the paper |" in text
-    else:
-        assert keys == reproduce.METHOD_KEYS
-        assert "perceptron beats ME at equal label order" not in claims
+    assert keys == reproduce.METHOD_KEYS
+    assert "perceptron beats ME at equal label order" not in claims

@@ -7,8 +7,9 @@ from structperc._kernels.ranking import group_argmax, ranking_epoch
 from structperc.errors import ConfigError, InputFormatError
 from structperc.nbest import nbest_corpus
 from structperc.rerank import (DEFAULT_FEATURES, GLOBAL_FEATURES, RankingData, Reranker, candidate_feature_strings,
-                               check_feature_names, chosen_score, featurize, read_svmrank, word_shape, write_svmrank)
+                               check_feature_names, chosen_score, featurize, read_svmrank, write_svmrank)
 from structperc.tagger import Tagger, _as_corpus
+from structperc.templates import ATTRIBUTES, word_shape
 
 WORDS = ["The", "cat", "sat", "on", "U.S.", "mat", "1,000", "dog"]
 CHUNK_TAGS = ["B-NP", "I-NP", "B-VP", "I-VP", "O"]
@@ -39,6 +40,14 @@ def test_global_features_of_a_hand_made_candidate():
 
 def test_word_shape():
     assert [word_shape(w) for w in ["Hello", "U.S.", "1,000", "iPhone", "ABC"]] == ["Xx", "X.X.", "d,d", "xXx", "X"]
+
+
+def test_chunk_shape_feature_uses_the_template_shape():
+    # one shape for the tagger's `shape` attribute and the reranker's chunk_shape feature: a run of
+    # one punctuation character collapses as a run of letters does
+    assert ATTRIBUTES["shape"] is word_shape and word_shape("U.S....") == "X.X."
+    tokens = {"word": ["U.S....", "--", "Co"], "pos": ["NNP", ":", "NNP"]}
+    assert list(GLOBAL_FEATURES["chunk_shape"](tokens, ["B-NP", "I-NP", "I-NP"])) == ["cs=NP:X.X. - Xx"]
 
 
 def test_unknown_feature_name_and_missing_column():

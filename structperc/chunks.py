@@ -1,0 +1,61 @@
+"""The chunk scheme: labels such as B-NP, I-NP, O (also E-, S-) and the chunks they spell.
+
+A label is a one-letter tag, a hyphen and a chunk type (``B-NP``), or ``O`` outside every chunk.
+Chunks are read the way conlleval and seqeval read them (IOB1 and IOB2 alike): a chunk starts at
+B-/S-, at an I-/E- after O or after a chunk of another type, and ends before such a start, before
+an O, or after E-/S-. ``chunk_spans`` gives the same list as seqeval's ``get_entities``.
+"""
+import functools
+
+# tag letters of IOB, IOBES and BILOU schemes
+CHUNK_PREFIXES = frozenset("BIESLU")
+
+
+@functools.lru_cache(maxsize=1024)
+def _tag_and_type(label):
+    # seqeval's split: the first character, and the text after the first hyphen ("_" when empty)
+    return label[0], label[1:].split("-", maxsplit=1)[-1] or "_"
+
+
+def chunk_spans(labels):
+    """Chunks of one sentence as a list of (type, first token, last token), both ends inclusive.
+
+    labels : sequence of label strings of one sentence.
+    """
+    spans = []
+    prev_tag, prev_type, begin = "O", "", 0
+    n = len(labels)
+    for i in range(n + 1):
+        tag, kind = _tag_and_type(labels[i]) if i < n else ("O", "_")
+        if (prev_tag == "E" or prev_tag == "S"
+                or (prev_tag in ("B", "I") and tag in ("B", "S", "O"))
+                or (prev_tag != "O" and prev_tag != "." and prev_type != kind)):
+            spans.append((prev_type, begin, i - 1))
+        if (tag == "B" or tag == "S"
+                or (prev_tag in ("E", "S", "O") and tag in ("E", "I"))
+                or (tag != "O" and tag != "." and prev_type != kind)):
+            begin = i
+        prev_tag, prev_type = tag, kind
+    return spans
+
+
+def is_bio(labels):
+    """True when the label set is a chunk tagging (B-X, I-X, O, ...)."""
+    prefixed = [label for label in labels if label != "O"]
+    return bool(prefixed) and all(label[:2] in ("B-", "I-", "E-", "S-") and len(label) > 2 for label in prefixed)
+
+
+def map_only_types(labels, types):
+    """Map every chunk tag whose type is not in ``types`` to "O"; returns a new list.
+
+    Tags look like B-X, I-X (also E-, S-, L-, U-); "O" and tags without such a prefix are kept.
+    ``map_only_types(labels, {"NP"})`` turns CoNLL-2000 chunking into NP chunking.
+    """
+    types = set(types)
+    mapping = {}
+    for tag in set(labels):
+        if len(tag) > 2 and tag[1] == "-" and tag[0] in CHUNK_PREFIXES and tag[2:] not in types:
+            mapping[tag] = "O"
+        else:
+            mapping[tag] = tag
+    return [mapping[tag] for tag in labels]
