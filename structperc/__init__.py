@@ -1,12 +1,26 @@
 """structperc: structured prediction on sequences over one numba Viterbi decoder."""
-from .corpus import Corpus, iter_corpus, read_corpus, write_tagged
-from .encode import FeatureEncoder
-from .errors import StructpercError
-from .model import LinearChainModel
-from .tagger import Tagger
+import importlib
 
 __version__ = "0.1.0"
+
+# The public names are imported on first use, so that a command loads only the modules it needs.
+_HOMES = {
+    "Corpus": "corpus", "iter_corpus": "corpus", "read_corpus": "corpus", "write_tagged": "corpus",
+    "FeatureEncoder": "encode", "StructpercError": "errors", "LinearChainModel": "model", "Tagger": "tagger",
+}
 __all__ = [
     "Corpus", "FeatureEncoder", "LinearChainModel", "StructpercError", "Tagger",
     "iter_corpus", "read_corpus", "write_tagged", "__version__",
 ]
+
+
+def __getattr__(name):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'structperc' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

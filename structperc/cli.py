@@ -1,7 +1,8 @@
-"""Command line: each command is a thin wrapper over a library function.
+"""Command line: each command parses its arguments, calls one library function and prints.
 
 Errors a user can cause (a malformed input line, a bad option, a corrupt model file) are printed as
-one line on stderr and the command exits with status 2, without a traceback.
+one line on stderr and the command exits with status 2, without a traceback. Ctrl-C prints one line
+and exits with status 130; files being written are removed, never left half-written.
 """
 import functools
 import json
@@ -11,10 +12,10 @@ import time
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import typer
 
 from .errors import ConfigError, StructpercError
+from .train import TRAINERS
 
 app = typer.Typer(
     add_completion=False,
@@ -22,8 +23,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     help="structperc: structured perceptron, CRF and friends for sequence tagging and chunking.",
+    epilog="Example:\n\n  structperc train corpora/conll2000/train.txt --model np.npz --columns word,pos,chunk",
 )
-data_app = typer.Typer(no_args_is_help=True, help="Fetch and list the known corpora.", rich_markup_mode=None)
+data_app = typer.Typer(no_args_is_help=True, help="Fetch and list the known corpora.", rich_markup_mode=None,
+                       epilog="Example:\n\n  structperc data list")
 app.add_typer(data_app, name="data")
 
 
@@ -32,8 +35,11 @@ def _fail(message):
     raise typer.Exit(2)
 
 
-def handles_errors(fn):
-    """Turn StructpercError (and a broken output pipe) into one line on stderr and exit status 2."""
+def handles_errors(fn=None, *, interrupted="interrupted"):
+    """Turn StructpercError into one line on stderr and exit status 2, Ctrl-C into the line
+    ``interrupted`` and exit status 130, and a broken output pipe into a quiet exit."""
+    if fn is None:
+        return functools.partial(handles_errors, interrupted=interrupted)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -41,6 +47,9 @@ def handles_errors(fn):
             return fn(*args, **kwargs)
         except StructpercError as exc:
             _fail(str(exc))
+        except KeyboardInterrupt:
+            typer.echo(interrupted, err=True)
+            raise typer.Exit(130)
         except BrokenPipeError:
             # the reader of our stdout went away (e.g. `| head`): not an error worth a traceback
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -53,14 +62,25 @@ def _split_list(value):
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
+def _announce_compiling(kernels):
+    from .kernel_cache import cold
+
+    if cold(kernels):
+        typer.echo("compiling kernels, once", err=True)
+
+
+def _takers(option):
+    """Help suffix naming the learning rules that declare ``option``."""
+    return f" ({', '.join(name for name, rule in TRAINERS.items() if option in rule.params)})"
+
+
 class Progress:
-    """A one-line progress bar on stderr (sentences/s); plain per-epoch lines when not a terminal."""
+    """Progress on stderr: a one-line bar (sentences/s) on a terminal, and a line per finished epoch."""
 
     def __init__(self, epochs, quiet):
         self.epochs = epochs
         self.quiet = quiet
         self.tty = sys.stderr.isatty()
-        self.start = time.perf_counter()
 
     def __call__(self, epoch, done, total, stats):
         if self.quiet or not self.tty:
@@ -89,10 +109,6 @@ class Progress:
         typer.echo("  ".join(parts), err=True)
 
 
-def _input_options(model):
-    return model.metadata.get("input", {})
-
-
 # ---------------------------------------------------------------------------------------- train
 @app.command(epilog="""Examples:
 
@@ -100,7 +116,7 @@ def _input_options(model):
 
   structperc train en_ewt-ud-train.conllu --label xpos --templates pos --order 2 --tag-dict 5 --model pos.npz --dev en_ewt-ud-dev.conllu
 """)
-@handles_errors
+@handles_errors(interrupted="interrupted; no model written")
 def train(
     train_file: Path = typer.Argument(..., help="Training corpus (CoNLL columns, CoNLL-U or PTB .pos)."),
     model: Path = typer.Option(..., "--model", "-m", help="Where to write the model (.npz)."),
@@ -111,66 +127,58 @@ def train(
     only_types: Optional[str] = typer.Option(None, help="Keep these chunk types, map the others to O (e.g. NP)."),
     encoding: str = typer.Option("utf-8", help="Input encoding."),
     templates: str = typer.Option("chunk", help="Preset (chunk, chunk-pair, pos) or a template file."),
-    trainer: str = typer.Option("perceptron", help="Learning rule: perceptron, crf, memm, hinge."),
+    trainer: str = typer.Option("perceptron", help=f"Learning rule: {', '.join(TRAINERS)}."),
     epochs: int = typer.Option(10, min=1, help="Passes over the training data."),
-    average: bool = typer.Option(True, "--average/--no-average", help="Average the weights."),
+    average: Optional[bool] = typer.Option(
+        None, "--average/--no-average", help="Average the weights (default: on)" + _takers("average") + "."),
     min_count: int = typer.Option(0, help="Drop features seen fewer times than this (Collins' cc)."),
     rare_threshold: int = typer.Option(5, help="Words seen fewer times are rare (for @rare templates)."),
     constrain: Optional[str] = typer.Option(None, help="Transition constraint: bio."),
     order: int = typer.Option(1, min=1, max=2, help="Label order: 1 (bigram) or 2 (trigram)."),
     tag_dict: Optional[int] = typer.Option(None, help="Words seen >= K times may only take their seen tags."),
-    l2: Optional[float] = typer.Option(None, help="L2 regularization (crf, memm, hinge)."),
-    eta0: Optional[float] = typer.Option(None, help="Initial learning rate (crf, memm; default: calibrated)."),
-    batch_size: Optional[int] = typer.Option(None, help="Mini-batch size (crf)."),
-    cost: Optional[float] = typer.Option(None, help="Hamming cost per wrong token (hinge)."),
+    l2: Optional[float] = typer.Option(None, help="L2 regularization" + _takers("l2") + "."),
+    eta0: Optional[float] = typer.Option(None, help="Initial learning rate (default: calibrated)" + _takers("eta0") + "."),
+    batch_size: Optional[int] = typer.Option(None, help="Mini-batch size" + _takers("batch_size") + "."),
+    cost: Optional[float] = typer.Option(None, help="Hamming cost per wrong token" + _takers("cost") + "."),
     average_start: Optional[int] = typer.Option(
-        None, help="Epoch after which SGD averaging starts (crf, memm, hinge; default 1)."),
+        None, help="Epoch after which SGD averaging starts (default 1)" + _takers("average_start") + "."),
     seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ):
-    """Train a tagger or chunker and save it."""
-    from .corpus import read_corpus
-    from .tagger import Tagger
-    from .train import TRAINERS
+    """Train a tagger or chunker and save it.
 
-    if trainer not in TRAINERS:
-        raise ConfigError(f"unknown trainer {trainer!r}: choose one of {', '.join(TRAINERS)}")
+    An option of a learning rule (--l2, --cost ...) that the chosen --trainer does not take is an error.
+    """
+    from .kernel_cache import training_kernels
+    from .tagger import Tagger
+
     start = time.perf_counter()
-    types = _split_list(only_types)
-    read_args = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding, only_types=types)
-    corpus = read_corpus(train_file, **read_args)
-    dev_corpus = read_corpus(dev, **read_args) if dev else None
-    options = {"l2": l2, "eta0": eta0, "batch_size": batch_size, "cost": cost, "average_start": average_start}
-    options = {k: v for k, v in options.items() if v is not None}
     tagger = Tagger(
         templates=templates, trainer=trainer, epochs=epochs, average=average, min_count=min_count,
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
-        trainer_options=options,
+        l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
     )
+    tagger.trainer_options()  # a bad option is reported before the corpus is read
+    _announce_compiling(training_kernels(trainer))
     progress = Progress(epochs, quiet)
-    tagger.fit(corpus, dev=dev_corpus, progress=progress)
-    for record in tagger.history_:
-        progress.epoch_done(record)
-    tagger.model_.metadata["input"] = {
-        "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label,
-        "only_types": types, "encoding": encoding,
-    }
+    tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, format=format,
+                    columns=_split_list(columns), label=label, encoding=encoding, only_types=_split_list(only_types))
     tagger.save(model)
-    seconds = time.perf_counter() - start
+    training = tagger.model_.metadata["training"]
     summary = {
-        "model": str(model), "sentences": corpus.n_sentences, "tokens": corpus.n_tokens,
+        "model": str(model), "sentences": training["n_sentences"], "tokens": training["n_tokens"],
         "labels": len(tagger.labels_), "features": tagger.model_.encoder.n_features_,
-        "best_epoch": tagger.n_iter_, "seconds": seconds,
+        "best_epoch": tagger.n_iter_, "seconds": time.perf_counter() - start,
     }
-    if dev_corpus is not None:
+    if dev is not None:
         summary["dev"] = tagger.history_[tagger.n_iter_ - 1].dev
     if json_output:
         typer.echo(json.dumps(summary))
     elif not quiet:
         typer.echo(
             f"saved {model}: {summary['labels']} labels, {summary['features']:,} features, "
-            f"best epoch {tagger.n_iter_}, {seconds:.2f}s",
+            f"best epoch {tagger.n_iter_}, {summary['seconds']:.2f}s",
             err=True,
         )
 
@@ -180,9 +188,9 @@ def train(
 
   structperc tag corpora/conll2000/test.txt --model np.npz > tagged.txt
 
-  cat sentences.txt | structperc tag - --model np.npz --output tagged.txt
+  cat sentences.txt | structperc tag - --model np.npz --output tagged.txt --json
 """)
-@handles_errors
+@handles_errors(interrupted="interrupted; no output written")
 def tag(
     input: str = typer.Argument(..., help="Input file, or - for stdin."),
     model: Path = typer.Option(..., "--model", "-m", help="Model file."),
@@ -193,76 +201,31 @@ def tag(
         "means this) or 'all' (one column per label). crf and memm models only."),
     probability: bool = typer.Option(False, help="Write '# probability P(y|x)' before each sentence (crf, memm)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
+    json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout (needs --output)."),
 ):
     """Tag a corpus: the input columns plus the predicted label as the last column.
 
     The columns, format and label mapping are the model's. The input is read lazily, batch by
     batch, so files larger than memory stream through.
     """
+    from .kernel_cache import tagging_kernels
     from .tagger import Tagger
 
     if marginals not in (None, "best", "all"):
         raise ConfigError(f"--marginals takes 'best' or 'all', got {marginals!r}")
-    tagger = Tagger.load(model).prepare()
-    if marginals or probability:
-        from .probability import check_probabilistic
-
-        check_probabilistic(tagger.model_)
-    stats = tag_stream(tagger, input, output, format, marginals=marginals, probability=probability)
-    if not quiet:
+    if json_output and output is None:
+        raise ConfigError("--json prints on stdout; give --output for the tagged text")
+    tagger = Tagger.load(model)
+    _announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
+    stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability)
+    if json_output:
+        typer.echo(json.dumps({"output": str(output), **stats}))
+    elif not quiet:
         typer.echo(
             f"tagged {stats['sentences']:,} sentences, {stats['tokens']:,} tokens in {stats['seconds']:.3f}s "
             f"({stats['tokens_per_second']:,.0f} tokens/s)",
             err=True,
         )
-
-
-def tag_stream(tagger, input, output, format=None, marginals=None, probability=False):
-    """Read, tag and write batch by batch; returns counts and the time from open to last write."""
-    from .corpus import iter_corpus, write_tagged
-
-    model = tagger.model_
-    opts = _input_options(model)
-    start = time.perf_counter()
-    sentences = tokens = 0
-    out_path = Path(output) if output else None
-    tmp_path = out_path.with_name(f".{out_path.name}.tmp") if out_path else None
-    out = open(tmp_path, "w", encoding="utf-8") if out_path else sys.stdout
-    labels = np.asarray(model.labels, dtype=object)
-    try:
-        batches = iter_corpus(
-            input, format=format or opts.get("format"), columns=opts.get("columns"), label=opts.get("label"),
-            encoding=opts.get("encoding", "utf-8"), only_types=opts.get("only_types"), require_label=False,
-        )
-        for batch in batches:
-            encoded = model.encoder.transform(batch, with_labels=False)
-            ids, _ = model.decode(encoded)
-            extra, headers = None, None
-            if marginals or probability:
-                from .probability import marginals as compute_marginals
-
-                node, log_probability = compute_marginals(model, encoded)
-                if marginals == "best":
-                    extra = [[f"{p:.4f}" for p in node[np.arange(len(ids)), ids]]]
-                elif marginals == "all":
-                    extra = [[f"{label}:{p:.4f}" for p in node[:, c]] for c, label in enumerate(model.labels)]
-                if probability:
-                    headers = [f"# probability {np.exp(lp):.6f}" for lp in log_probability]
-            write_tagged(out, batch, labels[ids].tolist(), extra_columns=extra, sentence_headers=headers)
-            sentences += batch.n_sentences
-            tokens += batch.n_tokens
-        out.flush()
-        seconds = time.perf_counter() - start
-        if out_path:
-            out.close()
-            os.replace(tmp_path, out_path)
-    except BaseException:
-        if out_path:
-            out.close()
-            tmp_path.unlink(missing_ok=True)
-        raise
-    return {"sentences": sentences, "tokens": tokens, "seconds": seconds,
-            "tokens_per_second": tokens / seconds if seconds > 0 else float("inf")}
 
 
 # ---------------------------------------------------------------------------------------- eval
@@ -280,16 +243,12 @@ def eval_(
     json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ):
     """Score a model: token accuracy, chunk P/R/F1 (conlleval-compatible, via seqeval), tokens/s."""
-    from .corpus import read_corpus
+    from .kernel_cache import tagging_kernels
     from .tagger import Tagger
 
-    tagger = Tagger.load(model).prepare()
-    opts = _input_options(tagger.model_)
-    corpus = read_corpus(
-        test_file, format=format or opts.get("format"), columns=opts.get("columns"), label=opts.get("label"),
-        encoding=opts.get("encoding", "utf-8"), only_types=opts.get("only_types"),
-    )
-    result = tagger.evaluate(corpus)
+    tagger = Tagger.load(model)
+    _announce_compiling(tagging_kernels())
+    result = tagger.prepare().evaluate_file(test_file, format)
     result.pop("tokens_per_second", None)
     if json_output:
         result.setdefault("precision", None)
@@ -326,31 +285,21 @@ def info(
     json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ):
     """Labels, feature count, training configuration and the top weighted features per label."""
-    from .model import LinearChainModel
+    from .tagger import Tagger
 
-    m = LinearChainModel.load(model)
-    emission = m.emission_weights()
-    top_features = {}
-    for c, label in enumerate(m.labels):
-        column = emission[:, c]
-        best = np.argsort(-column, kind="stable")[:top] if len(column) else []
-        top_features[label] = [(m.encoder.describe_feature(int(f)), float(column[f])) for f in best]
-    summary = {
-        "labels": m.labels, "features": m.encoder.n_features_, "pair_features": m.encoder.n_pair_features_,
-        "weights": int(len(m.weights)), "order": m.order, "constrain": m.constrain,
-        "templates": m.encoder.template_strings_, **m.metadata, "top_features": top_features,
-    }
+    summary = Tagger.load(model).describe(top)
     if json_output:
         typer.echo(json.dumps(summary))
         return
-    typer.echo(f"labels ({len(m.labels)}): {' '.join(m.labels)}")
+    typer.echo(f"labels ({len(summary['labels'])}): {' '.join(summary['labels'])}")
     typer.echo(f"features: {summary['features']:,} emission, {summary['pair_features']:,} pair; "
-               f"{summary['weights']:,} weights; order {m.order}; constraint {m.constrain or 'none'}")
+               f"{summary['weights']:,} weights; order {summary['order']}; "
+               f"constraint {summary['constrain'] or 'none'}")
     typer.echo(f"templates: {', '.join(summary['templates'])}")
     for key in ("input", "training"):
-        if key in m.metadata:
-            typer.echo(f"{key}: {json.dumps(m.metadata[key])}")
-    for label, feats in top_features.items():
+        if key in summary:
+            typer.echo(f"{key}: {json.dumps(summary[key])}")
+    for label, feats in summary["top_features"].items():
         typer.echo(f"top features for {label}:")
         for name, weight in feats:
             typer.echo(f"  {weight:+10.3f}  {name}")
@@ -364,19 +313,20 @@ def data_fetch(
     mirror: Optional[Path] = typer.Option(None, help="Copy from this mirror folder instead of downloading."),
     dest: Optional[Path] = typer.Option(None, help="Destination root (default: the project's corpora/)."),
     force: bool = typer.Option(False, help="Fetch again even if present and verified."),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
+    json_output: bool = typer.Option(False, "--json", help="Print {\"name\", \"path\"} as JSON on stdout."),
 ):
     """Copy (from --mirror or $STRUCTPERC_MIRROR) or download a corpus, verify sha256, write corpora/NAME/."""
     from .data import fetch
 
     path = fetch(name, mirror=mirror, dest=dest, force=force,
                  progress=None if quiet else (lambda msg: typer.echo(msg, err=True)))
-    typer.echo(str(path))
+    typer.echo(json.dumps({"name": name, "path": str(path)}) if json_output else str(path))
 
 
-@data_app.command("list")
+@data_app.command("list", epilog="Example:\n\n  structperc data list --json")
 @handles_errors
-def data_list(json_output: bool = typer.Option(False, "--json")):
+def data_list(json_output: bool = typer.Option(False, "--json", help="One JSON array on stdout.")):
     """The known corpora, their formats and licences."""
     from .data import list_corpora
 

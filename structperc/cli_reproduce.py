@@ -76,6 +76,8 @@ def reproduce_command(
     ptb_root: Optional[Path] = typer.Option(
         None, "--ptb-root", help="Penn Treebank tagged .pos files (wsj_SSNN.pos, flat or in SS/ folders)."),
     only: Optional[str] = typer.Option(None, "--only", help="Comma-separated datasets: np, ewt, wsj, ptb."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
+    json_output: bool = typer.Option(False, "--json", help="Print the written files and the time as JSON on stdout."),
 ):
     """Re-run a published experiment and write its results table beside the paper's numbers.
 
@@ -89,9 +91,13 @@ def reproduce_command(
     run = load_experiment(experiment).run_collins2002
     datasets = [d.strip() for d in only.split(",") if d.strip()] if only else None
     results = run(corpora, out, quick=quick, ptb_root=ptb_root, datasets=datasets,
-                  progress=lambda line: typer.echo(line, err=True))
-    typer.echo(f"wrote {out / 'collins2002.md'} and {out / 'collins2002.json'} "
-               f"({results['total_seconds'] / 60:.1f} min)", err=True)
+                  progress=None if quiet else (lambda line: typer.echo(line, err=True)))
+    if json_output:
+        typer.echo(json.dumps({"markdown": str(out / "collins2002.md"), "json": str(out / "collins2002.json"),
+                               "seconds": results["total_seconds"]}))
+    elif not quiet:
+        typer.echo(f"wrote {out / 'collins2002.md'} and {out / 'collins2002.json'} "
+                   f"({results['total_seconds'] / 60:.1f} min)", err=True)
 
 
 def compare_command(

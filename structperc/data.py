@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator
 
 from structperc.errors import DataFetchError
+from structperc.files import atomic_write
 
 CORPORA_DIR = Path(__file__).resolve().parent.parent / "corpora"
 MANIFEST_PATH = CORPORA_DIR / "manifest.json"
@@ -223,21 +224,14 @@ def _write_verified(target: Path, blocks: Iterator[bytes], expected_sha256: str,
     """Write blocks to a temporary file beside `target`; rename it into place if the sha256
     matches, otherwise delete it and raise."""
     digest = hashlib.sha256()
-    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.",
-                                         suffix=".part", delete=False)
-    temporary = Path(handle.name)
-    try:
-        with handle:
-            for block in blocks:
-                digest.update(block)
-                handle.write(block)
+    with atomic_write(target, "wb", suffix=".part") as handle:
+        for block in blocks:
+            digest.update(block)
+            handle.write(block)
         actual = digest.hexdigest()
         if actual != expected_sha256:
             raise DataFetchError(f"{label}: checksum mismatch for the copy from {source}: "
                                  f"expected sha256 {expected_sha256}, got {actual}")
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 __all__ = ["fetch", "list_corpora", "load_manifest", "corpus_entry", "default_corpora_dir",

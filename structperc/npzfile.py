@@ -5,32 +5,20 @@ array ``metadata``, and files are loaded with ``allow_pickle=False``. Writes go 
 file in the same folder, renamed into place, so an interrupted write leaves no half-written file.
 """
 import json
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from .errors import ModelFileError
+from .files import atomic_write
 
 
 def write_npz(path, arrays, metadata):
     """Write arrays plus the JSON-able dict ``metadata`` to ``path`` atomically; returns the path."""
     path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays, metadata=np.array(json.dumps(metadata)))
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_write(path, "wb") as handle:
+        np.savez(handle, **arrays, metadata=np.array(json.dumps(metadata)))
     return path
 
 

@@ -495,3 +495,101 @@ def chosen_score(data, rows):
     elif kind == "accuracy":
         out["accuracy"] = 100.0 * totals[0] / totals[1] if totals[1] else 0.0
     return out
+
+
+# ------------------------------------------------------------------------------------ files
+# A feature vocabulary file is one JSON object: {"features": [names of GLOBAL_FEATURES] or null,
+# "vocabulary": {feature string: id >= 2}}. ``structperc nbest --vocab-out`` writes it from training
+# lists; ``--vocab`` reads it to featurize other lists with the same ids.
+def read_vocabulary(path):
+    """(feature names or None, vocabulary dict) of a feature vocabulary file."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        vocabulary = data["vocabulary"]
+    except FileNotFoundError:
+        raise InputFormatError(path, None, "no such vocabulary file") from None
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise InputFormatError(path, None, f"not a structperc feature vocabulary ({exc})") from None
+    if not isinstance(vocabulary, dict) or not all(isinstance(v, int) and v >= FIRST_FEATURE_ID
+                                                   for v in vocabulary.values()):
+        raise InputFormatError(path, None, "vocabulary must map feature strings to integer ids >= 2")
+    return data.get("features"), vocabulary
+
+
+def write_vocabulary(path, vocabulary, features):
+    """Write a feature vocabulary file atomically."""
+    import json
+
+    from .files import atomic_write
+
+    with atomic_write(path) as fh:
+        json.dump({"features": features, "vocabulary": vocabulary}, fh)
+
+
+def write_nbest_file(tagger, input, k, output=None, format="block", features=None, vocab=None, vocab_out=None):
+    """The k best labelings of every sentence of a corpus file, written as "block" or "svmrank".
+
+    input is read as ``tagger`` read its training corpus, with or without the label column.
+    svmrank: ``vocab`` reads a fixed feature vocabulary (unseen features are dropped), otherwise one
+    is learned on these lists and written to ``vocab_out`` when given. output: a file written
+    atomically, or None for standard output. Returns the NBestList summary plus "output".
+    """
+    from .files import open_output
+    from .nbest import nbest_corpus, write_block
+
+    if format not in ("block", "svmrank"):
+        raise ConfigError(f"unknown n-best format {format!r}: choose one of block, svmrank")
+    names = check_feature_names(features)
+    vocabulary = read_vocabulary(vocab)[1] if vocab else None
+    nb = nbest_corpus(tagger, tagger.read(input, require_label=False), k)
+    with open_output(output) as out:
+        if format == "block":
+            write_block(out, nb)
+        else:
+            data, vocabulary = featurize(nb, names, vocabulary, grow=vocab is None)
+            write_svmrank(out, data)
+    if format == "svmrank" and vocab_out:
+        write_vocabulary(vocab_out, vocabulary, names)
+    summary = nb.summary()
+    summary["output"] = str(output) if output else None
+    return summary
+
+
+def train_reranker_file(path, vocab=None, **params):
+    """A Reranker(**params) trained on an SVMrank file; with ``vocab`` (a feature vocabulary file)
+    its features and vocabulary are stored in the reranker. Returns (reranker, summary)."""
+    data = read_svmrank(path)
+    features, vocabulary = read_vocabulary(vocab) if vocab else (None, None)
+    reranker = Reranker(features=features, **params).fit_ranking(data, vocabulary)
+    summary = {"groups": data.n_groups, "candidates": data.n_rows,
+               "weights": int(len(reranker.weights_)), "history": reranker.history_}
+    return reranker, summary
+
+
+def apply_reranker_file(reranker, path, output=None):
+    """Choose one candidate per qid of an SVMrank file and write "QID INDEX SCORE # COMMENT" lines
+    (INDEX: 0-based position within the qid; SCORE: w . x) to ``output`` (atomically) or standard
+    output. Returns {"groups"} plus, when the file has targets, the "reranked", "first" and "oracle"
+    scores of ``chosen_score``."""
+    from .files import open_output
+
+    data = read_svmrank(path)
+    rows = reranker.choose(data)
+    scores = reranker.decision_function(data)
+    with open_output(output) as out:
+        lines = []
+        for g, j in enumerate(rows):
+            line = f"{int(data.qids[g])} {int(j - data.group_offsets[g])} {float(scores[j])!r}"
+            if data.comments[j]:
+                line += f" # {data.comments[j]}"
+            lines.append(line + "\n")
+        out.write("".join(lines))
+    summary = {"groups": data.n_groups}
+    if np.any(data.targets != 0):
+        summary["reranked"] = chosen_score(data, rows)
+        summary["first"] = chosen_score(data, data.group_offsets[:-1])
+        summary["oracle"] = chosen_score(data, data.best_rows())
+    return summary

@@ -122,7 +122,21 @@ def test_bad_training_input_exits_2_with_file_and_line_and_no_model(tmp_path, co
     assert where in result.output
     assert "bad.txt" in result.output
     assert not model.exists()
-    assert not list(tmp_path.glob(".*tmp"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]
+
+
+def test_error_in_the_middle_of_tag_output_leaves_no_output_and_no_temp_file(files):
+    tmp_path, train = files
+    model = train_np(tmp_path, train)
+    # the bad line comes after a whole batch, when the output file has been opened and written to
+    good = "\n".join(" ".join(line.split()[:2]) if line.strip() else "" for line in TRAIN.splitlines()) + "\n"
+    bad = tmp_path / "bad.txt"
+    bad.write_text(good * 2000 + "a DT B-NP extra column\n")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    out = tmp_path / "out.txt"
+    result = run("tag", bad, "--model", model, "--output", out, "--quiet")
+    assert result.exit_code == 2 and "bad.txt:" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
 def test_label_column_missing_in_eval(files):
@@ -179,6 +193,7 @@ def test_marginals_and_probability_for_a_crf_model(files):
         probabilities = [float(field.split(":")[1]) for field in row[4:]]
         assert len(probabilities) == 3 and sum(probabilities) == pytest.approx(1.0, abs=1e-3)
     best = run("tag", train, "--model", model, "--marginals", "best", "--quiet")
+    assert best.exit_code == 0, best.output
     for row in (line.split() for line in best.stdout.splitlines() if line.strip()):
         assert 0.0 < float(row[4]) <= 1.0
 

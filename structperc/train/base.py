@@ -57,11 +57,13 @@ class EpochRecord:
     extra: dict = field(default_factory=dict)
 
 
-def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, chunk_sentences=2000):
+def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, chunk_sentences=2000,
+                 callback=None):
     """Train ``rule`` for ``epochs`` passes; the best dev epoch's weights end up in the model.
 
     dev_score : callable(weights) -> dict with a "score" key (higher is better), or None (the last
         epoch's weights are kept). progress : callable(epoch, done, total, stats) or None.
+    callback : callable(EpochRecord) called as each epoch ends, or None.
     Returns (history: list of EpochRecord, best_epoch).
     """
     rng = np.random.default_rng(seed)
@@ -89,5 +91,7 @@ def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, c
         else:
             best_epoch = epoch
         history.append(record)
+        if callback is not None:
+            callback(record)
     problem.model.weights = best_weights if best_weights is not None else rule.final_weights()
     return history, best_epoch

@@ -146,6 +146,9 @@ class CRFRule(ScaledSGDRule):
     """
 
     name = "crf"
+    params = {"l2": None, "eta0": None, "batch_size": 1, "average": True, "average_start": 1,
+              "calibration_sentences": 1000}
+    probabilistic = True
     normalization = "global"
     gain_name = "log_likelihood"
 

@@ -26,6 +26,9 @@ class HingeRule(ScaledSGDRule):
     """
 
     name = "hinge"
+    params = {"l2": None, "eta0": None, "cost": 1.0, "average": True, "average_start": 1,
+              "calibration_sentences": 1000}
+    probabilistic = False
     normalization = "global"
 
     def __init__(self, l2=None, eta0=None, cost=1.0, average=True, average_start=1, calibration_sentences=1000):

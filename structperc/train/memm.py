@@ -25,6 +25,8 @@ class MEMMRule(ScaledSGDRule):
     """
 
     name = "memm"
+    params = {"l2": None, "eta0": None, "average": True, "average_start": 1, "calibration_sentences": 1000}
+    probabilistic = True
     normalization = "local"
     gain_name = "log_likelihood"
     orders = (1, 2)

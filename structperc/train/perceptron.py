@@ -10,6 +10,8 @@ class PerceptronRule(LearningRule):
     the average of w over every example visit, kept lazily (see ``_kernels/perceptron.py``)."""
 
     name = "perceptron"
+    params = {"average": True}
+    probabilistic = False
 
     def __init__(self, average=True):
         self.average = average
