@@ -1,5 +1,6 @@
 """structperc: structured prediction on sequences over one numba Viterbi decoder."""
-from .corpus import Corpus, iter_corpus, read_corpus, write_tagged
+from .corpus import Corpus
+from .readers import iter_corpus, read_corpus, write_tagged
 from .encode import FeatureEncoder
 from .errors import StructpercError
 from .model import LinearChainModel

@@ -130,7 +130,7 @@ def train(
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ):
     """Train a tagger or chunker and save it."""
-    from .corpus import read_corpus
+    from .readers import read_corpus
     from .tagger import Tagger
     from .train import TRAINERS
 
@@ -219,7 +219,7 @@ def tag(
 
 def tag_stream(tagger, input, output, format=None, marginals=None, probability=False):
     """Read, tag and write batch by batch; returns counts and the time from open to last write."""
-    from .corpus import iter_corpus, write_tagged
+    from .readers import iter_corpus, write_tagged
 
     model = tagger.model_
     opts = _input_options(model)
@@ -280,7 +280,7 @@ def eval_(
     json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ):
     """Score a model: token accuracy, chunk P/R/F1 (conlleval-compatible, via seqeval), tokens/s."""
-    from .corpus import read_corpus
+    from .readers import read_corpus
     from .tagger import Tagger
 
     tagger = Tagger.load(model).prepare()

@@ -81,7 +81,7 @@ def _read_tagged(path, gold=None):
     ``upos`` / ``xpos``. Tagged CoNLL-U (11 columns, a numeric first column) has no default: its
     second-to-last column is MISC.
     """
-    from .corpus import read_corpus
+    from .readers import read_corpus
 
     corpus = read_corpus(path, format="conll")
     names = list(corpus.columns)

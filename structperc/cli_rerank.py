@@ -80,7 +80,7 @@ def nbest_command(
     then the token lines (input columns + candidate label), then a blank line. svmrank:
     "TARGET qid:N ID:VALUE ... # sentence I candidate R ...", one line per candidate.
     """
-    from .corpus import read_corpus
+    from .readers import read_corpus
     from .nbest import nbest_corpus, write_block
     from .rerank import check_feature_names, featurize, write_svmrank
     from .tagger import Tagger

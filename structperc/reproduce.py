@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import concatenate, read_corpus, read_ptb_files
+from .corpus import concatenate
+from .readers import read_corpus, read_ptb_files
 from .errors import ConfigError
 from .evaluate import evaluate_labels, mcnemar, paired_bootstrap, split
 from .tagger import Tagger
