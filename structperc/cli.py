@@ -8,13 +8,14 @@ import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 import typer
 
-from .errors import ConfigError, StructpercError
+from .errors import ConfigError, StructpercError, StructpercWarning
 
 app = typer.Typer(
     add_completion=False,
@@ -93,6 +94,11 @@ def _input_options(model):
     return model.metadata.get("input", {})
 
 
+def _tag_sep(opts, format, tag_sep):
+    """--tag-sep, else the model's own when the input is read in the model's format."""
+    return tag_sep if tag_sep is not None or format not in (None, opts.get("format")) else opts.get("tag_sep")
+
+
 # ---------------------------------------------------------------------------------------- train
 @app.command(epilog="""Examples:
 
@@ -105,7 +111,8 @@ def train(
     train_file: Path = typer.Argument(..., help="Training corpus (CoNLL columns, CoNLL-U or PTB .pos)."),
     model: Path = typer.Option(..., "--model", "-m", help="Where to write the model (.npz)."),
     dev: Optional[Path] = typer.Option(None, help="Development corpus: score each epoch, keep the best."),
-    format: Optional[str] = typer.Option(None, "--format", help="conll, conllu or ptb (default: from the extension)."),
+    format: Optional[str] = typer.Option(None, "--format", help="conll, conllu, ptb or tagged (default: from the extension)."),
+    tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged (default /)."),
     columns: Optional[str] = typer.Option(None, help="Column names, e.g. word,pos,chunk (default: last is the label)."),
     label: Optional[str] = typer.Option(None, help="Label column (CoNLL-U: upos or xpos)."),
     only_types: Optional[str] = typer.Option(None, help="Keep these chunk types, map the others to O (e.g. NP)."),
@@ -138,7 +145,8 @@ def train(
         raise ConfigError(f"unknown trainer {trainer!r}: choose one of {', '.join(TRAINERS)}")
     start = time.perf_counter()
     types = _split_list(only_types)
-    read_args = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding, only_types=types)
+    read_args = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding, only_types=types,
+                     tag_sep=tag_sep)
     corpus = read_corpus(train_file, **read_args)
     dev_corpus = read_corpus(dev, **read_args) if dev else None
     options = {"l2": l2, "eta0": eta0, "batch_size": batch_size, "cost": cost, "average_start": average_start}
@@ -156,6 +164,8 @@ def train(
         "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label,
         "only_types": types, "encoding": encoding,
     }
+    if corpus.format == "tagged":
+        tagger.model_.metadata["input"]["tag_sep"] = tag_sep or "/"
     tagger.save(model)
     seconds = time.perf_counter() - start
     summary = {
@@ -188,6 +198,7 @@ def tag(
     model: Path = typer.Option(..., "--model", "-m", help="Model file."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
     format: Optional[str] = typer.Option(None, "--format", help="Override the model's input format."),
+    tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged (default /)."),
     marginals: Optional[str] = typer.Option(
         None, help="Append P(label | x) per token: 'best' (the predicted label's; a bare --marginals "
         "means this) or 'all' (one column per label). crf and memm models only."),
@@ -208,7 +219,7 @@ def tag(
         from .probability import check_probabilistic
 
         check_probabilistic(tagger.model_)
-    stats = tag_stream(tagger, input, output, format, marginals=marginals, probability=probability)
+    stats = tag_stream(tagger, input, output, format, marginals=marginals, probability=probability, tag_sep=tag_sep)
     if not quiet:
         typer.echo(
             f"tagged {stats['sentences']:,} sentences, {stats['tokens']:,} tokens in {stats['seconds']:.3f}s "
@@ -217,7 +228,7 @@ def tag(
         )
 
 
-def tag_stream(tagger, input, output, format=None, marginals=None, probability=False):
+def tag_stream(tagger, input, output, format=None, marginals=None, probability=False, tag_sep=None):
     """Read, tag and write batch by batch; returns counts and the time from open to last write."""
     from .readers import iter_corpus, write_tagged
 
@@ -233,6 +244,7 @@ def tag_stream(tagger, input, output, format=None, marginals=None, probability=F
         batches = iter_corpus(
             input, format=format or opts.get("format"), columns=opts.get("columns"), label=opts.get("label"),
             encoding=opts.get("encoding", "utf-8"), only_types=opts.get("only_types"), require_label=False,
+            tag_sep=_tag_sep(opts, format, tag_sep),
         )
         for batch in batches:
             encoded = model.encoder.transform(batch, with_labels=False)
@@ -277,6 +289,7 @@ def eval_(
     test_file: Path = typer.Argument(..., help="Labelled test corpus."),
     model: Path = typer.Option(..., "--model", "-m", help="Model file."),
     format: Optional[str] = typer.Option(None, "--format", help="Override the model's input format."),
+    tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged (default /)."),
     json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ):
     """Score a model: token accuracy, chunk P/R/F1 (conlleval-compatible, via seqeval), tokens/s."""
@@ -288,6 +301,7 @@ def eval_(
     corpus = read_corpus(
         test_file, format=format or opts.get("format"), columns=opts.get("columns"), label=opts.get("label"),
         encoding=opts.get("encoding", "utf-8"), only_types=opts.get("only_types"),
+        tag_sep=_tag_sep(opts, format, tag_sep),
     )
     result = tagger.evaluate(corpus)
     result.pop("tokens_per_second", None)
@@ -408,5 +422,16 @@ def _bare_marginals(argv):
     return out
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Print a warning as one line on stderr: `file:line: warning: ...` for input warnings."""
+    if isinstance(message, StructpercWarning) and message.path is not None:
+        where = message.path if message.line is None else f"{message.path}:{message.line}"
+        text = f"{where}: warning: {message.message}"
+    else:
+        text = f"structperc: warning: {message}"
+    print(text, file=sys.stderr if file is None else file)
+
+
 def main():
+    warnings.showwarning = _show_warning
     app(args=_bare_marginals(sys.argv[1:]), prog_name="structperc")
