@@ -10,9 +10,8 @@ and at end of file ``parser.finish()``:
   ``builder.cols[k]`` (one list per name in `names`), its line number to ``builder.line_numbers``
   and, when the format `keeps_lines`, its original line to ``builder.lines``.
 - It ends sentences through the builder only: ``close_sentence()`` (a no-op when no token is
-  pending), ``close_sentences_at(token_counts)``, and ``reopen_last_sentence()`` while the
-  builder still holds that sentence. The builder keeps the last closed sentence until the next
-  chunk has been fed, so a parser may reopen it after a blank line.
+  pending), ``close_sentences_at(token_counts)``, and ``reopen_last_sentence()``. Batches never
+  take the last closed sentence before ``finish()``, so a parser may always reopen it.
 - Malformed input raises `InputFormatError` naming the file and line.
 
 A new format is one module with a Parser subclass, plus its line in `registry.FORMATS`.
