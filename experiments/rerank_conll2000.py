@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from structperc.corpus import read_corpus
+from structperc.readers import read_corpus
 from structperc.evaluate import evaluate_labels, paired_bootstrap, split
 from structperc.nbest import jackknife_nbest, nbest_corpus
 from structperc.rerank import DEFAULT_FEATURES, Reranker, chosen_score, featurize

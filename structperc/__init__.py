@@ -5,7 +5,7 @@ __version__ = "0.1.0"
 
 # The public names are imported on first use, so that a command loads only the modules it needs.
 _HOMES = {
-    "Corpus": "corpus", "iter_corpus": "corpus", "read_corpus": "corpus", "write_tagged": "corpus",
+    "Corpus": "corpus", "iter_corpus": "readers", "read_corpus": "readers", "write_tagged": "readers",
     "FeatureEncoder": "encode", "StructpercError": "errors", "LinearChainModel": "model", "Tagger": "tagger",
 }
 __all__ = [

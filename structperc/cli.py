@@ -9,12 +9,13 @@ import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from .errors import ConfigError, StructpercError
+from .errors import ConfigError, StructpercError, StructpercWarning
 from .train import TRAINERS
 
 app = typer.Typer(
@@ -121,7 +122,8 @@ def train(
     train_file: Path = typer.Argument(..., help="Training corpus (CoNLL columns, CoNLL-U or PTB .pos)."),
     model: Path = typer.Option(..., "--model", "-m", help="Where to write the model (.npz)."),
     dev: Optional[Path] = typer.Option(None, help="Development corpus: score each epoch, keep the best."),
-    format: Optional[str] = typer.Option(None, "--format", help="conll, conllu or ptb (default: from the extension)."),
+    format: Optional[str] = typer.Option(None, "--format", help="conll, conllu, ptb or tagged (default: from the extension)."),
+    tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged (default /)."),
     columns: Optional[str] = typer.Option(None, help="Column names, e.g. word,pos,chunk (default: last is the label)."),
     label: Optional[str] = typer.Option(None, help="Label column (CoNLL-U: upos or xpos)."),
     only_types: Optional[str] = typer.Option(None, help="Keep these chunk types, map the others to O (e.g. NP)."),
@@ -163,7 +165,8 @@ def train(
     _announce_compiling(training_kernels(trainer))
     progress = Progress(epochs, quiet)
     tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, format=format,
-                    columns=_split_list(columns), label=label, encoding=encoding, only_types=_split_list(only_types))
+                    columns=_split_list(columns), label=label, encoding=encoding, only_types=_split_list(only_types),
+                    **({} if tag_sep is None else {"tag_sep": tag_sep}))
     tagger.save(model)
     training = tagger.model_.metadata["training"]
     summary = {
@@ -196,6 +199,7 @@ def tag(
     model: Path = typer.Option(..., "--model", "-m", help="Model file."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
     format: Optional[str] = typer.Option(None, "--format", help="Override the model's input format."),
+    tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged (default /)."),
     marginals: Optional[str] = typer.Option(
         None, help="Append P(label | x) per token: 'best' (the predicted label's; a bare --marginals "
         "means this) or 'all' (one column per label). crf and memm models only."),
@@ -217,7 +221,8 @@ def tag(
         raise ConfigError("--json prints on stdout; give --output for the tagged text")
     tagger = Tagger.load(model)
     _announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
-    stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability)
+    stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability,
+                                              tag_sep=tag_sep)
     if json_output:
         typer.echo(json.dumps({"output": str(output), **stats}))
     elif not quiet:
@@ -240,6 +245,7 @@ def eval_(
     test_file: Path = typer.Argument(..., help="Labelled test corpus."),
     model: Path = typer.Option(..., "--model", "-m", help="Model file."),
     format: Optional[str] = typer.Option(None, "--format", help="Override the model's input format."),
+    tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged (default /)."),
     json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ):
     """Score a model: token accuracy, chunk P/R/F1 (conlleval-compatible, via seqeval), tokens/s."""
@@ -248,7 +254,7 @@ def eval_(
 
     tagger = Tagger.load(model)
     _announce_compiling(tagging_kernels())
-    result = tagger.prepare().evaluate_file(test_file, format)
+    result = tagger.prepare().evaluate_file(test_file, format, tag_sep=tag_sep)
     result.pop("tokens_per_second", None)
     if json_output:
         result.setdefault("precision", None)
@@ -358,5 +364,16 @@ def _bare_marginals(argv):
     return out
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Print a warning as one line on stderr: `file:line: warning: ...` for input warnings."""
+    if isinstance(message, StructpercWarning) and message.path is not None:
+        where = message.path if message.line is None else f"{message.path}:{message.line}"
+        text = f"{where}: warning: {message.message}"
+    else:
+        text = f"structperc: warning: {message}"
+    print(text, file=sys.stderr if file is None else file)
+
+
 def main():
+    warnings.showwarning = _show_warning
     app(args=_bare_marginals(sys.argv[1:]), prog_name="structperc")

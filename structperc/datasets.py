@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .corpus import Corpus, read_corpus, read_ptb_files
+from .corpus import Corpus
+from .readers import read_corpus, read_ptb_files
 from .errors import ConfigError
 
 NP_DEV_SENTENCES = 1000  # the last 1,000 sentences of CoNLL-2000 train.txt are the NP dev set

@@ -26,3 +26,17 @@ class ConfigError(StructpercError):
 
 class DataFetchError(StructpercError):
     """A corpus could not be fetched or failed its checksum."""
+
+
+class StructpercWarning(UserWarning):
+    """Something in the input is probably not what the user meant; reading goes on.
+
+    `path` and `line` (when known) say where; the CLI prints ``path:line: warning: message``.
+    """
+
+    def __init__(self, message, path=None, line=None):
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.message = message
+        where = self.path if line is None else f"{self.path}:{line}"
+        super().__init__(message if where is None else f"{where}: {message}")

@@ -3,7 +3,7 @@ and the comparison of two tagged outputs of the same input (``compare_tagged``).
 import numpy as np
 
 from .chunks import chunk_spans, is_bio
-from .corpus import read_corpus
+from .readers import read_corpus
 from .errors import ConfigError, InputFormatError
 
 

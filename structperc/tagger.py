@@ -155,12 +155,13 @@ class Tagger:
             only_types, ...). They are recorded in the model with the format and columns found, and
             ``read``, ``tag_file`` and ``evaluate_file`` use them.
         """
-        from .corpus import read_corpus
+        from .readers import read_corpus
 
         self.trainer_options()  # a bad option fails before a large corpus is read
         corpus = read_corpus(path, **reader_options)
         dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
         self.fit(corpus, dev=dev_corpus, callback=callback, progress=progress)
+        reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
         self.model_.metadata["input"] = {
             **reader_options, "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label,
         }
@@ -269,24 +270,28 @@ class Tagger:
         return self
 
     # ------------------------------------------------------------------ files
-    def reader_options(self, format=None):
-        """The ``read_corpus`` options recorded at fitting (format replaced when given)."""
+    def reader_options(self, format=None, tag_sep=None):
+        """The ``read_corpus`` options recorded at fitting; ``format`` and ``tag_sep`` replace them
+        when given (another format drops the recorded options of the training format)."""
         options = dict(self.model_.metadata.get("input", {}))
-        if format is not None:
+        if format is not None and format != options.get("format"):
             options["format"] = format
+            options.pop("tag_sep", None)
+        if tag_sep is not None:
+            options["tag_sep"] = tag_sep
         return options
 
-    def read(self, path, format=None, require_label=True):
+    def read(self, path, format=None, require_label=True, tag_sep=None):
         """Read a corpus file as the training corpus was read."""
-        from .corpus import read_corpus
+        from .readers import read_corpus
 
-        return read_corpus(path, **self.reader_options(format), require_label=require_label)
+        return read_corpus(path, **self.reader_options(format, tag_sep), require_label=require_label)
 
-    def evaluate_file(self, path, format=None):
+    def evaluate_file(self, path, format=None, tag_sep=None):
         """``evaluate`` on a labelled corpus file read as the training corpus was."""
-        return self.evaluate(self.read(path, format))
+        return self.evaluate(self.read(path, format, tag_sep=tag_sep))
 
-    def tag_file(self, input, output=None, format=None, marginals=None, probability=False):
+    def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None):
         """Read, tag and write batch by batch: the input columns plus the predicted label.
 
         input : file, or "-" for standard input; read lazily, so files larger than memory stream.
@@ -299,7 +304,7 @@ class Tagger:
         Returns counts and the time from opening the input to the last write: sentences, tokens,
         seconds, tokens_per_second.
         """
-        from .corpus import iter_corpus, write_tagged
+        from .readers import iter_corpus, write_tagged
         from .files import open_output
 
         if marginals not in (None, "best", "all"):
@@ -313,7 +318,7 @@ class Tagger:
         start = time.perf_counter()
         sentences = tokens = 0
         with open_output(output) as out:
-            for batch in iter_corpus(input, **self.reader_options(format), require_label=False):
+            for batch in iter_corpus(input, **self.reader_options(format, tag_sep), require_label=False):
                 encoded = model.encoder.transform(batch, with_labels=False)
                 ids, _ = self._predict_encoded(encoded)
                 extra, headers = None, None

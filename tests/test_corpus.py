@@ -1,4 +1,4 @@
-"""Readers and writers in structperc.corpus."""
+"""The Corpus type (structperc.corpus) and the readers and writer (structperc.readers)."""
 
 import glob
 import io
@@ -8,17 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from structperc.corpus import (
+from structperc.chunks import map_only_types
+from structperc.corpus import concatenate
+from structperc.readers import (
     FORMATS,
-    concatenate,
-    default_columns,
     detect_format,
     iter_corpus,
-    map_only_types,
     read_corpus,
     read_ptb_files,
     write_tagged,
 )
+from structperc.readers.conll import default_columns
 from structperc.errors import InputFormatError
 
 DATA = Path(__file__).parent / "data"
@@ -93,7 +93,8 @@ def test_detect_format_and_unknown_format(tmp_path):
     assert detect_format("wsj_0001.pos") == "ptb"
     assert detect_format("train.txt") == "conll"
     assert detect_format("-") == "conll"
-    assert set(FORMATS) == {"conll", "conllu", "ptb"}
+    assert detect_format("news.TAGGED") == "tagged"
+    assert set(FORMATS) == {"conll", "conllu", "ptb", "tagged"}
     with pytest.raises(ValueError, match="'xml'.*conll"):
         read_corpus(DATA / "tiny.conll", format="xml")
 
@@ -183,7 +184,7 @@ def test_iter_corpus_batches_match_read_corpus(tmp_path):
 
 
 def test_iter_corpus_small_chunks_keeps_sentences_whole(tmp_path, monkeypatch):
-    import structperc.corpus as corpus_module
+    import structperc.readers.stream as corpus_module
 
     text = "a X\nb Y\n\nc Z\n\n\nd X\ne Y\nf Z\n"
     path = write(tmp_path, text)
@@ -252,7 +253,7 @@ def test_conll_malformed(tmp_path, text, line, message):
 
 
 def test_column_count_error_in_later_chunk(tmp_path, monkeypatch):
-    import structperc.corpus as corpus_module
+    import structperc.readers.stream as corpus_module
 
     real = corpus_module._read_chunks
     monkeypatch.setattr(corpus_module, "_read_chunks",

@@ -313,7 +313,7 @@ def test_cli_nbest_train_apply_and_errors(tmp_path):
         lines += [f"{WORDS[i]} P{i % 3} {t}" for i, t in zip(rng.integers(0, len(WORDS), n), tags)] + [""]
     (tmp_path / "c.txt").write_text("\n".join(lines) + "\n")
     tagger = Tagger(templates=["w[0]", "pos[0]", "bias"], epochs=2, constrain="bio")
-    from structperc.corpus import read_corpus
+    from structperc.readers import read_corpus
     corpus = read_corpus(tmp_path / "c.txt", columns=["word", "pos", "chunk"])
     tagger.fit(corpus)
     tagger.model_.metadata["input"] = {"format": "conll", "columns": ["word", "pos", "chunk"], "label": "chunk"}

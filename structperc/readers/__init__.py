@@ -1,0 +1,11 @@
+"""Corpus readers: one module per input format behind `base.Parser`, and the streaming layer.
+
+To add a format, write a Parser subclass in its own module and add it to `registry.FORMATS`.
+"""
+
+from .registry import FORMATS, detect_format
+from .stream import iter_corpus, read_corpus, read_ptb_files
+from .writer import write_tagged
+
+__all__ = ["FORMATS", "detect_format", "iter_corpus", "read_corpus", "read_ptb_files",
+           "write_tagged"]

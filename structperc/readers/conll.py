@@ -1,0 +1,134 @@
+"""CoNLL column files: one token per line, whitespace-separated fields, blank lines end sentences.
+
+"-DOCSTART-" lines are document separators and end a sentence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputFormatError
+from .base import Parser, check_names
+
+
+def default_columns(n: int) -> list[str]:
+    """Column names when the user gives none; the last column is the label when n >= 2."""
+    if n < 1:
+        raise ValueError(f"a corpus needs at least one column, got {n}")
+    if n == 1:
+        return ["word"]
+    if n == 2:
+        return ["word", "label"]
+    return ["word", "pos"] + [f"col{i}" for i in range(2, n - 1)] + ["label"]
+
+
+# Code points that str.split() treats as whitespace (up to U+3000, the largest one).
+_WHITESPACE = np.zeros(0x3002, dtype=bool)
+_WHITESPACE[[ord(c) for c in map(chr, range(0x3001)) if c.isspace()]] = True
+
+
+def _fields_per_line(joined: str, n_lines: int) -> np.ndarray:
+    """Whitespace-separated field count of each line of `joined` (lines joined by "\n")."""
+    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    is_space = _WHITESPACE[np.minimum(codes, 0x3001)]
+    starts = ~is_space
+    starts[1:] &= is_space[:-1]
+    line_of_code = np.cumsum(codes == 10)
+    return np.bincount(line_of_code[starts], minlength=n_lines)
+
+
+class ConllParser(Parser):
+    """Columns named by the user, or by `default_columns` from the first token line.
+
+    With ``require_label=False`` the lines may lack the label column; `label` is then None.
+    """
+
+    format = "conll"
+    title = "CoNLL"
+    # the kept lines end in the original label
+    lines_follow_relabelling = False
+
+    def __init__(self, path, builder, columns, label, require_label, options):
+        super().__init__(path, builder, columns, label, require_label, options)
+        self.user_columns = list(columns) if columns is not None else None
+        self.user_label = label
+        self.n_fields = 0
+        if self.user_columns is not None:
+            if label is None:
+                self.user_label = self.user_columns[-1] if len(self.user_columns) >= 2 else None
+            check_names(self.user_columns, self.user_label)
+
+    def _decide_columns(self, n_found: int, line: int) -> None:
+        """Fix column names and label from the first token line of the file."""
+        if self.user_columns is None:
+            names = default_columns(n_found)
+            label = self.user_label
+            if label is None and n_found >= 2:
+                label = names[-1]
+            check_names(names, label)
+            if label is None and self.require_label:
+                raise InputFormatError(self.path, line,
+                                       f"no label column: expected at least 2 columns, found "
+                                       f"{n_found}")
+            self.names, self.label, self.n_fields = names, label, n_found
+            return
+        names, label = self.user_columns, self.user_label
+        if n_found == len(names):
+            self.names, self.label, self.n_fields = names, label, n_found
+        elif n_found == len(names) - 1 and label is not None and not self.require_label:
+            self.names = [name for name in names if name != label]
+            self.label, self.n_fields = None, n_found
+        elif n_found == len(names) - 1 and label is not None:
+            raise InputFormatError(self.path, line,
+                                   f"label column {label!r} missing: expected {len(names)} "
+                                   f"columns, found {n_found}")
+        else:
+            raise InputFormatError(self.path, line,
+                                   f"expected {len(names)} columns ({' '.join(names)}), found "
+                                   f"{n_found}")
+
+    def feed(self, first_line: int, lines: list[str]) -> None:
+        builder = self.builder
+        # Lines are right-stripped, so blank lines are "". Token positions are found without a
+        # Python-level loop over lines; sentence breaks are gaps between token line positions.
+        token_index = [i for i, line in enumerate(lines) if line]
+        if not token_index:
+            if lines:
+                builder.close_sentence()
+            return
+        token_lines = [lines[i] for i in token_index]
+        joined = "\n".join(token_lines)
+        if "-DOCSTART-" in joined:
+            keep = [k for k, line in enumerate(token_lines) if line.split()[0] != "-DOCSTART-"]
+            if len(keep) < len(token_lines):
+                token_index = [token_index[k] for k in keep]
+                token_lines = [token_lines[k] for k in keep]
+                joined = "\n".join(token_lines)
+            if not token_index:
+                builder.close_sentence()
+                return
+        # One C-level split for the whole chunk; field counts per line come from numpy, with
+        # the same notion of whitespace as str.split.
+        flat = joined.split()
+        counts = _fields_per_line(joined, len(token_lines))
+        if self.names is None:
+            self._decide_columns(int(counts[0]), first_line + token_index[0])
+            builder.cols = [[] for _ in self.names]
+        expected = self.n_fields
+        if len(flat) != expected * len(token_lines) or (counts != expected).any():
+            k = int(np.flatnonzero(counts != expected)[0])
+            raise InputFormatError(self.path, first_line + token_index[k],
+                                   f"expected {expected} columns, found {int(counts[k])}")
+        if token_index[0] > 0:
+            builder.close_sentence()  # a blank or -DOCSTART- line precedes the first token
+        n_before = len(builder.line_numbers)
+        for column, values in zip(builder.cols, (flat[k::expected] for k in range(expected))):
+            column.extend(values)
+        positions = np.array(token_index, dtype=np.int64)
+        builder.line_numbers.extend((positions + first_line).tolist())
+        builder.lines.extend(token_lines)
+        # sentence breaks: gaps between consecutive token line positions
+        breaks = np.flatnonzero(np.diff(positions) != 1) + 1 + n_before
+        builder.close_sentences_at(breaks.tolist())
+        if token_index[-1] != len(lines) - 1:
+            builder.close_sentence()

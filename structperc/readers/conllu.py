@@ -1,0 +1,115 @@
+"""CoNLL-U (Universal Dependencies), parsed by the conllu package.
+
+Multiword token ranges ("1-2") and empty nodes ("8.1") are skipped; their words are read.
+"""
+
+from __future__ import annotations
+
+import conllu
+from conllu.exceptions import ParseException
+from conllu.serializer import serialize_field
+
+from ..errors import InputFormatError
+from .base import Parser
+
+# The last column is derived from MISC: "0" when the token is written with no space after it
+# (SpaceAfter=No, on the word or on the multiword token it ends; the words inside a multiword token
+# have none), "1" otherwise.
+CONLLU_COLUMNS = ["word", "lemma", "upos", "xpos", "feats", "head", "deprel", "space_after"]
+# conllu token keys of the columns read as they are, in the order of CONLLU_COLUMNS
+_CONLLU_KEYS = ["form", "lemma", "upos", "xpos", "feats", "head", "deprel"]
+
+
+class ConlluParser(Parser):
+    format = "conllu"
+    extensions = (".conllu",)
+    title = "CoNLL-U"
+    fixed_columns = CONLLU_COLUMNS
+    default_label = "upos"
+
+    def __init__(self, path, builder, columns, label, require_label, options):
+        super().__init__(path, builder, columns, label, require_label, options)
+        self.block: list[str] = []
+        self.block_first_line = 0
+
+    def feed(self, first_line: int, lines: list[str]) -> None:
+        block = self.block
+        for offset, line in enumerate(lines):
+            if line:
+                if not block:
+                    self.block_first_line = first_line + offset
+                block.append(line)
+            elif block:
+                self._parse_block()
+                block.clear()
+
+    def finish(self) -> None:
+        if self.block:
+            self._parse_block()
+            self.block.clear()
+
+    def _parse_block(self) -> None:
+        first = self.block_first_line
+        token_lines = []  # (line number, line) of non-comment lines
+        for offset, line in enumerate(self.block):
+            if line.startswith("#"):
+                continue
+            n_fields = line.count("\t") + 1
+            if n_fields != 10:
+                raise InputFormatError(self.path, first + offset,
+                                       f"expected 10 tab-separated CoNLL-U fields, found "
+                                       f"{n_fields}")
+            token_lines.append((first + offset, line))
+        if not token_lines:
+            return
+        text = "\n".join(self.block) + "\n"
+        try:
+            tokens = conllu.parse_token_and_metadata(text)
+        except ParseException as error:
+            where = self._locate_error(token_lines)
+            raise InputFormatError(self.path, where, f"invalid CoNLL-U: {error}") from None
+        if len(tokens) != len(token_lines):
+            raise InputFormatError(self.path, first,
+                                   f"conllu parsed {len(tokens)} tokens from "
+                                   f"{len(token_lines)} token lines")
+        builder = self.builder
+        line_numbers, kept = builder.line_numbers, builder.lines
+        space_column = builder.cols[len(_CONLLU_KEYS)]
+        range_last, range_space = 0, "1"  # the open multiword token: its last word id, its SpaceAfter
+        for token, (line_number, line) in zip(tokens, token_lines):
+            token_id = token["id"]
+            if not isinstance(token_id, int):
+                # multiword token range "1-2" (remember where it ends) or empty node "8.1"
+                if len(token_id) == 3 and token_id[1] == "-":
+                    range_last, range_space = token_id[2], _space_after(token)
+                continue
+            for column, key in zip(builder.cols, _CONLLU_KEYS):
+                column.append(_conllu_value(token[key]))
+            if token_id < range_last:
+                space_column.append("0")
+            else:
+                space_column.append(range_space if token_id == range_last else _space_after(token))
+            line_numbers.append(line_number)
+            kept.append(line)
+        builder.close_sentence()
+
+    @staticmethod
+    def _locate_error(token_lines) -> int:
+        """Line number of the first token line that conllu rejects on its own."""
+        for line_number, line in token_lines:
+            try:
+                conllu.parse_token_and_metadata(line + "\n")
+            except ParseException:
+                return line_number
+        return token_lines[0][0]
+
+
+def _space_after(token) -> str:
+    misc = token["misc"]
+    return "0" if misc and misc.get("SpaceAfter") == "No" else "1"
+
+
+def _conllu_value(value) -> str:
+    if isinstance(value, str):
+        return value
+    return serialize_field(value)

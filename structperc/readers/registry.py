@@ -1,0 +1,36 @@
+"""The input formats by name, and the format of a file from its extension."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import Parser
+from .conll import ConllParser
+from .conllu import ConlluParser
+from .ptb import PtbParser
+from .tagged import TaggedParser
+
+DEFAULT_FORMAT = "conll"
+FORMATS: dict[str, type[Parser]] = {
+    parser.format: parser for parser in (ConllParser, ConlluParser, PtbParser, TaggedParser)
+}
+
+
+def detect_format(path) -> str:
+    """Format name from the file extension: .conllu -> conllu, .pos -> ptb, .tagged -> tagged,
+    else conll."""
+    suffix = Path(str(path)).suffix.lower()
+    for name, parser in FORMATS.items():
+        if suffix in parser.extensions:
+            return name
+    return DEFAULT_FORMAT
+
+
+def resolve_format(path, format: str | None) -> str:
+    """`format`, checked against FORMATS, or the format detected from `path` when None."""
+    if format is None:
+        return detect_format(path)
+    if format not in FORMATS:
+        raise ValueError(f"unknown corpus format {format!r}; valid formats: "
+                         f"{', '.join(sorted(FORMATS))}")
+    return format
