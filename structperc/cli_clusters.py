@@ -95,12 +95,14 @@ def clusters(
         "output": None if output is None else str(output), "words": len(result.words),
         "tokens": int(result.counts.sum()), "bigrams": result.n_bigrams, "clusters": result.n_clusters,
         "merges": n_merges, "merges_per_second": n_merges / max(merge_seconds, 1e-9),
-        "ami": float(result.ami[n_merges - result.n_clusters]) if n_merges >= result.n_clusters else 0.0,
+        # AMI of the C clusters when every word is in (after the last windowed merge)
+        "ami": (float(result.ami[n_merges - result.n_clusters])
+                if len(result.words) > result.n_clusters else None),
         "seconds": seconds,
     }
     if json_output:
         typer.echo(json.dumps(summary))
     elif not quiet:
         typer.echo(f"{summary['words']:,} words in {summary['clusters']} clusters, "
-                   f"AMI {summary['ami']:.4f} nats, {n_merges:,} merges, "
+                   f"AMI {summary['ami'] or 0.0:.4f} nats, {n_merges:,} merges, "
                    f"{summary['merges_per_second']:,.0f} merges/s, {seconds:.1f}s", err=True)

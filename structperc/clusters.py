@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+from array import array
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,12 +171,11 @@ def count_words(sentences: Iterable[Sequence[str]]) -> WordCounts:
     """Intern the words of `sentences` (ids in order of first occurrence)."""
     index: dict[str, int] = {}
     intern = index.setdefault
-    chunks, lengths = [], []
+    ids, lengths = array("q"), array("q")
     for sentence in sentences:
-        chunks.append([intern(word, len(index)) for word in sentence])
+        ids.extend([intern(word, len(index)) for word in sentence])
         lengths.append(len(sentence))
-    token_ids = np.fromiter((i for chunk in chunks for i in chunk), dtype=np.int64,
-                            count=sum(lengths))
+    token_ids = np.frombuffer(ids, dtype=np.int64) if ids else np.zeros(0, np.int64)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     counts = np.bincount(token_ids, minlength=len(index)).astype(np.int64)

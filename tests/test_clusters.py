@@ -68,6 +68,8 @@ def check_against_naive(sentences, n_clusters, min_count):
     n_words, c = len(vocab), min(n_clusters, len(vocab))
     merges, losses, ami = run_merges(table, n_words, c, steps_per_call=3)
     assert merges.shape == (n_words - 1, 2)
+    if n_words == 1:
+        return
     node_words = {w: frozenset([vocab[w]]) for w in range(n_words)}
     clusters = []
     pending = list(vocab)
