@@ -32,12 +32,14 @@ class MergeProgress:
     def __init__(self, quiet):
         self.quiet = quiet
         self.tty = sys.stderr.isatty()
-        self.start = time.perf_counter()
+        self.merge_start = time.perf_counter()
 
     def __call__(self, done, total):
+        if done == 0:  # reading is over, merging starts
+            self.merge_start = time.perf_counter()
         if self.quiet or not self.tty:
             return
-        elapsed = max(time.perf_counter() - self.start, 1e-9)
+        elapsed = max(time.perf_counter() - self.merge_start, 1e-9)
         width = 30
         filled = int(width * done / max(total, 1))
         bar = "#" * filled + "." * (width - filled)
@@ -83,7 +85,7 @@ def clusters(
                                 encoding=encoding, progress=progress)
     finally:
         progress.finish()
-    merge_seconds = time.perf_counter() - progress.start
+    merge_seconds = time.perf_counter() - getattr(progress, "merge_start", start)
     if output is not None:
         write_paths(result, output)
     else:

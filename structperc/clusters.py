@@ -278,6 +278,8 @@ def run_merges(bigrams, n_words: int, n_clusters: int,
     ami = np.zeros(n_merges)
     state = new_state(n_clusters, n_words)
     done = 0
+    if progress is not None:
+        progress(0, n_merges)
     while True:
         step = brown_steps(state, bigrams, n_words, n_clusters, steps_per_call, merges, losses, ami)
         done += step
