@@ -235,11 +235,12 @@ def _add_word(state, words, word, log_total):
                  + _q(table, counts[t, s], state.left[t], rs, log_total))
     state.ami[0] += gain
     # L(i, j) += f(n_ik, n_jk) + n_ik alpha_i + n_jk alpha_j + (right direction)
+    into_k, from_k = counts_t[s], counts[s]  # n_ik and n_ki as contiguous rows
     for i in range(s):
-        nik, nki = counts[i, s], counts[s, i]
+        nik, nki = into_k[i], from_k[i]
         li, ri = state.left[i], state.right[i]
         for j in range(i + 1, s):
-            njk, nkj = counts[j, s], counts[s, j]
+            njk, nkj = into_k[j], from_k[j]
             if nik == 0 and njk == 0 and nki == 0 and nkj == 0:
                 continue
             delta = 0.0
@@ -314,14 +315,15 @@ def _merge(state, a, b, log_total, merge_nodes, merge_losses, merge_ami):
         x, y = counts[a, i], counts[b, i]
         if x and y:
             h_right[i] = _g(table, x + y) - _g(table, x) - _g(table, y)
+    into_a, into_b, from_a, from_b = counts_t[a], counts_t[b], counts[a], counts[b]
     for i in range(n_active):
         if i == a or i == b:
             continue
-        nia, nib, nai, nbi = counts[i, a], counts[i, b], counts[a, i], counts[b, i]
+        nia, nib, nai, nbi = into_a[i], into_b[i], from_a[i], from_b[i]
         for j in range(i + 1, n_active):
             if j == a or j == b:
                 continue
-            nja, njb, naj, nbj = counts[j, a], counts[j, b], counts[a, j], counts[b, j]
+            nja, njb, naj, nbj = into_a[j], into_b[j], from_a[j], from_b[j]
             delta = 0.0
             if (nia or nja) and (nib or njb):
                 delta += (h_left[i] + h_left[j] - _g(table, nia + nib + nja + njb)
