@@ -25,17 +25,17 @@ Conventions
 """
 from __future__ import annotations
 
-import os
 import re
 from array import array
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from structperc.corpus import _read_chunks, iter_corpus
+from structperc.files import atomic_write
+from structperc.readers import iter_corpus
+from structperc.readers.stream import _read_chunks
 from structperc.errors import ConfigError, InputFormatError, StructpercError
 
 FORMATS = ("auto", "raw", "conll", "conllu", "ptb")
@@ -367,22 +367,11 @@ def brown_clusters(paths: Sequence, n_clusters: int = 256, min_count: int = 1,
 
 
 def write_paths(clusters: BrownClusters, path) -> None:
-    """Write ``bitstring<TAB>word<TAB>count`` lines atomically (temp file in the same folder,
-    renamed into place; nothing is left behind on error or interrupt)."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
+    """Write ``bitstring<TAB>word<TAB>count`` lines atomically (nothing is left behind on an error
+    or an interrupt)."""
     try:
-        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as error:
-        raise StructpercError(f"{path}: cannot write ({error.strerror})") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+        with atomic_write(path, "w") as out:
             for line in clusters.lines():
                 out.write(line + "\n")
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
+    except OSError as error:
+        raise StructpercError(f"{path}: cannot write ({error.strerror})") from None

@@ -191,7 +191,7 @@ def test_detect_format(tmp_path):
 
 
 def test_read_word_column_of_corpus_files():
-    from structperc.corpus import read_corpus
+    from structperc.readers import read_corpus
 
     for name in ("tiny.conll", "tiny.conllu", "tiny.pos"):
         corpus = read_corpus(DATA / name, require_label=False)
