@@ -204,11 +204,10 @@ class FeatureEncoder:
             if len(templates) * self._space(t) >= _MAX_KEY:
                 raise ConfigError(f"template {str(t)!r} combines too many distinct values to index")
 
-    def _spec(self, templates, values, rare):
+    def _spec(self, templates, values, rare, n_tokens):
         """(TemplateTable, values int32 (n_fields, n_tokens), rare bool (n_tokens,)) for the kernels."""
         fields = sorted({f for t in templates for f in t.fields})
         row = {f: r for r, f in enumerate(fields)}
-        n_tokens = len(next(iter(values.values()))) if values else 0
         matrix = np.empty((len(fields), n_tokens), dtype=np.int32)
         for f in fields:
             matrix[row[f]] = values[f]
@@ -222,34 +221,45 @@ class FeatureEncoder:
         )
         return spec, matrix, (np.zeros(n_tokens, dtype=np.bool_) if rare is None else rare)
 
+    def _keys(self, templates, values, rare, sentence_offsets):
+        """int64 (n_tokens, n_templates): template keys, -1 where a template does not fire."""
+        spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
+        out = np.empty((len(templates), matrix.shape[1]), dtype=np.int64)
+        for j in range(len(templates)):
+            keys.template_keys(spec, j, matrix, np.asarray(sentence_offsets, dtype=np.int64), rare, out)
+        return out.T
+
     def _intern(self, templates, values, rare, sentence_offsets):
         """Learn the feature index of `templates` from training data.
 
         Returns (CSR offsets, feature ids, feature keys in id order)."""
-        spec, matrix, rare = self._spec(templates, values, rare)
+        spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
         n_tokens, m = matrix.shape[1], len(templates)
-        local = np.empty((n_tokens, m), dtype=np.int32)
-        starts, counts, combined = [0], [], []
+        local = np.empty((m, n_tokens), dtype=np.int32)
+        starts, counts, combined, first = [0], [], [], []
         for j, t in enumerate(templates):
             space = self._space(t)
             direct = space if space <= max(_DIRECT_MIN, 2 * n_tokens) else 0
-            distinct, count = keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct, local, j)
+            distinct, count, first_token = keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct,
+                                                                local, j)
             starts.append(starts[-1] + len(distinct))
             counts.append(count)
+            first.append(first_token)
             combined.append(j + m * distinct)
         del matrix
         counts = np.concatenate(counts) if counts else _EMPTY
         template_keys = np.concatenate(combined) if combined else _EMPTY
+        first = np.concatenate(first) if first else _EMPTY
         keep = counts >= max(self.min_count, 1)
-        return keys.number_features(local, np.array(starts, dtype=np.int64), keep, template_keys)
+        return keys.number_features(local, np.array(starts, dtype=np.int64), keep, template_keys, first)
 
     def _hash(self, templates, values, rare, sentence_offsets, fit):
         """Hashed feature ids of `templates`: (CSR offsets, feature ids); in training also the
         distinct (keys, ids) counts for the collision rate."""
-        spec, matrix, rare = self._spec(templates, values, rare)
+        spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
         n_tokens, m = matrix.shape[1], len(templates)
-        ids = np.empty((n_tokens, m), dtype=np.int32)
-        scratch = np.empty((n_tokens if fit else 0, 1), dtype=np.int32)
+        ids = np.empty((m, n_tokens), dtype=np.int32)
+        scratch = np.empty((1, n_tokens if fit else 0), dtype=np.int32)
         n_keys = 0
         for j, t in enumerate(templates):
             keys.hash_template(spec, j, matrix, sentence_offsets, rare, self.hash_bits, ids)
@@ -268,7 +278,7 @@ class FeatureEncoder:
                 remap = np.where(counts >= self.min_count, np.arange(len(counts)), -1)
         else:
             remap = self._bucket_remap(templates)
-        return hashing.rows_to_csr(ids, remap)
+        return keys.columns_to_csr(ids, remap)
 
     # ---------------------------------------------------------------- public
     def fit_transform(self, corpus, labels):
@@ -372,14 +382,14 @@ class FeatureEncoder:
             keys.lookup_template(spec, 0, one, sentence, rare, np.zeros(1, dtype=np.int64), _NO_SLOTS, _NO_SLOTS, out)
         else:
             keys.hash_template(spec, 0, one, sentence, rare, self.hash_bits, out)
-        hashing.rows_to_csr(out, _EMPTY)
+        keys.columns_to_csr(out, _EMPTY)
 
     def _lookup(self, kind, templates, values, rare, sentence_offsets):
-        spec, matrix, rare = self._spec(templates, values, rare)
-        ids = np.empty((matrix.shape[1], len(templates)), dtype=np.int32)
+        spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
+        ids = np.empty((len(templates), matrix.shape[1]), dtype=np.int32)
         for j, (direct, slot_keys, slot_ids) in enumerate(self._template_tables(kind)):
             keys.lookup_template(spec, j, matrix, sentence_offsets, rare, direct, slot_keys, slot_ids, ids)
-        return hashing.rows_to_csr(ids, _EMPTY)
+        return keys.columns_to_csr(ids, _EMPTY)
 
     def transform(self, corpus, with_labels=True):
         """Encode a corpus with the learned index; unseen values and features are dropped."""
