@@ -24,7 +24,6 @@ from .templates import ATTRIBUTES, load_templates, parse_template
 UNKNOWN, LEFT, RIGHT, FIRST_ID = 0, 1, 2, 3
 _MAX_KEY = 2**62
 _MAX_HASH_BITS = 40
-# a template whose combined values number at most this (or twice the tokens) is indexed directly
 _DIRECT_MIN = 1 << 16
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_SLOTS = np.full(1, -1, dtype=np.int64)
@@ -77,6 +76,12 @@ class _VocabIndex(dict):
 
     def __missing__(self, key):
         return UNKNOWN
+
+
+def _use_direct(space, n_items):
+    """Whether a template with `space` combined values is indexed through a direct array (cheap when
+    the array is small, or small beside the n_items it serves) rather than a hash table."""
+    return space <= max(_DIRECT_MIN, 2 * n_items)
 
 
 def _intern_column(values):
@@ -239,7 +244,7 @@ class FeatureEncoder:
         starts, counts, combined, first = [0], [], [], []
         for j, t in enumerate(templates):
             space = self._space(t)
-            direct = space if space <= max(_DIRECT_MIN, 2 * n_tokens) else 0
+            direct = space if _use_direct(space, n_tokens) else 0
             distinct, count, first_token = keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct,
                                                                 local, j)
             starts.append(starts[-1] + len(distinct))
@@ -266,7 +271,7 @@ class FeatureEncoder:
             if fit:
                 # distinct keys of template j (only counted: ids do not need the dictionary)
                 space = self._space(t)
-                direct = space if space <= max(_DIRECT_MIN, 2 * n_tokens) else 0
+                direct = space if _use_direct(space, n_tokens) else 0
                 n_keys += len(keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct, scratch, 0)[0])
         remap = _EMPTY
         if fit:
@@ -332,7 +337,7 @@ class FeatureEncoder:
             for j, t in enumerate(templates):
                 ids = np.flatnonzero(template_of == j)
                 space = self._space(t)
-                if space <= max(_DIRECT_MIN, 8 * len(ids)):
+                if _use_direct(space, 4 * len(ids)):
                     direct = np.full(space, -1, dtype=np.int64)
                     direct[combined[ids]] = ids
                     per_template.append((direct, _NO_SLOTS, _NO_SLOTS))
@@ -349,7 +354,7 @@ class FeatureEncoder:
             return _EMPTY
         tables = self.__dict__.setdefault("_tables", {})
         if kind not in tables:
-            remap = np.full(1 << self.hash_bits, -1, dtype=np.int64)
+            remap = np.full(1 << self.hash_bits, -1, dtype=np.int32)
             remap[kept] = np.arange(len(kept))
             tables[kind] = remap
         return tables[kind]
