@@ -259,8 +259,8 @@ class FeatureEncoder:
         return keys.number_features(local, np.array(starts, dtype=np.int64), keep, template_keys, first)
 
     def _hash(self, templates, values, rare, sentence_offsets, fit):
-        """Hashed feature ids of `templates`: (CSR offsets, feature ids); in training also the
-        distinct (keys, ids) counts for the collision rate."""
+        """Hashed feature ids of `templates`: (CSR offsets, feature ids, (distinct keys, distinct ids)),
+        the counts for the collision rate in training only (else None)."""
         spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
         n_tokens, m = matrix.shape[1], len(templates)
         ids = np.empty((m, n_tokens), dtype=np.int32)
@@ -273,17 +273,14 @@ class FeatureEncoder:
                 space = self._space(t)
                 direct = space if _use_direct(space, n_tokens) else 0
                 n_keys += len(keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct, scratch, 0)[0])
+        if not fit:
+            return (*keys.columns_to_csr(ids, self._bucket_remap(templates)), None)
+        fired = ids.ravel()
+        counts = np.bincount(fired[fired >= 0], minlength=1 << self.hash_bits)
         remap = _EMPTY
-        if fit:
-            counts = np.bincount(ids.ravel()[ids.ravel() >= 0], minlength=1 << self.hash_bits) if m else _EMPTY
-            n_ids = int(np.count_nonzero(counts))
-            self.hash_stats_ = {"keys": n_keys, "ids": n_ids,
-                                "collision_rate": 1.0 - n_ids / n_keys if n_keys else 0.0}
-            if self.min_count > 1:
-                remap = np.where(counts >= self.min_count, np.arange(len(counts)), -1)
-        else:
-            remap = self._bucket_remap(templates)
-        return keys.columns_to_csr(ids, remap)
+        if self.min_count > 1:
+            remap = np.where(counts >= self.min_count, np.arange(len(counts)), -1)
+        return (*keys.columns_to_csr(ids, remap), (n_keys, int(np.count_nonzero(counts))))
 
     # ---------------------------------------------------------------- public
     def fit_transform(self, corpus, labels):
@@ -301,22 +298,19 @@ class FeatureEncoder:
         self._check_width(self._pair_templates)
         offsets = corpus.sentence_offsets.astype(np.int64)
         out = []
-        stats = []
+        n_keys = n_ids = 0
         for kind, templates in (("feature", self._emission_templates), ("pair", self._pair_templates)):
             if self.hash_bits is None:
                 row_offsets, ids, kept = self._intern(templates, values, rare, offsets)
             else:
-                self.__dict__.pop("_tables", None)
-                row_offsets, ids = self._hash(templates, values, rare, offsets, fit=True)
-                stats.append(self.hash_stats_)
-                # every id is a feature until pruning (kept keys are ids: the identity)
+                row_offsets, ids, (kind_keys, kind_ids) = self._hash(templates, values, rare, offsets, fit=True)
+                n_keys, n_ids = n_keys + kind_keys, n_ids + kind_ids
+                # every id is a feature until pruning: the kept "keys" are the ids themselves
                 kept = np.arange(1 << self.hash_bits if templates else 0, dtype=np.int64)
             setattr(self, f"{kind}_keys_", kept)
             out.append((row_offsets, ids))
-        if stats:
-            n_keys, n_ids = sum(s["keys"] for s in stats), sum(s["ids"] for s in stats)
-            self.hash_stats_ = {"keys": n_keys, "ids": n_ids,
-                                "collision_rate": 1.0 - n_ids / n_keys if n_keys else 0.0}
+        if self.hash_bits is not None:
+            self.hash_stats_ = {"keys": n_keys, "ids": n_ids, "collision_rate": 1.0 - n_ids / n_keys if n_keys else 0.0}
         self.labels_ = sorted(set(labels))
         return EncodedCorpus(offsets, *out[0], *out[1], self.label_ids(labels), values.get("word"))
 
@@ -408,7 +402,7 @@ class FeatureEncoder:
             if self.hash_bits is None:
                 out.append(self._lookup(kind, templates, values, rare, offsets))
             else:
-                out.append(self._hash(templates, values, rare, offsets, fit=False))
+                out.append(self._hash(templates, values, rare, offsets, fit=False)[:2])
         gold = None
         if with_labels and corpus.label is not None:
             gold = self.label_ids(corpus.columns[corpus.label])
