@@ -15,8 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from structperc.corpus import read_corpus
 from structperc.encode import FeatureEncoder
 
@@ -81,8 +79,8 @@ def main(argv=None):
     print(f"corpus {args.corpus}, templates {templates}, min_count {args.min_count}, hash_bits {args.hash_bits}, "
           f"median of {args.repeat}")
     print(f"features {encoder.n_features_}, pair features {encoder.n_pair_features_}")
-    print(f"| job | tokens | seconds (min-max) | tokens/s | encoded bytes/token |")
-    print(f"|---|---|---|---|---|")
+    print("| job | tokens | seconds (min-max) | tokens/s | encoded bytes/token |")
+    print("|---|---|---|---|---|")
     for name, n_tokens, median, low, high, encoded in rows:
         print(f"| {name} | {n_tokens} | {median:.3f} ({low:.3f}-{high:.3f}) | {n_tokens / median:,.0f} | "
               f"{encoded_bytes(encoded) / n_tokens:.1f} |")

@@ -66,17 +66,18 @@ def main(argv=None):
     rows = []
     for one in ["exact"] + [str(b) for b in args.bits]:
         out = subprocess.run([sys.executable, __file__, "--one", one, "--corpus", args.corpus,
-                              "--epochs", str(args.epochs)], capture_output=True, text=True, env=os.environ)
+                              "--epochs", str(args.epochs)], capture_output=True, text=True, env=os.environ,
+                             check=False)
         if out.returncode != 0:
             sys.exit(out.stderr)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     exact_f1 = rows[0]["f1"]
     lines = [
-        f"Feature hashing on CoNLL-2000 (all types, `chunk` templates, averaged perceptron, {args.epochs} epochs, "
-        "seed 0); each row is one process: encoding, training and pruning timed, peak RSS of the process.",
+        (f"Feature hashing on CoNLL-2000 (all types, `chunk` templates, averaged perceptron, {args.epochs} epochs, "
+         "seed 0); each row is one process: encoding, training and pruning timed, peak RSS of the process."),
         "",
-        "| feature ids | test F1 | ΔF1 | distinct keys | distinct ids | collision rate | ids in the weights "
-        "(before → after pruning) | seconds | peak RSS MB |",
+        ("| feature ids | test F1 | ΔF1 | distinct keys | distinct ids | collision rate | ids in the weights "
+         "(before → after pruning) | seconds | peak RSS MB |"),
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:

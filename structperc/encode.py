@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels import hashing, keys
+from ._kernels import keys
 from .errors import ConfigError
 from .templates import ATTRIBUTES, load_templates, parse_template
 

@@ -1,12 +1,13 @@
 """The encoder against a naive Python encoder, the hash table against a dict, feature hashing."""
 from collections import Counter
+from itertools import pairwise
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from naive import template_keys as naive_template_keys
+
 from structperc import encode as encode_module
 from structperc._kernels import hashing
 from structperc._kernels.keys import bucket_of
@@ -230,7 +231,7 @@ def test_hashed_ids_are_the_mixed_template_keys():
         rows = exact._keys(templates, values, rare, test.sentence_offsets)
         expected = [[naive_mix64(int(k)) % 2**bits for k in row if k >= 0] for row in rows.tolist()]
         offsets, ids = getattr(encoded, f"{kind}_offsets"), getattr(encoded, f"{kind}_ids")
-        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+        assert [ids[a:b].tolist() for a, b in pairwise(offsets)] == expected
     assert all(bucket_of(k, bits) == naive_mix64(k) % 2**bits for k in (0, 1, 2**40 + 3, 2**62 - 1))
 
 
