@@ -3,9 +3,9 @@
     python benchmarks/bench_encode.py [--corpus conll2000|ewt] [--templates chunk] [--repeat 3]
 
 Reports, for ``fit_transform`` on the training file (vocabularies, feature index, min_count) and
-``transform`` on the same file and on the test file, the median of `repeat` runs in tokens/s, the
-bytes per token of the encoded corpus, and the process's peak RSS (resource.getrusage). Reading the
-files is not timed. Corpora come from ``python -m structperc data fetch`` (corpora/ under the working
+``transform`` on the same file and on the test file, the median of `repeat` runs in tokens/s (wall
+clock, and per CPU second of the process, steadier on a shared machine), the bytes per token of the
+encoded corpus, and the process's peak RSS (resource.getrusage). Reading the files is not timed. Corpora come from ``python -m structperc data fetch`` (corpora/ under the working
 directory).
 """
 import argparse
@@ -37,12 +37,14 @@ def peak_rss_mb():
 
 
 def median_seconds(job, repeat):
-    times = []
+    """(median, min, max wall seconds, median CPU seconds of the process, last result)."""
+    times, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = job()
         times.append(time.perf_counter() - start)
-    return statistics.median(times), min(times), max(times), result
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(times), min(times), max(times), statistics.median(cpu), result
 
 
 def main(argv=None):
@@ -70,20 +72,20 @@ def main(argv=None):
 
     fit()  # loads the kernels
     rows = []
-    median, low, high, (encoder, encoded) = median_seconds(fit, args.repeat)
-    rows.append(("fit_transform train", train.n_tokens, median, low, high, encoded))
+    median, low, high, cpu, (encoder, encoded) = median_seconds(fit, args.repeat)
+    rows.append(("fit_transform train", train.n_tokens, median, low, high, cpu, encoded))
     encoder.prepare()
     for name, corpus in (("transform train", train), ("transform test", test)):
-        median, low, high, encoded = median_seconds(lambda c=corpus: encoder.transform(c), args.repeat)
-        rows.append((name, corpus.n_tokens, median, low, high, encoded))
+        median, low, high, cpu, encoded = median_seconds(lambda c=corpus: encoder.transform(c), args.repeat)
+        rows.append((name, corpus.n_tokens, median, low, high, cpu, encoded))
     print(f"corpus {args.corpus}, templates {templates}, min_count {args.min_count}, hash_bits {args.hash_bits}, "
           f"median of {args.repeat}")
     print(f"features {encoder.n_features_}, pair features {encoder.n_pair_features_}")
-    print("| job | tokens | seconds (min-max) | tokens/s | encoded bytes/token |")
-    print("|---|---|---|---|---|")
-    for name, n_tokens, median, low, high, encoded in rows:
+    print("| job | tokens | seconds (min-max) | tokens/s | CPU seconds | tokens/CPU s | encoded bytes/token |")
+    print("|---|---|---|---|---|---|---|")
+    for name, n_tokens, median, low, high, cpu, encoded in rows:
         print(f"| {name} | {n_tokens} | {median:.3f} ({low:.3f}-{high:.3f}) | {n_tokens / median:,.0f} | "
-              f"{encoded_bytes(encoded) / n_tokens:.1f} |")
+              f"{cpu:.3f} | {n_tokens / cpu:,.0f} | {encoded_bytes(encoded) / n_tokens:.1f} |")
     print(f"peak RSS: {rss_read:.0f} MB after reading, {peak_rss_mb():.0f} MB at the end")
     return 0
 
