@@ -261,6 +261,8 @@ class FeatureEncoder:
     def _hash(self, templates, values, rare, sentence_offsets, fit):
         """Hashed feature ids of `templates`: (CSR offsets, feature ids, (distinct keys, distinct ids)),
         the counts for the collision rate in training only (else None)."""
+        if not templates:
+            return np.zeros(int(sentence_offsets[-1]) + 1, dtype=np.int64), _EMPTY, ((0, 0) if fit else None)
         spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
         n_tokens, m = matrix.shape[1], len(templates)
         ids = np.empty((m, n_tokens), dtype=np.int32)
