@@ -313,8 +313,12 @@ class FeatureEncoder:
             out.append((row_offsets, ids))
         if self.hash_bits is not None:
             self.hash_stats_ = {"keys": n_keys, "ids": n_ids, "collision_rate": 1.0 - n_ids / n_keys if n_keys else 0.0}
-        self.labels_ = sorted(set(labels))
-        return EncodedCorpus(offsets, *out[0], *out[1], self.label_ids(labels), values.get("word"))
+        # labels are numbered in sorted order: intern them in one pass, then renumber the distinct ones
+        local, distinct = _intern_column(labels)
+        self.labels_ = sorted(distinct)
+        rank = {label: i for i, label in enumerate(self.labels_)}
+        gold = np.array([rank[label] for label in distinct], dtype=np.int64)[local]
+        return EncodedCorpus(offsets, *out[0], *out[1], gold, values.get("word"))
 
     def label_ids(self, labels):
         index = _Index(zip(self.labels_, range(len(self.labels_))))

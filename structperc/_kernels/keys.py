@@ -196,15 +196,20 @@ def number_features(local, local_starts, local_keep, keys_of_local, first_token)
             final[f] = n_kept
             kept[n_kept] = keys_of_local[f]
             n_kept += 1
+    offsets = np.zeros(n + 1, dtype=np.int64)
     for j in range(m):
         base = local_starts[j]
         row = local[j]
         for i in range(n):
             L = row[i]
             if L >= 0:
-                row[i] = final[base + L]
-    offsets, ids = _rows_of_columns(local)
-    return offsets, ids, kept[:n_kept].copy()
+                f = final[base + L]
+                row[i] = f
+                if f >= 0:
+                    offsets[i + 1] += 1
+    for i in range(n):
+        offsets[i + 1] += offsets[i]
+    return offsets, _fill_rows(local, offsets), kept[:n_kept].copy()
 
 
 @njit(cache=True)
@@ -349,6 +354,13 @@ def _rows_of_columns(ids):
             if ids[j, i] >= 0:
                 k += 1
         offsets[i + 1] = offsets[i] + k
+    return offsets, _fill_rows(ids, offsets)
+
+
+@njit(cache=True)
+def _fill_rows(ids, offsets):
+    """Flat CSR ids (int64 (offsets[-1],)) of ids int32 (n_templates, n_tokens), given the offsets."""
+    m, n = ids.shape
     flat = np.empty(offsets[n], dtype=np.int64)
     k = 0
     for i in range(n):
@@ -357,4 +369,4 @@ def _rows_of_columns(ids):
             if v >= 0:
                 flat[k] = v
                 k += 1
-    return offsets, flat
+    return flat
