@@ -25,6 +25,9 @@ UNKNOWN, LEFT, RIGHT, FIRST_ID = 0, 1, 2, 3
 _MAX_KEY = 2**62
 _MAX_HASH_BITS = 40
 _DIRECT_MIN = 1 << 16
+# a corpus with more distinct words than 1/_ATTRIBUTE_TABLE_SHARE of the vocabulary reads the
+# attributes of known words from a table over the vocabulary
+_ATTRIBUTE_TABLE_SHARE = 4
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_SLOTS = np.full(1, -1, dtype=np.int64)
 
@@ -160,14 +163,33 @@ class FeatureEncoder:
                 local, distinct = _intern_column(column)
                 if field == "word":
                     word_local, word_distinct = local, distinct
-                values[field] = self._map_distinct(field, local, distinct, fit)
+                if fit:
+                    values[field] = self._map_distinct(field, local, distinct, fit)
+                else:
+                    index = self._vocab_index(field)
+                    word_model = np.fromiter(map(index.__getitem__, distinct), dtype=np.int64, count=len(distinct))
+                    values[field] = word_model[local]
             else:
                 index = self._vocab_index(field)
                 values[field] = np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
-        for field in attributes:
-            fn = ATTRIBUTES[field]
-            attr_local, attr_distinct = _intern_column([fn(w) for w in word_distinct])
-            values[field] = self._map_distinct(field, attr_local[word_local], attr_distinct, fit)
+        if not attributes:
+            pass
+        elif fit or len(word_distinct) * _ATTRIBUTE_TABLE_SHARE < len(self.vocabularies_["word"]):
+            for field in attributes:
+                fn = ATTRIBUTES[field]
+                attr_local, attr_distinct = _intern_column([fn(w) for w in word_distinct])
+                values[field] = self._map_distinct(field, attr_local[word_local], attr_distinct, fit)
+        else:
+            # many distinct words: known words read their attributes from a table over the
+            # vocabulary (built once); only unseen words compute them
+            unseen = np.flatnonzero(word_model == UNKNOWN)
+            unseen_words = [word_distinct[i] for i in unseen]
+            for field in attributes:
+                per_distinct = self._attribute_table(field)[word_model]
+                index, fn = self._vocab_index(field), ATTRIBUTES[field]
+                per_distinct[unseen] = np.fromiter((index[fn(w)] for w in unseen_words), dtype=np.int64,
+                                                   count=len(unseen_words))
+                values[field] = per_distinct[word_local]
         rare = None
         if self._needs_word:
             word_ids = values["word"]
@@ -185,6 +207,17 @@ class FeatureEncoder:
         index = self._vocab_index(field)
         model_ids = np.fromiter(map(index.__getitem__, distinct), dtype=np.int64, count=len(distinct))
         return model_ids[local_ids]
+
+    def _attribute_table(self, field):
+        """int64 (n_words + FIRST_ID,): model id of attribute `field` of each vocabulary word."""
+        cache = self.__dict__.setdefault("_attribute_cache", {})
+        if field not in cache:
+            index, fn = self._vocab_index(field), ATTRIBUTES[field]
+            words = self.vocabularies_["word"]
+            table = np.full(len(words) + FIRST_ID, UNKNOWN, dtype=np.int64)
+            table[FIRST_ID:] = np.fromiter((index[fn(w)] for w in words), dtype=np.int64, count=len(words))
+            cache[field] = table
+        return cache[field]
 
     def _vocab_index(self, field):
         cache = self.__dict__.setdefault("_index_cache", {})
@@ -293,8 +326,8 @@ class FeatureEncoder:
         self._parse()
         self._check_columns(corpus)
         self.vocabularies_ = {}
-        self.__dict__.pop("_index_cache", None)
-        self.__dict__.pop("_tables", None)
+        for cache in ("_index_cache", "_attribute_cache", "_tables"):
+            self.__dict__.pop(cache, None)
         values, rare = self._field_values(corpus, fit=True)
         self._check_width(self._emission_templates)
         self._check_width(self._pair_templates)

@@ -121,6 +121,21 @@ def test_direct_and_hashed_template_tables_agree(monkeypatch, direct):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
 
 
+@pytest.mark.parametrize("share", [0, 10**9])
+def test_attributes_from_the_vocabulary_table_or_computed_agree(monkeypatch, share):
+    """Known words may read their attributes from a table over the vocabulary (when a corpus has
+    many distinct words) or compute them; unseen words always compute them. Both give the naive
+    encoding."""
+    monkeypatch.setattr(encode_module, "_ATTRIBUTE_TABLE_SHARE", share)
+    rng = np.random.default_rng(7)
+    train, test = random_corpus(rng, 30), random_corpus(rng, 30, words=WORDS + ["new-1", "Unseen", "x9"])
+    enc, naive = FeatureEncoder(TEMPLATES, rare_threshold=3), NaiveEncoder(TEMPLATES, rare_threshold=3)
+    enc.fit_transform(train, train.columns["label"])
+    naive.fit_transform(train)
+    assert_same_encoding(enc.transform(test), naive.transform(test))
+    assert ("_attribute_cache" in enc.__dict__) == (share == 10**9)
+
+
 def test_bias_only_templates_fire_at_every_token():
     corpus = _as_corpus([["a", "b", "c"], ["d"]], [["X", "Y", "X"], ["Y"]])
     encoded = FeatureEncoder(["bias"]).fit_transform(corpus, corpus.columns["label"])
