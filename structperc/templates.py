@@ -46,8 +46,8 @@ def _flag(value):
 ATTRIBUTES = {
     "lower": str.lower,
     "shape": _shape,
-    "has_digit": lambda w: _flag(any(map(str.isdigit, w))),
-    "has_upper": lambda w: _flag(any(map(str.isupper, w))),
+    "has_digit": lambda w: _flag(any(ch.isdigit() for ch in w)),
+    "has_upper": lambda w: _flag(any(ch.isupper() for ch in w)),
     "has_hyphen": lambda w: _flag("-" in w),
 }
 for _k in range(1, 5):
