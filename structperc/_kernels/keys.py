@@ -31,7 +31,10 @@ TemplateTable = namedtuple("TemplateTable", "part_starts part_fields part_offset
 
 @njit(cache=True, inline="always")
 def _combined(spec, j, values, i, start, end):
-    """Combined value of template j at token i of the sentence [start, end)."""
+    """Combined value of template j at token i of the sentence [start, end).
+
+    Inlined by numba: a call would pass the record's arrays, reference counts and all, at every
+    token (five times the cost of the whole loop)."""
     c = np.int64(0)
     for p in range(spec.part_starts[j + 1] - 1, spec.part_starts[j] - 1, -1):
         t = i + spec.part_offsets[p]
