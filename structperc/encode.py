@@ -8,20 +8,28 @@ everything is numpy or numba. A template instance is the integer
 
 where v_k is the id of part k's value and R_k the size of its field's id space. Value ids are
 0 for a value unseen in training, 1 and 2 for the left and right sentence boundary, then 3, 4, ...
-for the vocabulary. Keys map to feature indices through a numba hash table; a corpus is stored as
-CSR arrays (token offsets, feature ids).
+for the vocabulary. Keys are computed in numba, one template at a time, and map to feature ids
+through that template's table (a direct array over its combined values when their range is small,
+else a hash table), or, with feature hashing, through a hash of the key. A corpus is stored as CSR
+arrays (token offsets, feature ids).
 """
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels import hashing
+from ._kernels import keys
 from .errors import ConfigError
 from .templates import ATTRIBUTES, load_templates, parse_template
 
 UNKNOWN, LEFT, RIGHT, FIRST_ID = 0, 1, 2, 3
 _MAX_KEY = 2**62
-_KEEP_IDS = np.zeros(0, dtype=np.int64)
+_MAX_HASH_BITS = 40
+_DIRECT_MIN = 1 << 16
+# a corpus with more distinct words than 1/_ATTRIBUTE_TABLE_SHARE of the vocabulary reads the
+# attributes of known words from a table over the vocabulary
+_ATTRIBUTE_TABLE_SHARE = 4
+_EMPTY = np.zeros(0, dtype=np.int64)
+_NO_SLOTS = np.full(1, -1, dtype=np.int64)
 
 
 @dataclass
@@ -58,12 +66,32 @@ class _Index(dict):
         return -1
 
 
+class _Interner(dict):
+    """value -> id, numbering a new value on first sight (insertion order is first-seen order)."""
+
+    def __missing__(self, key):
+        value = self[key] = len(self)
+        return value
+
+
+class _VocabIndex(dict):
+    """value -> model id, UNKNOWN for a value the vocabulary does not hold."""
+
+    def __missing__(self, key):
+        return UNKNOWN
+
+
+def _use_direct(space, n_items):
+    """Whether a template with `space` combined values is indexed through a direct array (cheap when
+    the array is small, or small beside the n_items it serves) rather than a hash table."""
+    return space <= max(_DIRECT_MIN, 2 * n_items)
+
+
 def _intern_column(values):
-    """(ids int64 (n,), distinct values in first-seen order)."""
-    distinct = list(dict.fromkeys(values))
-    index = dict(zip(distinct, range(len(distinct))))
+    """(ids int64 (n,), distinct values in first-seen order), in one pass over the values."""
+    index = _Interner()
     ids = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
-    return ids, distinct
+    return ids, list(index)
 
 
 class FeatureEncoder:
@@ -74,15 +102,28 @@ class FeatureEncoder:
     templates : preset name, template file, or list of template strings
     min_count : drop features seen fewer than this many times in training (Collins' cc)
     rare_threshold : a word seen fewer times than this in training is rare (for ``@rare`` templates)
+    hash_bits : None for an exact feature index (a dictionary of the template keys seen in
+        training); an integer B for feature hashing: a key's feature id is ``mix64(key) mod 2**B``
+        (Weinberger et al. 2009), so any process can encode any shard without the dictionary.
+        With hashing, min_count applies to each id's total count.
+
+    Attributes (hashing)
+    --------------------
+    hash_stats_ : dict with ``keys`` (distinct template keys seen in training), ``ids`` (distinct
+        feature ids they hash to) and ``collision_rate`` = 1 - ids / keys.
     """
 
-    def __init__(self, templates="chunk", min_count=0, rare_threshold=5):
+    def __init__(self, templates="chunk", min_count=0, rare_threshold=5, hash_bits=None):
         self.templates = templates
         self.min_count = min_count
         self.rare_threshold = rare_threshold
+        self.hash_bits = hash_bits
 
     # ---------------------------------------------------------------- setup
     def _parse(self):
+        if self.hash_bits is not None and not (isinstance(self.hash_bits, (int, np.integer))
+                                               and 1 <= self.hash_bits <= _MAX_HASH_BITS):
+            raise ConfigError(f"hash_bits must be an integer from 1 to {_MAX_HASH_BITS}, got {self.hash_bits!r}")
         parsed = load_templates(self.templates)
         self.template_strings_ = [str(t) for t in parsed]
         self._emission_templates = [t for t in parsed if not t.pair]
@@ -106,23 +147,49 @@ class FeatureEncoder:
 
     # ---------------------------------------------------------------- values
     def _field_values(self, corpus, fit):
-        """Per field, value ids per token (int64 (n_tokens,)); learns vocabularies when fit."""
+        """Per field, value ids per token (int64 (n_tokens,)); learns vocabularies when fit.
+
+        Columns are read once each; word attributes are computed once per distinct word and
+        gathered by word id."""
         values = {}
         base = {f for f in self.fields_ if f not in ATTRIBUTES}
-        word_local = word_distinct = None
         if self._needs_word:
-            word_local, word_distinct = _intern_column(corpus.columns["word"])
-        for field in sorted(base | ({"word"} if self._needs_word else set())):
-            if field == "word" and word_local is not None:
-                local, distinct = word_local, word_distinct
+            base.add("word")
+        attributes = [f for f in self.fields_ if f in ATTRIBUTES]
+        word_local = word_distinct = None
+        for field in sorted(base):
+            column = corpus.columns[field]
+            if fit or (field == "word" and attributes):
+                local, distinct = _intern_column(column)
+                if field == "word":
+                    word_local, word_distinct = local, distinct
+                if fit:
+                    values[field] = self._map_distinct(field, local, distinct, fit)
+                else:
+                    index = self._vocab_index(field)
+                    word_model = np.fromiter(map(index.__getitem__, distinct), dtype=np.int64, count=len(distinct))
+                    values[field] = word_model[local]
             else:
-                local, distinct = _intern_column(corpus.columns[field])
-            values[field] = self._map_distinct(field, local, distinct, fit)
-        for field in self.fields_:
-            if field in ATTRIBUTES:
+                index = self._vocab_index(field)
+                values[field] = np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
+        if not attributes:
+            pass
+        elif fit or len(word_distinct) * _ATTRIBUTE_TABLE_SHARE < len(self.vocabularies_["word"]):
+            for field in attributes:
                 fn = ATTRIBUTES[field]
                 attr_local, attr_distinct = _intern_column([fn(w) for w in word_distinct])
                 values[field] = self._map_distinct(field, attr_local[word_local], attr_distinct, fit)
+        else:
+            # many distinct words: known words read their attributes from a table over the
+            # vocabulary (built once); only unseen words compute them
+            unseen = np.flatnonzero(word_model == UNKNOWN)
+            unseen_words = [word_distinct[i] for i in unseen]
+            for field in attributes:
+                per_distinct = self._attribute_table(field)[word_model]
+                index, fn = self._vocab_index(field), ATTRIBUTES[field]
+                per_distinct[unseen] = np.fromiter((index[fn(w)] for w in unseen_words), dtype=np.int64,
+                                                   count=len(unseen_words))
+                values[field] = per_distinct[word_local]
         rare = None
         if self._needs_word:
             word_ids = values["word"]
@@ -138,53 +205,117 @@ class FeatureEncoder:
             self.vocabularies_[field] = list(distinct)
             return local_ids + FIRST_ID
         index = self._vocab_index(field)
-        get = index.get
-        model_ids = np.fromiter((get(v, UNKNOWN) for v in distinct), dtype=np.int64, count=len(distinct))
+        model_ids = np.fromiter(map(index.__getitem__, distinct), dtype=np.int64, count=len(distinct))
         return model_ids[local_ids]
+
+    def _attribute_table(self, field):
+        """int64 (n_words + FIRST_ID,): model id of attribute `field` of each vocabulary word."""
+        cache = self.__dict__.setdefault("_attribute_cache", {})
+        if field not in cache:
+            index, fn = self._vocab_index(field), ATTRIBUTES[field]
+            words = self.vocabularies_["word"]
+            table = np.full(len(words) + FIRST_ID, UNKNOWN, dtype=np.int64)
+            table[FIRST_ID:] = np.fromiter((index[fn(w)] for w in words), dtype=np.int64, count=len(words))
+            cache[field] = table
+        return cache[field]
 
     def _vocab_index(self, field):
         cache = self.__dict__.setdefault("_index_cache", {})
         if field not in cache:
-            cache[field] = {v: i + FIRST_ID for i, v in enumerate(self.vocabularies_[field])}
+            vocab = self.vocabularies_[field]
+            cache[field] = _VocabIndex(zip(vocab, range(FIRST_ID, FIRST_ID + len(vocab))))
         return cache[field]
 
     # ---------------------------------------------------------------- keys
     def _radix(self, field):
         return len(self.vocabularies_[field]) + FIRST_ID
 
+    def _space(self, template):
+        """Number of distinct combined values of a template."""
+        space = 1
+        for field, _ in template.parts:
+            space *= self._radix(field)
+        return space
+
     def _check_width(self, templates):
         for t in templates:
-            width = len(templates)
-            for field, _ in t.parts:
-                width *= self._radix(field)
-            if width >= _MAX_KEY:
+            if len(templates) * self._space(t) >= _MAX_KEY:
                 raise ConfigError(f"template {str(t)!r} combines too many distinct values to index")
+
+    def _spec(self, templates, values, rare, n_tokens):
+        """(TemplateTable, values int32 (n_fields, n_tokens), rare bool (n_tokens,)) for the kernels."""
+        fields = sorted({f for t in templates for f in t.fields})
+        row = {f: r for r, f in enumerate(fields)}
+        matrix = np.empty((len(fields), n_tokens), dtype=np.int32)
+        for f in fields:
+            matrix[row[f]] = values[f]
+        parts = [p for t in templates for p in t.parts]
+        spec = keys.TemplateTable(
+            np.cumsum([0] + [len(t.parts) for t in templates]).astype(np.int64),
+            np.array([row[f] for f, _ in parts], dtype=np.int64),
+            np.array([o for _, o in parts], dtype=np.int64),
+            np.array([self._radix(f) for f, _ in parts], dtype=np.int64),
+            np.array([t.rare_only for t in templates], dtype=np.bool_),
+        )
+        return spec, matrix, (np.zeros(n_tokens, dtype=np.bool_) if rare is None else rare)
 
     def _keys(self, templates, values, rare, sentence_offsets):
         """int64 (n_tokens, n_templates): template keys, -1 where a template does not fire."""
-        n_tokens = int(sentence_offsets[-1])
-        keys = np.empty((n_tokens, len(templates)), dtype=np.int64)
-        lengths = np.diff(sentence_offsets)
-        starts = np.repeat(sentence_offsets[:-1], lengths)
-        position = np.arange(n_tokens, dtype=np.int64) - starts
-        length = np.repeat(lengths, lengths)
-        shifted = {}
+        spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
+        out = np.empty((len(templates), matrix.shape[1]), dtype=np.int64)
+        for j in range(len(templates)):
+            keys.template_keys(spec, j, matrix, np.asarray(sentence_offsets, dtype=np.int64), rare, out)
+        return out.T
+
+    def _intern(self, templates, values, rare, sentence_offsets):
+        """Learn the feature index of `templates` from training data.
+
+        Returns (CSR offsets, feature ids, feature keys in id order)."""
+        spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
+        n_tokens, m = matrix.shape[1], len(templates)
+        local = np.empty((m, n_tokens), dtype=np.int32)
+        starts, counts, combined, first = [0], [], [], []
         for j, t in enumerate(templates):
-            combined = np.zeros(n_tokens, dtype=np.int64)
-            for field, offset in reversed(t.parts):
-                if (field, offset) not in shifted:
-                    target = position + offset
-                    inside = (target >= 0) & (target < length)
-                    source = np.clip(np.arange(n_tokens) + offset, 0, max(n_tokens - 1, 0))
-                    shifted[field, offset] = np.where(
-                        inside, values[field][source], np.where(target < 0, LEFT, RIGHT)
-                    )
-                combined = combined * self._radix(field) + shifted[field, offset]
-            column = j + len(templates) * combined
-            if t.rare_only:
-                column = np.where(rare, column, -1)
-            keys[:, j] = column
-        return keys
+            space = self._space(t)
+            direct = space if _use_direct(space, n_tokens) else 0
+            distinct, count, first_token = keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct,
+                                                                local, j)
+            starts.append(starts[-1] + len(distinct))
+            counts.append(count)
+            first.append(first_token)
+            combined.append(j + m * distinct)
+        del matrix
+        counts = np.concatenate(counts) if counts else _EMPTY
+        template_keys = np.concatenate(combined) if combined else _EMPTY
+        first = np.concatenate(first) if first else _EMPTY
+        keep = counts >= max(self.min_count, 1)
+        return keys.number_features(local, np.array(starts, dtype=np.int64), keep, template_keys, first)
+
+    def _hash(self, templates, values, rare, sentence_offsets, fit):
+        """Hashed feature ids of `templates`: (CSR offsets, feature ids, (distinct keys, distinct ids)),
+        the counts for the collision rate in training only (else None)."""
+        if not templates:
+            return np.zeros(int(sentence_offsets[-1]) + 1, dtype=np.int64), _EMPTY, ((0, 0) if fit else None)
+        spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
+        n_tokens, m = matrix.shape[1], len(templates)
+        ids = np.empty((m, n_tokens), dtype=np.int32)
+        scratch = np.empty((1, n_tokens if fit else 0), dtype=np.int32)
+        n_keys = 0
+        for j, t in enumerate(templates):
+            keys.hash_template(spec, j, matrix, sentence_offsets, rare, self.hash_bits, ids)
+            if fit:
+                # distinct keys of template j (only counted: ids do not need the dictionary)
+                space = self._space(t)
+                direct = space if _use_direct(space, n_tokens) else 0
+                n_keys += len(keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct, scratch, 0)[0])
+        if not fit:
+            return (*keys.columns_to_csr(ids, self._bucket_remap(templates)), None)
+        fired = ids.ravel()
+        counts = np.bincount(fired[fired >= 0], minlength=1 << self.hash_bits)
+        remap = _EMPTY
+        if self.min_count > 1:
+            remap = np.where(counts >= self.min_count, np.arange(len(counts)), -1)
+        return (*keys.columns_to_csr(ids, remap), (n_keys, int(np.count_nonzero(counts))))
 
     # ---------------------------------------------------------------- public
     def fit_transform(self, corpus, labels):
@@ -195,37 +326,70 @@ class FeatureEncoder:
         self._parse()
         self._check_columns(corpus)
         self.vocabularies_ = {}
-        self.__dict__.pop("_index_cache", None)
+        for cache in ("_index_cache", "_attribute_cache", "_tables"):
+            self.__dict__.pop(cache, None)
         values, rare = self._field_values(corpus, fit=True)
         self._check_width(self._emission_templates)
         self._check_width(self._pair_templates)
+        offsets = corpus.sentence_offsets.astype(np.int64)
         out = []
-        self.feature_keys_, self.pair_keys_ = None, None
+        n_keys = n_ids = 0
         for kind, templates in (("feature", self._emission_templates), ("pair", self._pair_templates)):
-            keys = self._keys(templates, values, rare, corpus.sentence_offsets)
-            ids, distinct, counts = hashing.intern(keys.ravel())
-            shape = keys.shape
-            del keys
-            keep = counts >= max(self.min_count, 1)
-            new_id = np.cumsum(keep) - 1
-            new_id[~keep] = -1
-            setattr(self, f"{kind}_keys_", distinct[keep])
-            out.append(hashing.rows_to_csr(ids.reshape(shape), new_id))
-            del ids
-        self.__dict__.pop("_tables", None)
-        self.labels_ = sorted(set(labels))
-        return EncodedCorpus(
-            corpus.sentence_offsets.astype(np.int64), *out[0], *out[1], self.label_ids(labels), values.get("word")
-        )
+            if self.hash_bits is None:
+                row_offsets, ids, kept = self._intern(templates, values, rare, offsets)
+            else:
+                row_offsets, ids, (kind_keys, kind_ids) = self._hash(templates, values, rare, offsets, fit=True)
+                n_keys, n_ids = n_keys + kind_keys, n_ids + kind_ids
+                # every id is a feature until pruning: the kept "keys" are the ids themselves
+                kept = np.arange(1 << self.hash_bits if templates else 0, dtype=np.int64)
+            setattr(self, f"{kind}_keys_", kept)
+            out.append((row_offsets, ids))
+        if self.hash_bits is not None:
+            self.hash_stats_ = {"keys": n_keys, "ids": n_ids, "collision_rate": 1.0 - n_ids / n_keys if n_keys else 0.0}
+        # labels are numbered in sorted order: intern them in one pass, then renumber the distinct ones
+        local, distinct = _intern_column(labels)
+        self.labels_ = sorted(distinct)
+        rank = {label: i for i, label in enumerate(self.labels_)}
+        gold = np.array([rank[label] for label in distinct], dtype=np.int64)[local]
+        return EncodedCorpus(offsets, *out[0], *out[1], gold, values.get("word"))
 
     def label_ids(self, labels):
         index = _Index(zip(self.labels_, range(len(self.labels_))))
         return np.fromiter(map(index.__getitem__, labels), dtype=np.int64, count=len(labels))
 
-    def _table(self, kind):
+    def _template_tables(self, kind):
+        """Per template (direct array, slot_keys, slot_ids) from combined value to feature id."""
         tables = self.__dict__.setdefault("_tables", {})
         if kind not in tables:
-            tables[kind] = hashing.build_table(getattr(self, f"{kind}_keys_"))
+            templates = self._emission_templates if kind == "feature" else self._pair_templates
+            feature_keys = getattr(self, f"{kind}_keys_")
+            m = len(templates)
+            template_of = feature_keys % m if m else feature_keys
+            combined = feature_keys // m if m else feature_keys
+            per_template = []
+            for j, t in enumerate(templates):
+                ids = np.flatnonzero(template_of == j)
+                space = self._space(t)
+                if _use_direct(space, 4 * len(ids)):
+                    direct = np.full(space, -1, dtype=np.int64)
+                    direct[combined[ids]] = ids
+                    per_template.append((direct, _NO_SLOTS, _NO_SLOTS))
+                else:
+                    per_template.append((_EMPTY, *keys.table_with_ids(combined[ids], ids)))
+            tables[kind] = per_template
+        return tables[kind]
+
+    def _bucket_remap(self, templates):
+        """Hashing: final feature id per hashed id (empty: the identity)."""
+        kind = "feature" if templates is self._emission_templates else "pair"
+        kept = getattr(self, f"{kind}_keys_")
+        if len(kept) == (1 << self.hash_bits) or not templates:
+            return _EMPTY
+        tables = self.__dict__.setdefault("_tables", {})
+        if kind not in tables:
+            remap = np.full(1 << self.hash_bits, -1, dtype=np.int32)
+            remap[kept] = np.arange(len(kept))
+            tables[kind] = remap
         return tables[kind]
 
     def drop_features(self, keep, keep_pair):
@@ -237,11 +401,33 @@ class FeatureEncoder:
     def prepare(self):
         """Build the lookup tables (feature index, vocabularies) and load the lookup kernels ahead
         of the first transform."""
-        for kind in ("feature", "pair"):
-            hashing.lookup(*self._table(kind), np.full(1, -1, dtype=np.int64))
-        hashing.rows_to_csr(np.full((1, 1), -1, dtype=np.int64), _KEEP_IDS)
+        if not hasattr(self, "_emission_templates"):
+            self._parse()
+        for kind, templates in (("feature", self._emission_templates), ("pair", self._pair_templates)):
+            if self.hash_bits is None:
+                self._template_tables(kind)
+            else:
+                self._bucket_remap(templates)
         for field in self.vocabularies_:
             self._vocab_index(field)
+        # one token through the kernels loads them
+        spec = keys.TemplateTable(np.zeros(2, dtype=np.int64), _EMPTY, _EMPTY, _EMPTY, np.zeros(1, dtype=np.bool_))
+        one = np.zeros((0, 1), dtype=np.int32)
+        out = np.zeros((1, 1), dtype=np.int32)
+        sentence = np.array([0, 1], dtype=np.int64)
+        rare = np.zeros(1, dtype=np.bool_)
+        if self.hash_bits is None:
+            keys.lookup_template(spec, 0, one, sentence, rare, np.zeros(1, dtype=np.int64), _NO_SLOTS, _NO_SLOTS, out)
+        else:
+            keys.hash_template(spec, 0, one, sentence, rare, self.hash_bits, out)
+        keys.columns_to_csr(out, _EMPTY)
+
+    def _lookup(self, kind, templates, values, rare, sentence_offsets):
+        spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
+        ids = np.empty((len(templates), matrix.shape[1]), dtype=np.int32)
+        for j, (direct, slot_keys, slot_ids) in enumerate(self._template_tables(kind)):
+            keys.lookup_template(spec, j, matrix, sentence_offsets, rare, direct, slot_keys, slot_ids, ids)
+        return keys.columns_to_csr(ids, _EMPTY)
 
     def transform(self, corpus, with_labels=True):
         """Encode a corpus with the learned index; unseen values and features are dropped."""
@@ -249,15 +435,17 @@ class FeatureEncoder:
             self._parse()
         self._check_columns(corpus)
         values, rare = self._field_values(corpus, fit=False)
+        offsets = corpus.sentence_offsets.astype(np.int64)
         out = []
         for kind, templates in (("feature", self._emission_templates), ("pair", self._pair_templates)):
-            keys = self._keys(templates, values, rare, corpus.sentence_offsets)
-            ids = hashing.lookup(*self._table(kind), keys.ravel()).reshape(keys.shape)
-            out.append(hashing.rows_to_csr(ids, _KEEP_IDS))
+            if self.hash_bits is None:
+                out.append(self._lookup(kind, templates, values, rare, offsets))
+            else:
+                out.append(self._hash(templates, values, rare, offsets, fit=False)[:2])
         gold = None
         if with_labels and corpus.label is not None:
             gold = self.label_ids(corpus.columns[corpus.label])
-        return EncodedCorpus(corpus.sentence_offsets.astype(np.int64), *out[0], *out[1], gold, values.get("word"))
+        return EncodedCorpus(offsets, *out[0], *out[1], gold, values.get("word"))
 
     @property
     def n_features_(self):
@@ -282,26 +470,36 @@ class FeatureEncoder:
             "labels": self.labels_,
             "fields": sorted(self.vocabularies_),
         }
+        if self.hash_bits is not None:
+            # with hashing, feature_keys and pair_keys hold the hashed ids that were kept
+            meta["hash_bits"] = int(self.hash_bits)
+            meta["hash_stats"] = getattr(self, "hash_stats_", None)
         return arrays, meta
 
     @classmethod
     def from_state(cls, arrays, meta):
-        enc = cls(templates=meta["templates"], min_count=meta["min_count"], rare_threshold=meta["rare_threshold"])
+        enc = cls(templates=meta["templates"], min_count=meta["min_count"], rare_threshold=meta["rare_threshold"],
+                  hash_bits=meta.get("hash_bits"))
         enc._parse()
         enc.labels_ = list(meta["labels"])
         enc.vocabularies_ = {f: arrays[f"vocab__{f}"].tolist() for f in meta["fields"]}
         enc.feature_keys_ = arrays["feature_keys"].astype(np.int64)
         enc.pair_keys_ = arrays["pair_keys"].astype(np.int64)
+        if meta.get("hash_stats") is not None:
+            enc.hash_stats_ = dict(meta["hash_stats"])
         if enc._needs_word:
             enc.word_counts_ = arrays["word_counts"].astype(np.int64)
         return enc
 
     # ---------------------------------------------------------------- explain
     def describe_feature(self, feature_id, pair=False):
-        """Readable form of a feature, e.g. ``w[-1]|w[0]=of|the``."""
-        keys = self.pair_keys_ if pair else self.feature_keys_
+        """Readable form of a feature, e.g. ``w[-1]|w[0]=of|the`` (``#hash=1234`` under hashing,
+        whose ids name no single key)."""
+        keys_ = self.pair_keys_ if pair else self.feature_keys_
+        if self.hash_bits is not None:
+            return f"#hash={int(keys_[feature_id])}"
         templates = self._pair_templates if pair else self._emission_templates
-        key = int(keys[feature_id])
+        key = int(keys_[feature_id])
         j, combined = key % len(templates), key // len(templates)
         t = templates[j]
         digits = []

@@ -1,7 +1,9 @@
 """Open-addressing hash table from non-negative int64 keys to dense ids.
 
 The table is two arrays of a power-of-two capacity: ``slot_keys`` (-1 marks an empty slot) and
-``slot_ids``. Slots are found by Fibonacci hashing with linear probing.
+``slot_ids``. Slots are found by Fibonacci hashing with linear probing. A table is never more than
+half full (``_capacity_bits``; ``intern`` doubles it when it would be), so a probe always meets an
+empty slot. The encoder's per-template tables (``keys``) use the same layout.
 """
 import numpy as np
 from numba import njit
@@ -128,32 +130,3 @@ def intern(queries):
             s = (s + 1) & mask
         counts[ids[i]] += 1
     return ids, distinct[:n_distinct].copy(), counts[:n_distinct].copy()
-
-
-@njit(cache=True)
-def rows_to_csr(ids, remap):
-    """CSR of an id matrix: ids int64 (n, m) with -1 gaps; remap[id] is the final id (-1 drops it;
-    an empty remap keeps ids as they are). Returns (offsets (n + 1,), flat ids)."""
-    n, m = ids.shape
-    use_remap = remap.shape[0] > 0
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    for i in range(n):
-        k = 0
-        for j in range(m):
-            v = ids[i, j]
-            if v >= 0 and use_remap:
-                v = remap[v]
-            if v >= 0:
-                k += 1
-        offsets[i + 1] = offsets[i] + k
-    flat = np.empty(offsets[n], dtype=np.int64)
-    k = 0
-    for i in range(n):
-        for j in range(m):
-            v = ids[i, j]
-            if v >= 0 and use_remap:
-                v = remap[v]
-            if v >= 0:
-                flat[k] = v
-                k += 1
-    return offsets, flat
