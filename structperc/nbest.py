@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels import scoring
 from ._kernels.nbest import kbest_corpus
 from ._kernels.ranking import group_argmax
 from .corpus import Corpus, concatenate
@@ -278,17 +277,14 @@ def nbest_corpus(tagger_or_model, corpus, k):
     NBestList
     """
     model = _model_of(tagger_or_model)
-    if int(model.dims[scoring.ORDER]) != 1:
+    if model.order != 1:
         raise ConfigError("k-best needs a first-order model (this model has order 2)")
     if int(k) < 1:
         raise ConfigError(f"k must be at least 1, got {k!r}")
     encoded = model.encoder.transform(corpus, with_labels=False)
-    cand_offsets, cand_labels = model.candidates(encoded)
+    layout, data = model.layout(), model.data(encoded)
     start = time.perf_counter()
-    candidate_offsets, path_offsets, paths, scores = kbest_corpus(
-        model.weights, model.dims, encoded.sentence_offsets, encoded.feature_offsets, encoded.feature_ids,
-        encoded.pair_offsets, encoded.pair_ids, model.mask_penalty, cand_offsets, cand_labels, int(k),
-    )
+    candidate_offsets, path_offsets, paths, scores = kbest_corpus(model.weights, layout, data, int(k))
     seconds = time.perf_counter() - start
     nb = NBestList(corpus, list(model.labels), candidate_offsets, path_offsets, paths, scores,
                    None, None, None, int(k), seconds)

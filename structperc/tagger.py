@@ -120,7 +120,6 @@ class Tagger:
                                  normalization=rule.normalization)
         self.model_ = model
         self.labels_ = model.labels
-        cand_offsets, cand_labels = model.candidates(encoded)
         dev_score = None
         if dev is not None:
             dev_corpus = _as_corpus(dev, dev_y, self.columns)
@@ -136,7 +135,7 @@ class Tagger:
                 return result
 
         self.history_, self.n_iter_ = train_online(
-            rule, Problem(model, encoded, cand_offsets, cand_labels), self.epochs, seed=self.seed,
+            rule, Problem(model, model.data(encoded)), self.epochs, seed=self.seed,
             dev_score=dev_score, progress=progress,
         )
         model.metadata["training"] = {
