@@ -7,6 +7,9 @@ import itertools
 
 import numpy as np
 
+from structperc._kernels.cost import hamming_cost
+from structperc._kernels.memm import gold_history_probabilities2
+
 
 def all_labelings(n, n_labels):
     return [np.array(y, dtype=np.int64) for y in itertools.product(range(n_labels), repeat=n)]
@@ -76,6 +79,24 @@ def hamming_augmented_best(emission, transition, end, gold, cost):
             scored.append((-s, tuple(y[::-1]), y))
     scored.sort(key=lambda item: (item[0], item[1]))
     return scored[0][2], -scored[0][0]
+
+
+def all_candidates(n, n_labels):
+    """Candidate CSR (cand_offsets (n + 1,), cand_labels (n * L,)) allowing every label at every token."""
+    return (np.arange(n + 1, dtype=np.int64) * n_labels,
+            np.tile(np.arange(n_labels, dtype=np.int64), n))
+
+
+def add_hamming_cost(emission, gold, cost):
+    """A new array: emission plus ``cost`` at every label except the gold one of each token (the
+    kernels' ``hamming_cost``); decoding it maximizes score(y) + cost * #{t: y_t != gold_t}."""
+    return emission + hamming_cost(gold, emission.shape[1], cost)
+
+
+def gold_history_probabilities(emission, transition, gold):
+    """First-order q[t, c] = P(y_t = c | gold y_{t-1}, x) and log q[t, gold_t], by the kernel
+    with an empty second-order block."""
+    return gold_history_probabilities2(emission, transition, np.zeros(0), 1.0, gold)
 
 
 def candidate_sets(cand_offsets, cand_labels):

@@ -4,13 +4,16 @@ import pytest
 
 from naive import all_labelings, brute_force_log_z, central_difference, sequence_score
 from structperc._kernels import crf as kernels
+from structperc._kernels import sgd
 from structperc._kernels.forward_backward import forward_backward
+from structperc._kernels.sgd import scaled_scores
 from structperc.errors import ConfigError
 from structperc.model import LinearChainModel
 from structperc.tagger import Tagger, _as_corpus
 from structperc.encode import FeatureEncoder
 from structperc.train import TRAINERS, Problem
-from structperc.train.crf import CRFRule, calibrate_eta0
+from structperc.train.crf import CRFRule
+from structperc.train.sgd import calibrate_eta0
 from test_engine import TEMPLATES, WORDS, random_sentences
 
 EMPTY = np.zeros(0, dtype=np.int64)
@@ -32,8 +35,7 @@ def small_model(seed, constrain=None, n_sentences=6, max_len=4, scale=0.5):
 
 def potentials(model, enc, s, w):
     a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-    return kernels.sentence_potentials(w, 1.0, model.dims, enc.feature_offsets, enc.feature_ids, enc.pair_offsets,
-                                       enc.pair_ids, a, b, model.mask_penalty, EMPTY, EMPTY)
+    return scaled_scores(w, 1.0, model.layout(), model.data(enc), a, b)
 
 
 def naive_log_likelihood(model, enc, s, w):
@@ -57,11 +59,9 @@ def naive_expected_phi(model, enc, s, w):
 def kernel_gradient(model, enc, s, w):
     """Φ(x, y) - E[Φ] from the kernel's marginals and expected counts."""
     a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-    ll, node, edge = kernels.crf_sentence(w, 1.0, model.dims, enc.feature_offsets, enc.feature_ids, enc.pair_offsets,
-                                          enc.pair_ids, enc.labels, a, b, model.mask_penalty, EMPTY, EMPTY)
+    ll, node, edge = kernels.crf_sentence(w, 1.0, model.layout(), model.data(enc), a, b)
     grad = model.feature_vector(enc, s, enc.labels[a:b])
-    kernels.add_expected_counts(grad, -1.0, model.dims, enc.feature_offsets, enc.feature_ids, enc.pair_offsets,
-                                enc.pair_ids, a, b, node, edge)
+    kernels.add_expected_counts(grad, -1.0, model.layout(), model.data(enc), a, b, node, edge)
     return ll, grad
 
 
@@ -74,8 +74,7 @@ def test_expected_counts_equal_brute_force_expectation(seed, constrain):
         emission, transition, end = potentials(model, enc, s, model.weights)
         _, node, edge = forward_backward(emission, transition, end)
         counts = np.zeros_like(model.weights)
-        kernels.add_expected_counts(counts, 1.0, model.dims, enc.feature_offsets, enc.feature_ids, enc.pair_offsets,
-                                    enc.pair_ids, a, b, node, edge)
+        kernels.add_expected_counts(counts, 1.0, model.layout(), model.data(enc), a, b, node, edge)
         np.testing.assert_allclose(counts, naive_expected_phi(model, enc, s, model.weights), atol=1e-10)
 
 
@@ -127,25 +126,25 @@ def test_lazy_scaled_sgd_equals_eager_sgd_and_its_average(seed, batch_size):
     history = naive_eager_sgd(model, enc, visits, eta0, l2, batch_size)
     for average in (False, True):
         rule = CRFRule(l2=l2, eta0=eta0, batch_size=batch_size, average=average, average_start=0)
-        rule.begin(Problem(model, enc, EMPTY, EMPTY))
+        rule.begin(Problem(model, model.data(enc)))
         split = 2 * batch_size  # two slices, as the on-line loop passes them
         rule.run(visits[:split])
         rule.run(visits[split:])
         expected = np.mean(history, axis=0) if average else history[-1]
         np.testing.assert_allclose(rule.weights(), expected, atol=1e-10)
-    assert rule.state[kernels.SCALE] < 0.5
+    assert rule.state[sgd.SCALE] < 0.5
 
 
 def test_rescale_keeps_real_weights_and_average():
     rng = np.random.default_rng(0)
     v, u = rng.normal(size=20), rng.normal(size=20)
     state = np.array([3e-10, 5.0, 7.0, 4.0])
-    current = kernels.real_weights(v, u, state, False)
-    average = kernels.real_weights(v, u, state, True)
-    kernels.decay(v, state, 0.5)  # s falls below the threshold: folded into v
-    assert state[kernels.SCALE] == 1.0
-    np.testing.assert_allclose(kernels.real_weights(v, u, state, False), 0.5 * current)
-    np.testing.assert_allclose(kernels.real_weights(v, u, state, True), average)
+    current = sgd.real_weights(v, u, state, False)
+    average = sgd.real_weights(v, u, state, True)
+    sgd.decay(v, state, 0.5)  # s falls below the threshold: folded into v
+    assert state[sgd.SCALE] == 1.0
+    np.testing.assert_allclose(sgd.real_weights(v, u, state, False), 0.5 * current)
+    np.testing.assert_allclose(sgd.real_weights(v, u, state, True), average)
 
 
 def test_calibration_keeps_the_best_candidate():
@@ -163,7 +162,7 @@ def test_calibrated_rate_raises_the_sample_objective():
     model, enc = small_model(1, n_sentences=20)
     model.weights = np.zeros_like(model.weights)
     rule = CRFRule()
-    rule.begin(Problem(model, enc, EMPTY, EMPTY))
+    rule.begin(Problem(model, model.data(enc)))
     assert rule.eta0_ > 0
     assert rule.l2_ == pytest.approx(2 / enc.n_sentences)
 
@@ -171,10 +170,10 @@ def test_calibrated_rate_raises_the_sample_objective():
 def test_options_are_checked():
     model, enc = small_model(0)
     with pytest.raises(ConfigError, match="batch_size"):
-        CRFRule(batch_size=0).begin(Problem(model, enc, EMPTY, EMPTY))
+        CRFRule(batch_size=0).begin(Problem(model, model.data(enc)))
     model2 = LinearChainModel(model.encoder, order=2)
     with pytest.raises(ConfigError, match="order 1"):
-        CRFRule().begin(Problem(model2, enc, EMPTY, EMPTY))
+        CRFRule().begin(Problem(model2, model.data(enc)))
     assert TRAINERS["crf"] is CRFRule
 
 
@@ -196,7 +195,7 @@ def test_average_restarts_after_average_start_epochs():
     eta0, l2 = 0.5, 0.3
     history = naive_eager_sgd(model, enc, np.concatenate([visits, visits]), eta0, l2, 1)
     rule = CRFRule(l2=l2, eta0=eta0, average=True, average_start=1)
-    rule.begin(Problem(model, enc, EMPTY, EMPTY))
+    rule.begin(Problem(model, model.data(enc)))
     rule.run(visits)
     rule.end_epoch()
     rule.run(visits)

@@ -47,10 +47,9 @@ def test_score_of_phi_matches_explicit_score_matrices(seed):
     cand = np.zeros(0, dtype=np.int64)
     for s in range(enc.n_sentences):
         a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-        emission = scoring.emission_scores(model.weights, model.dims, enc.feature_offsets, enc.feature_ids, a, b, cand, cand)
-        transition = scoring.transition_scores(model.weights, model.dims, enc.pair_offsets, enc.pair_ids, a, b,
-                                               model.mask_penalty)
-        end = scoring.end_scores(model.weights, model.dims)
+        emission = scoring.emission_scores(model.weights, model.layout(), model.data(enc), a, b)
+        transition = scoring.transition_scores(model.weights, model.layout(), model.data(enc), a, b)
+        end = scoring.end_scores(model.weights, model.layout())
         y = rng.integers(0, model.n_labels, b - a)
         assert model.score(enc, s, y) == pytest.approx(sequence_score(emission, transition, end, y))
 
@@ -91,7 +90,7 @@ def test_feature_vector_counts_every_firing():
     n = len(y)
     # each token: w[0] and bias with label 0, one transition; plus one end feature
     assert phi.sum() == 2 * n + n + 1
-    assert phi[model.dims[scoring.OFF_END] + 0] == 1
+    assert phi[model.layout().off_end + 0] == 1
 
 
 def test_unseen_values_and_boundaries_are_encoded_distinctly():
@@ -137,9 +136,9 @@ def naive_perceptron(model, enc, order_of_visits):
     cand = np.zeros(0, dtype=np.int64)
     for s in order_of_visits:
         a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-        emission = scoring.emission_scores(w, model.dims, enc.feature_offsets, enc.feature_ids, a, b, cand, cand)
-        transition = scoring.transition_scores(w, model.dims, enc.pair_offsets, enc.pair_ids, a, b, model.mask_penalty)
-        end = scoring.end_scores(w, model.dims)
+        emission = scoring.emission_scores(w, model.layout(), model.data(enc), a, b)
+        transition = scoring.transition_scores(w, model.layout(), model.data(enc), a, b)
+        end = scoring.end_scores(w, model.layout())
         guess, _ = brute_force_best(emission, transition, end)
         gold = enc.labels[a:b]
         if not np.array_equal(guess, gold):
@@ -155,16 +154,15 @@ def test_perceptron_kernel_matches_naive_perceptron_and_explicit_average(seed):
     model.weights = np.zeros_like(model.weights)
     visits = np.concatenate([rng.permutation(enc.n_sentences) for _ in range(3)]).astype(np.int64)
     history = naive_perceptron(model, enc, visits)
-    empty = np.zeros(0, dtype=np.int64)
     rule = PerceptronRule(average=True)
-    rule.begin(Problem(model, enc, empty, empty))
+    rule.begin(Problem(model, model.data(enc)))
     rule.run(visits[:7])
     rule.run(visits[7:])
     np.testing.assert_allclose(rule.w, history[-1])
     np.testing.assert_allclose(rule.weights(), explicit_average(history), atol=1e-12)
     model.weights = np.zeros_like(model.weights)  # rules train the model's weights in place
     plain = PerceptronRule(average=False)
-    plain.begin(Problem(model, enc, empty, empty))
+    plain.begin(Problem(model, model.data(enc)))
     plain.run(visits)
     np.testing.assert_allclose(plain.weights(), history[-1])
 
@@ -223,7 +221,7 @@ def test_pruning_zero_features_changes_no_score(seed):
     n_before = model.encoder.n_features_
     model.prune()
     assert model.encoder.n_features_ < n_before
-    assert len(model.weights) == model.dims[scoring.SIZE]
+    assert len(model.weights) == model.layout().size
     after = model.encoder.transform(corpus_again)
     after_labels, after_scores = model.decode(after)
     np.testing.assert_array_equal(after_labels, before_labels)

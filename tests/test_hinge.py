@@ -32,9 +32,7 @@ def test_loss_augmented_viterbi_is_brute_force_argmax(seed, constrain):
     v = model.weights / scale
     for s in range(enc.n_sentences):
         a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-        path, value = loss_augmented_decode(v, scale, model.dims, enc.feature_offsets, enc.feature_ids,
-                                            enc.pair_offsets, enc.pair_ids, enc.labels, a, b, model.mask_penalty,
-                                            EMPTY, EMPTY, cost)
+        path, value = loss_augmented_decode(v, scale, model.layout(), model.data(enc), a, b, cost)
         best, best_value = brute_force_augmented(model, enc, s, model.weights, cost)
         assert value == pytest.approx(best_value)
         np.testing.assert_array_equal(path, best)
@@ -66,7 +64,7 @@ def test_lazy_hinge_steps_equal_eager_steps_and_their_average(seed):
     history = naive_hinge_sgd(model, enc, visits, eta0, l2, cost)
     for average in (False, True):
         rule = HingeRule(l2=l2, eta0=eta0, cost=cost, average=average)
-        rule.begin(Problem(model, enc, EMPTY, EMPTY))
+        rule.begin(Problem(model, model.data(enc)))
         rule.run(visits[:5])
         counters = rule.run(visits[5:])
         expected = np.mean(history, axis=0) if average else history[-1]
@@ -84,12 +82,12 @@ def test_zero_loss_example_makes_no_update_but_a_violation_does():
     # 10 > cost and the gold labeling wins by a margin above its Hamming loss
     separating = np.zeros_like(model.weights)
     separating[model.phi(enc, 0, enc.labels)[:-1]] = 10.0
-    separating[model.dims[scoring.OFF_TRANS]:] = 0.0
+    separating[model.layout().off_trans:] = 0.0
     eta0, l2 = 0.5, 0.1
     for weights, violated in ((separating, False), (np.zeros_like(separating), True)):
         model.weights = weights.copy()
         rule = HingeRule(l2=l2, eta0=eta0, average=False)
-        rule.begin(Problem(model, enc, EMPTY, EMPTY))
+        rule.begin(Problem(model, model.data(enc)))
         counters = rule.run(np.array([0], dtype=np.int64))
         decayed = (1 - eta0 * l2) * weights
         assert (counters["violations"] == 1) == violated

@@ -3,7 +3,7 @@ eager steps, and training through the Tagger."""
 import numpy as np
 import pytest
 
-from naive import central_difference, eager_sgd
+from naive import central_difference, eager_sgd, gold_history_probabilities
 from structperc._kernels import memm as kernels
 from structperc._kernels import scoring
 from structperc.tagger import Tagger
@@ -28,13 +28,13 @@ def naive_local_log_likelihood(model, enc, s, w):
 
 def local_feature_vector(model, enc, token, p, c):
     """Indicator vector of the features of label c after p at a token: emission, transition, pair."""
-    L, dims = model.n_labels, model.dims
+    L, layout = model.n_labels, model.layout()
     vec = np.zeros_like(model.weights)
     for f in enc.feature_ids[enc.feature_offsets[token]: enc.feature_offsets[token + 1]]:
         vec[f * L + c] += 1
-    vec[dims[scoring.OFF_TRANS] + p * L + c] += 1
+    vec[layout.off_trans + p * L + c] += 1
     for g in enc.pair_ids[enc.pair_offsets[token]: enc.pair_offsets[token + 1]]:
-        vec[dims[scoring.OFF_PAIR] + (g * (L + 1) + p) * L + c] += 1
+        vec[layout.off_pair + (g * (L + 1) + p) * L + c] += 1
     return vec
 
 
@@ -67,7 +67,7 @@ def test_local_distributions_are_normalized_and_match_the_decoder(seed, constrai
             for p in range(L):
                 if np.isfinite(local[t, p]).any():
                     np.testing.assert_allclose(np.exp(local[t, p]).sum(), 1.0)
-        q, gold_log_q = kernels.gold_history_probabilities(emission, transition, enc.labels[a:b])
+        q, gold_log_q = gold_history_probabilities(emission, transition, enc.labels[a:b])
         np.testing.assert_allclose(q.sum(axis=1), 1.0)
         for t in range(b - a):
             p = enc.labels[a + t - 1] if t > 0 else L
@@ -83,13 +83,10 @@ def test_local_gradient_matches_central_finite_differences(seed, constrain):
     w = model.weights
     for s in range(3):
         a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-        q, gold_log_q = kernels.memm_sentence(w, 1.0, model.dims, enc.feature_offsets, enc.feature_ids,
-                                              enc.pair_offsets, enc.pair_ids, enc.labels, a, b, model.mask_penalty,
-                                              EMPTY, EMPTY)
+        q, gold_log_q = kernels.memm_sentence(w, 1.0, model.layout(), model.data(enc), a, b)
         assert gold_log_q.sum() == pytest.approx(naive_local_log_likelihood(model, enc, s, w))
         grad = np.zeros_like(w)
-        kernels.add_local_gradient(grad, 1.0, model.dims, enc.feature_offsets, enc.feature_ids, enc.pair_offsets,
-                                   enc.pair_ids, enc.labels, a, b, q, gold_log_q)
+        kernels.add_local_gradient(grad, 1.0, model.layout(), model.data(enc), a, b, q, gold_log_q)
         np.testing.assert_allclose(grad, naive_local_gradient(model, enc, s, w), atol=1e-12)
         touched = np.flatnonzero(grad)
         checked = np.concatenate([rng.choice(touched, size=min(12, len(touched)), replace=False),
@@ -105,12 +102,12 @@ def test_lazy_memm_steps_equal_eager_steps_and_their_average(seed):
     rng = np.random.default_rng(seed)
     visits = np.concatenate([rng.permutation(enc.n_sentences) for _ in range(2)]).astype(np.int64)
     eta0, l2 = 0.5, 0.3
-    end = model.dims[scoring.OFF_END]
+    end = model.layout().off_end
     model.weights[end: end + model.n_labels] = 0.0
     history = eager_sgd(model.weights.copy(), visits, eta0, l2, lambda s, w: naive_local_gradient(model, enc, s, w))
     for average in (False, True):
         rule = MEMMRule(l2=l2, eta0=eta0, average=average)
-        rule.begin(Problem(model, enc, EMPTY, EMPTY))
+        rule.begin(Problem(model, model.data(enc)))
         rule.run(visits[:4])
         rule.run(visits[4:])
         expected = np.mean(history, axis=0) if average else history[-1]
