@@ -53,14 +53,6 @@ def chunk_spans(labels):
 
 
 # ------------------------------------------------------------------------------------ n-best lists
-@dataclass
-class Candidate:
-    rank: int
-    labels: list
-    score: float
-    task: float | None
-
-
 def _ranges(starts, ends):
     """Concatenation of arange(starts[i], ends[i]) for every i (int64)."""
     starts = np.asarray(starts, dtype=np.int64)
@@ -121,15 +113,6 @@ class NBestList:
     def candidate_labels(self, j):
         names = self.label_names
         return [names[c] for c in self.paths[self.path_offsets[j]: self.path_offsets[j + 1]]]
-
-    def sentence_candidates(self, i):
-        """The candidates of sentence i as ``Candidate`` records, best first."""
-        first = self.candidate_offsets[i]
-        return [
-            Candidate(int(j - first), self.candidate_labels(j), float(self.scores[j]),
-                      None if self.task_scores is None else float(self.task_scores[j]))
-            for j in range(first, self.candidate_offsets[i + 1])
-        ]
 
     # -------------------------------------------------------------- choices of one candidate per sentence
     def first_choice(self):

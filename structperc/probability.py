@@ -10,8 +10,7 @@ they are refused.
 """
 import numpy as np
 
-from ._kernels.crf import crf_marginals
-from ._kernels.memm import memm_marginals
+from ._kernels.marginals import corpus_marginals
 from .errors import ConfigError
 from .train import TRAINERS
 
@@ -62,5 +61,4 @@ def marginals(model, encoded, weights=None):
     w = model.weights if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     if w.shape != model.weights.shape:
         raise ValueError(f"weights of shape {w.shape}, the model has {model.weights.shape}")
-    kernel = memm_marginals if model.normalization == "local" else crf_marginals
-    return kernel(w, model.layout(), model.data(encoded))
+    return corpus_marginals(w, model.layout(), model.data(encoded))

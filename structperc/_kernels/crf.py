@@ -10,11 +10,10 @@ w[f * L + c]; a transition (p, c) and a pair feature at t contribute P(y_{t-1} =
 the end block contributes P(y_{n-1} = c | x).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .decoders import decode_sentence
 from .forward_backward import forward_backward, forward_backward_scaled
-from .scoring import add_phi, phi_indices
+from .scoring import add_phi, phi_indices, sentence_scores
 from .sgd import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, scaled_scores
 
 
@@ -133,23 +132,9 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
     return log_likelihood, skipped
 
 
-@njit(cache=True, parallel=True)
-def crf_marginals(w, layout, data):
-    """Node marginals P(y_t = c | x) of every token (n_tokens, L) and log P(ŷ | x) of each sentence's
-    Viterbi labeling ŷ (n_sentences,)."""
-    n_labels = layout.n_labels
-    sentence_offsets = data.sentence_offsets
-    n_sentences = sentence_offsets.shape[0] - 1
-    node_all = np.zeros((sentence_offsets[-1], n_labels))
-    best_log_probability = np.zeros(n_sentences)
-    no_extra = np.zeros((0, n_labels))
-    for s in prange(n_sentences):
-        a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        if b == a:
-            continue
-        emission, transition, end = scaled_scores(w, 1.0, layout, data, a, b)
-        log_z, node, _ = forward_backward(emission, transition, end)
-        node_all[a:b] = node
-        _, best = decode_sentence(w, layout, data, a, b, no_extra)
-        best_log_probability[s] = best - log_z if log_z > -np.inf else -np.inf
-    return node_all, best_log_probability
+@njit(cache=True)
+def crf_sentence_marginals(w, layout, data, a, b):
+    """Node marginals P(y_t = c | x) (n, L) of tokens [a, b) and log Z(x)."""
+    emission, transition, end = sentence_scores(w, layout, data, a, b)
+    log_z, node, _ = forward_backward(emission, transition, end)
+    return node, log_z

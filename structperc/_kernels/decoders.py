@@ -9,9 +9,7 @@ only. A new decoder is its inference file, a function here and a line in ``DECOD
 import numpy as np
 from numba import njit, prange
 
-from .scoring import (
-    local_context_scores2, local_scores, second_order_transitions, sentence_candidates, sentence_scores,
-)
+from .scoring import local_context_scores2, local_scores, second_order_scores, sentence_scores
 from .second_order import viterbi2, viterbi2_context
 from .viterbi import viterbi
 
@@ -30,8 +28,7 @@ def decode_viterbi(w, layout, data, a, b, scores):
 def decode_viterbi2(w, layout, data, a, b, scores):
     """Second-order Viterbi over the candidates of each token."""
     emission, transition, end = scores
-    transition2 = second_order_transitions(w, layout, transition)
-    offsets, labels = sentence_candidates(layout, data, a, b)
+    transition2, offsets, labels = second_order_scores(w, layout, data, a, b, transition)
     return viterbi2(emission, transition2, end, offsets, labels)
 
 
@@ -46,8 +43,7 @@ def decode_memm(w, layout, data, a, b, scores):
 def decode_memm2(w, layout, data, a, b, scores):
     """Best sum_t log P(y_t | y_{t-2}, y_{t-1}, x): each history normalized over the candidates of t."""
     emission, transition, end = scores
-    transition2 = second_order_transitions(w, layout, transition)
-    offsets, labels = sentence_candidates(layout, data, a, b)
+    transition2, offsets, labels = second_order_scores(w, layout, data, a, b, transition)
     context = local_context_scores2(emission, transition2, offsets, labels)
     return viterbi2_context(emission, transition2, context, np.zeros_like(end), offsets, labels)
 

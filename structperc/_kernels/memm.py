@@ -20,12 +20,9 @@ and the gradient [c == y_t] - q_t(c) also goes to transition2 (pp, p, c). Decodi
 second-order Viterbi with each history's -log Z_t(pp, p) (``scoring.local_context_scores2``).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .decoders import decode_sentence
-from .scoring import (
-    local_context_scores2, local_log_probabilities, second_order_transitions, sentence_candidates, sentence_scores,
-)
+from .scoring import local_context_scores2, local_log_probabilities, second_order_scores, sentence_scores
 from .second_order import history_block
 from .sgd import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, scaled_scores
 
@@ -178,39 +175,26 @@ def chain_marginals2(emission, transition2, context, cand_offsets, cand_labels):
     return node
 
 
-@njit(cache=True, parallel=True)
-def memm_marginals(w, layout, data):
-    """Node marginals of the MEMM's chain of local distributions (n_tokens, L) and log P(ŷ | x) of
-    each sentence's Viterbi labeling ŷ (n_sentences,).
+@njit(cache=True)
+def memm_sentence_marginals(w, layout, data, a, b):
+    """Node marginals (n, L) of the MEMM's chain of local distributions over tokens [a, b):
 
-    marginal[0, c] = P(c | start, x);  marginal[t, c] = sum_p marginal[t-1, p] P(c | p, x) at order 1;
-    the forward recursion over the pairs (y_{t-1}, y_t) of ``chain_marginals2`` at order 2.
-    A history with no allowed continuation (every label masked) loses its mass."""
+        marginal[0, c] = P(c | start, x);  marginal[t, c] = sum_p marginal[t-1, p] P(c | p, x)
+
+    at order 1; the forward recursion over the pairs (y_{t-1}, y_t) of ``chain_marginals2`` at
+    order 2. A history with no allowed continuation (every label masked) loses its mass."""
     n_labels = layout.n_labels
-    sentence_offsets = data.sentence_offsets
-    n_sentences = sentence_offsets.shape[0] - 1
-    node_all = np.zeros((sentence_offsets[-1], n_labels))
-    best_log_probability = np.zeros(n_sentences)
-    no_extra = np.zeros((0, n_labels))
-    for s in prange(n_sentences):
-        a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        if b == a:
-            continue
-        emission, transition, _ = sentence_scores(w, layout, data, a, b)
-        if layout.order == 2:
-            transition2 = second_order_transitions(w, layout, transition)
-            offsets, labels = sentence_candidates(layout, data, a, b)
-            context = local_context_scores2(emission, transition2, offsets, labels)
-            node_all[a:b] = chain_marginals2(emission, transition2, context, offsets, labels)
-        else:
-            local = np.exp(local_log_probabilities(emission, transition))
+    emission, transition, _ = sentence_scores(w, layout, data, a, b)
+    if layout.order == 2:
+        transition2, offsets, labels = second_order_scores(w, layout, data, a, b, transition)
+        context = local_context_scores2(emission, transition2, offsets, labels)
+        return chain_marginals2(emission, transition2, context, offsets, labels)
+    node = np.zeros((b - a, n_labels))
+    local = np.exp(local_log_probabilities(emission, transition))
+    for c in range(n_labels):
+        node[0, c] = local[0, n_labels, c]
+    for t in range(1, b - a):
+        for p in range(n_labels):
             for c in range(n_labels):
-                node_all[a, c] = local[0, n_labels, c]
-            for t in range(1, b - a):
-                for p in range(n_labels):
-                    for c in range(n_labels):
-                        node_all[a + t, c] += node_all[a + t - 1, p] * local[t, p, c]
-        # the memm decoders' Viterbi score is sum_t log P(y_t | history, x)
-        _, best = decode_sentence(w, layout, data, a, b, no_extra)
-        best_log_probability[s] = best
-    return node_all, best_log_probability
+                node[t, c] += node[t - 1, p] * local[t, p, c]
+    return node

@@ -25,6 +25,15 @@ Layout of the flat weight vector w (L labels, F emission features, P pair featur
     w[off_pair + (g * (L + 1) + p) * L + c]   pair feature g with the transition p -> c
     w[off_trans2 + (q * (L + 1) + p) * L + c] second order: q, p -> c (q or p == L: start)
 
+Groups (the reranker's candidates: G groups, R rows)::
+
+    group_offsets     int64 (G + 1,)  rows of group g: [group_offsets[g], group_offsets[g + 1])
+    row_offsets       int64 (R + 1,)  features of row j: feature_ids / values[row_offsets[j]: row_offsets[j + 1]]
+    feature_ids       int64
+    values            float64
+    targets           float64 (R,)    task score of each row (higher is better)
+    best              int64 (G,)      the row of each group with the best target
+
 ``size`` is the length of w, ``decoder`` the code of the decoder in ``decoders.DECODERS`` and
 ``mask_penalty`` (L + 1, L) is 0 for an allowed transition and -inf for a forbidden one.
 """
@@ -34,6 +43,7 @@ import numpy as np
 
 Data = namedtuple("Data", "sentence_offsets feature_offsets feature_ids pair_offsets pair_ids gold "
                           "cand_offsets cand_labels")
+Groups = namedtuple("Groups", "group_offsets row_offsets feature_ids values targets best")
 Layout = namedtuple("Layout", "n_labels n_features n_pair order decoder off_trans off_end off_pair "
                               "off_trans2 size mask_penalty")
 

@@ -87,6 +87,14 @@ def second_order_transitions(w, layout, transition):
 
 
 @njit(cache=True)
+def second_order_scores(w, layout, data, a, b, transition):
+    """transition2 (``second_order_transitions``) and the candidates of tokens [a, b) rebased to the
+    sentence (``sentence_candidates``): what a second-order decoder adds to the first-order tables."""
+    offsets, labels = sentence_candidates(layout, data, a, b)
+    return second_order_transitions(w, layout, transition), offsets, labels
+
+
+@njit(cache=True)
 def sentence_candidates(layout, data, a, b):
     """Candidate CSR rebased to the sentence [a, b); every label when no tag dictionary is given."""
     n = b - a
