@@ -2,11 +2,11 @@
 Viterbi labeling.
 
 The trainers that define P(y | x) are those whose rule has ``probabilistic = True`` in
-``structperc.train.TRAINERS``. A CRF (trainer "crf") is globally normalized: the marginals come from forward-backward. An MEMM
-(trainer "memm", normalization "local") is a chain of local distributions P(y_t | y_{t-1}, x), or
-P(y_t | y_{t-2}, y_{t-1}, x) at order 2: its marginals come from the forward recursion over them
-(over the label pairs at order 2). Perceptron and hinge-loss weights define no distribution, so
-they are refused.
+``structperc.train.TRAINERS``. A CRF (trainer "crf") is globally normalized: the marginals come
+from forward-backward. An MEMM (trainer "memm", normalization "local") is a chain of local
+distributions P(y_t | y_{t-1}, x), or P(y_t | y_{t-2}, y_{t-1}, x) at order 2: its marginals come
+from the forward recursion over them (over the label pairs at order 2). Perceptron and hinge-loss
+weights define no distribution, so they are refused.
 """
 import numpy as np
 

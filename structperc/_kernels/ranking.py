@@ -68,7 +68,8 @@ def predict_groups(w, group_offsets, row_offsets, feature_ids, values):
 
 @njit(cache=True)
 def ranking_epoch(w, u, counter, groups, visit_order):
-    """Visit the groups in ``visit_order`` (of a ``records.Groups``); on a mistake, w += x_best - x_ŷ (and u += counter * the same).
+    """Visit the groups in ``visit_order`` (of a ``records.Groups``); on a mistake, w += x_best - x_ŷ
+    (and u += counter * the same).
 
     w, u : float64 (n_weights,); u may have length 0 (no averaging). counter : float, groups seen so far
     in the run. Returns (counter, number of mistakes).
