@@ -8,11 +8,11 @@ kernels they call are compiled (and cached) with them.
 import importlib
 import pickle
 
-TAGGING = ("keys.lookup_template", "keys.columns_to_csr", "scoring.decode_corpus")
-TRAINING = ("keys.intern_template", "keys.number_features", "keys.columns_to_csr", "scoring.decode_corpus")
+TAGGING = ("keys.lookup_template", "keys.columns_to_csr", "decoders.decode_corpus")
+TRAINING = ("keys.intern_template", "keys.number_features", "keys.columns_to_csr", "decoders.decode_corpus")
 EPOCH_KERNELS = {"perceptron": "perceptron.perceptron_epoch", "crf": "crf.crf_epoch",
                  "memm": "memm.memm_epoch", "hinge": "hinge.hinge_epoch"}
-MARGINALS = {"global": "crf.crf_marginals", "local": "memm.memm_marginals"}
+MARGINALS = {"global": "marginals.corpus_marginals", "local": "marginals.corpus_marginals"}
 
 
 def training_kernels(trainer):

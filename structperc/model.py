@@ -1,8 +1,10 @@
 """The linear-chain model: labels, the flat weight vector, Φ(x, y), decoding, and the model file."""
 import numpy as np
 
-from ._kernels import scoring
-from .encode import FeatureEncoder
+from ._kernels.decoders import DECODERS, decode_corpus
+from ._kernels.records import data_record, layout_record
+from ._kernels.scoring import phi_indices
+from .encode import EncodedCorpus, FeatureEncoder
 from .errors import ConfigError, ModelFileError
 from .npzfile import read_npz, write_npz
 
@@ -10,24 +12,17 @@ FORMAT_VERSION = 1
 _NO_CANDIDATES = np.zeros(0, dtype=np.int64)
 
 
-def make_dims(n_labels, n_features, n_pair_features, order, local=False):
-    """The ``dims`` array of ``structperc._kernels.scoring``: sizes and block offsets of w.
+def decoder_name(order, normalization):
+    """The decoder of ``structperc._kernels.decoders.DECODERS`` for a model of this order and normalization."""
+    return ("memm" if normalization == "local" else "viterbi") + ("2" if order == 2 else "")
 
-    local : True for a locally normalized model (MEMM): decoding uses log P(y_t | y_{t-1}, x), or
-        log P(y_t | y_{t-2}, y_{t-1}, x) at order 2.
-    """
-    if order not in (1, 2):
-        raise ConfigError(f"order must be 1 or 2, got {order!r}")
-    transition_size = (n_labels + 1) * n_labels
-    off_trans = n_features * n_labels
-    off_end = off_trans + transition_size
-    off_pair = off_end + n_labels
-    off_trans2 = off_pair + n_pair_features * transition_size
-    size = off_trans2 + ((n_labels + 1) * transition_size if order == 2 else 0)
-    return np.array(
-        [n_labels, n_features, n_pair_features, order, off_trans, off_end, off_pair, off_trans2, size, int(local)],
-        dtype=np.int64,
-    )
+
+def layout_dims(layout):
+    """The ``dims`` array of the model file: sizes and block offsets of w, and 1 for a locally
+    normalized model."""
+    local = layout.decoder in (DECODERS["memm"], DECODERS["memm2"])
+    return np.array([layout.n_labels, layout.n_features, layout.n_pair, layout.order, layout.off_trans,
+                     layout.off_end, layout.off_pair, layout.off_trans2, layout.size, int(local)], dtype=np.int64)
 
 
 def _no_constraint(labels):
@@ -81,26 +76,39 @@ class LinearChainModel:
         if normalization not in ("global", "local"):
             raise ConfigError(f"normalization must be 'global' or 'local', got {normalization!r}")
         self.normalization = normalization
-        self.dims = make_dims(len(self.labels), encoder.n_features_, encoder.n_pair_features_, order,
-                              local=normalization == "local")
+        if order not in (1, 2):
+            raise ConfigError(f"order must be 1 or 2, got {order!r}")
+        self.decoder = decoder_name(order, normalization)
+        self.n_features = encoder.n_features_
+        self.n_pair_features = encoder.n_pair_features_
         self.mask_penalty = transition_penalty(self.labels, constrain)
-        self.weights = np.zeros(int(self.dims[scoring.SIZE]))
+        self.weights = np.zeros(self.layout().size)
         self.metadata = {}
 
     @property
     def n_labels(self):
         return len(self.labels)
 
+    # ------------------------------------------------------------------ kernel records
+    def layout(self):
+        """The ``Layout`` record of the kernels: where each block of w starts, the decoder, the mask."""
+        return layout_record(self.n_labels, self.n_features, self.n_pair_features, self.order,
+                             DECODERS[self.decoder], self.mask_penalty)
+
+    def data(self, encoded):
+        """The ``Data`` record of the kernels for an EncodedCorpus, with this model's tag dictionary."""
+        return data_record(encoded, self.candidates(encoded))
+
     # ------------------------------------------------------------------ views of w
     def emission_weights(self, weights=None):
         """(n_features, L) view of the emission block."""
         w = self.weights if weights is None else weights
-        return w[: self.dims[scoring.OFF_TRANS]].reshape(-1, self.n_labels)
+        return w[: self.layout().off_trans].reshape(-1, self.n_labels)
 
     def transition_weights(self, weights=None):
         """(L + 1, L) view; row L is the start state."""
         w = self.weights if weights is None else weights
-        start = self.dims[scoring.OFF_TRANS]
+        start = self.layout().off_trans
         return w[start: start + (self.n_labels + 1) * self.n_labels].reshape(self.n_labels + 1, self.n_labels)
 
     def prune(self):
@@ -109,19 +117,18 @@ class LinearChainModel:
         Decoding sums the weights of the features that fire, so leaving out zero rows changes no
         score and no prediction; it shrinks the model file and the rows a tagger has to read.
         """
-        n_labels, dims, w = self.n_labels, self.dims, self.weights
+        n_labels, layout, w = self.n_labels, self.layout(), self.weights
         size = (n_labels + 1) * n_labels
         emission = self.emission_weights()
-        pair = w[dims[scoring.OFF_PAIR]: dims[scoring.OFF_TRANS2]].reshape(-1, size)
+        pair = w[layout.off_pair: layout.off_trans2].reshape(-1, size)
         keep = np.any(emission != 0, axis=1)
         keep_pair = np.any(pair != 0, axis=1)
         self.weights = np.concatenate([
-            emission[keep].ravel(), w[dims[scoring.OFF_TRANS]: dims[scoring.OFF_PAIR]],
-            pair[keep_pair].ravel(), w[dims[scoring.OFF_TRANS2]:],
+            emission[keep].ravel(), w[layout.off_trans: layout.off_pair],
+            pair[keep_pair].ravel(), w[layout.off_trans2:],
         ])
         self.encoder.drop_features(keep, keep_pair)
-        self.dims = make_dims(n_labels, int(keep.sum()), int(keep_pair.sum()), self.order,
-                              local=self.normalization == "local")
+        self.n_features, self.n_pair_features = int(keep.sum()), int(keep_pair.sum())
         return self
 
     # ------------------------------------------------------------------ decoding
@@ -136,19 +143,16 @@ class LinearChainModel:
     def decode(self, encoded, weights=None):
         """Best label ids of every token (int64 (n_tokens,)) and each sentence's score."""
         w = self.weights if weights is None else weights
-        cand_offsets, cand_labels = self.candidates(encoded)
-        return scoring.decode_corpus(
-            w, self.dims, encoded.sentence_offsets, encoded.feature_offsets, encoded.feature_ids,
-            encoded.pair_offsets, encoded.pair_ids, self.mask_penalty, cand_offsets, cand_labels,
-        )
+        return decode_corpus(w, self.layout(), self.data(encoded))
 
     def prepare(self):
         """Load the compiled decoder (numba's first call reads its cache) and start its threads by
         decoding one empty one-token sentence."""
         empty = np.zeros(0, dtype=np.int64)
         one = np.array([0, 1], dtype=np.int64)
-        scoring.decode_corpus(self.weights, self.dims, one, np.zeros(2, dtype=np.int64), empty,
-                              np.zeros(2, dtype=np.int64), empty, self.mask_penalty, empty, empty)
+        no_features = np.zeros(2, dtype=np.int64)
+        data = data_record(EncodedCorpus(one, no_features, empty, no_features, empty, None))
+        decode_corpus(self.weights, self.layout(), data)
 
     def phi(self, encoded, sentence, y):
         """Φ(x, y) of one sentence as indices into w (repeats count twice)."""
@@ -156,10 +160,7 @@ class LinearChainModel:
         y = np.ascontiguousarray(y, dtype=np.int64)
         if len(y) != b - a:
             raise ValueError(f"labeling has {len(y)} labels, sentence has {b - a} tokens")
-        return scoring.phi_indices(
-            self.dims, encoded.feature_offsets, encoded.feature_ids, encoded.pair_offsets,
-            encoded.pair_ids, a, b, y,
-        )
+        return phi_indices(self.layout(), data_record(encoded), a, b, y)
 
     def feature_vector(self, encoded, sentence, y):
         """Φ(x, y) as a dense vector the size of w."""
@@ -176,7 +177,7 @@ class LinearChainModel:
         arrays, encoder_meta = self.encoder.state()
         arrays = {f"encoder__{k}": v for k, v in arrays.items()}
         arrays["weights"] = self.weights
-        arrays["dims"] = self.dims
+        arrays["dims"] = layout_dims(self.layout())
         if self.tag_dict is not None:
             arrays["tag_dict_offsets"], arrays["tag_dict_labels"] = self.tag_dict
         meta = {
@@ -209,7 +210,7 @@ class LinearChainModel:
             weights = arrays["weights"].astype(np.float64)
         except KeyError as exc:
             raise ModelFileError(f"{path}: model file lacks {exc}") from None
-        if not np.array_equal(arrays["dims"], model.dims) or weights.shape != model.weights.shape:
+        if not np.array_equal(arrays["dims"], layout_dims(model.layout())) or weights.shape != model.weights.shape:
             raise ModelFileError(f"{path}: weights do not match the feature index (corrupt file)")
         model.weights = weights
         model.metadata = {

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels import scoring
 from ._kernels.nbest import kbest_corpus
 from ._kernels.ranking import group_argmax
 from .chunks import chunk_spans, is_bio
@@ -26,14 +25,6 @@ from .errors import ConfigError
 
 
 # ------------------------------------------------------------------------------------ n-best lists
-@dataclass
-class Candidate:
-    rank: int
-    labels: list
-    score: float
-    task: float | None
-
-
 def _ranges(starts, ends):
     """Concatenation of arange(starts[i], ends[i]) for every i (int64)."""
     starts = np.asarray(starts, dtype=np.int64)
@@ -94,15 +85,6 @@ class NBestList:
     def candidate_labels(self, j):
         names = self.label_names
         return [names[c] for c in self.paths[self.path_offsets[j]: self.path_offsets[j + 1]]]
-
-    def sentence_candidates(self, i):
-        """The candidates of sentence i as ``Candidate`` records, best first."""
-        first = self.candidate_offsets[i]
-        return [
-            Candidate(int(j - first), self.candidate_labels(j), float(self.scores[j]),
-                      None if self.task_scores is None else float(self.task_scores[j]))
-            for j in range(first, self.candidate_offsets[i + 1])
-        ]
 
     # -------------------------------------------------------------- choices of one candidate per sentence
     def first_choice(self):
@@ -250,17 +232,14 @@ def nbest_corpus(tagger_or_model, corpus, k):
     NBestList
     """
     model = _model_of(tagger_or_model)
-    if int(model.dims[scoring.ORDER]) != 1:
+    if model.order != 1:
         raise ConfigError("k-best needs a first-order model (this model has order 2)")
     if int(k) < 1:
         raise ConfigError(f"k must be at least 1, got {k!r}")
     encoded = model.encoder.transform(corpus, with_labels=False)
-    cand_offsets, cand_labels = model.candidates(encoded)
+    layout, data = model.layout(), model.data(encoded)
     start = time.perf_counter()
-    candidate_offsets, path_offsets, paths, scores = kbest_corpus(
-        model.weights, model.dims, encoded.sentence_offsets, encoded.feature_offsets, encoded.feature_ids,
-        encoded.pair_offsets, encoded.pair_ids, model.mask_penalty, cand_offsets, cand_labels, int(k),
-    )
+    candidate_offsets, path_offsets, paths, scores = kbest_corpus(model.weights, layout, data, int(k))
     seconds = time.perf_counter() - start
     nb = NBestList(corpus, list(model.labels), candidate_offsets, path_offsets, paths, scores,
                    None, None, None, int(k), seconds)

@@ -1,19 +1,18 @@
 """Probabilities of a probabilistic model: per-token label marginals and the probability of the
 Viterbi labeling.
 
-A CRF (trainer "crf") is globally normalized: the marginals come from forward-backward. An MEMM
-(trainer "memm", normalization "local") is a chain of local distributions P(y_t | y_{t-1}, x), or
-P(y_t | y_{t-2}, y_{t-1}, x) at order 2: its marginals come from the forward recursion over them
-(over the label pairs at order 2). Perceptron and hinge-loss weights define no distribution, so
-they are refused.
+The trainers that define P(y | x) are those whose rule has ``probabilistic = True`` in
+``structperc.train.TRAINERS``. A CRF (trainer "crf") is globally normalized: the marginals come
+from forward-backward. An MEMM (trainer "memm", normalization "local") is a chain of local
+distributions P(y_t | y_{t-1}, x), or P(y_t | y_{t-2}, y_{t-1}, x) at order 2: its marginals come
+from the forward recursion over them (over the label pairs at order 2). Perceptron and hinge-loss
+weights define no distribution, so they are refused.
 """
 import numpy as np
 
-from ._kernels.crf import crf_marginals
-from ._kernels.memm import memm_marginals
+from ._kernels.marginals import corpus_marginals
 from .errors import ConfigError
-
-PROBABILISTIC_TRAINERS = ("crf", "memm")
+from .train import TRAINERS
 
 
 class NotProbabilisticError(ConfigError):
@@ -21,17 +20,20 @@ class NotProbabilisticError(ConfigError):
 
 
 def check_probabilistic(model):
-    """Raise NotProbabilisticError unless the model defines P(y | x) (crf at order 1, memm)."""
+    """Raise NotProbabilisticError unless the model defines P(y | x): its trainer is a probabilistic
+    rule, with that rule's normalization and one of its orders."""
     trainer = model.metadata.get("training", {}).get("trainer")
-    if trainer not in PROBABILISTIC_TRAINERS:
+    rule = TRAINERS.get(trainer)
+    if rule is None or not rule.probabilistic:
+        names = " or ".join(name for name, cls in TRAINERS.items() if cls.probabilistic)
         by = f"trained by {trainer}" if trainer else "without a training record"
-        raise NotProbabilisticError(f"marginals need a crf or memm model; this model was {by}")
-    expected = "local" if trainer == "memm" else "global"
-    if model.normalization != expected:
+        raise NotProbabilisticError(f"marginals need a {names} model; this model was {by}")
+    if model.normalization != rule.normalization:
         raise NotProbabilisticError(
-            f"a {trainer} model must have {expected} normalization, this one has {model.normalization!r}")
-    if model.order != 1 and trainer != "memm":
-        raise NotProbabilisticError(f"marginals need an order 1 model, this one has order {model.order}")
+            f"a {trainer} model must have {rule.normalization} normalization, this one has {model.normalization!r}")
+    if model.order not in rule.orders:
+        orders = " or ".join(map(str, rule.orders))
+        raise NotProbabilisticError(f"marginals need an order {orders} model, this one has order {model.order}")
 
 
 def marginals(model, encoded, weights=None):
@@ -59,7 +61,4 @@ def marginals(model, encoded, weights=None):
     w = model.weights if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     if w.shape != model.weights.shape:
         raise ValueError(f"weights of shape {w.shape}, the model has {model.weights.shape}")
-    cand_offsets, cand_labels = model.candidates(encoded)
-    kernel = memm_marginals if model.normalization == "local" else crf_marginals
-    return kernel(w, model.dims, encoded.sentence_offsets, encoded.feature_offsets, encoded.feature_ids,
-                  encoded.pair_offsets, encoded.pair_ids, model.mask_penalty, cand_offsets, cand_labels)
+    return corpus_marginals(w, model.layout(), model.data(encoded))

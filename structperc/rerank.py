@@ -29,6 +29,7 @@ import numpy as np
 
 from ._kernels.ranking import group_argmax, predict_groups, ranking_epoch
 from .chunks import chunk_spans
+from ._kernels.records import Groups
 from .errors import ConfigError, InputFormatError, ModelFileError
 from .npzfile import read_npz, write_npz
 from .templates import word_shape
@@ -385,8 +386,8 @@ class Reranker:
         self.history_ = []
         for epoch in range(1, self.epochs + 1):
             order = rng.permutation(data.n_groups).astype(np.int64)
-            counter, mistakes = ranking_epoch(w, u, counter, data.group_offsets, data.row_offsets,
-                                              data.feature_ids, values, data.targets, best, order)
+            groups = Groups(data.group_offsets, data.row_offsets, data.feature_ids, values, data.targets, best)
+            counter, mistakes = ranking_epoch(w, u, counter, groups, order)
             self.history_.append({"epoch": epoch, "mistakes": int(mistakes)})
         self.weights_ = w - u / counter if self.average and counter > 0 else w
         self.vocabulary_ = vocabulary

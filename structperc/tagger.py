@@ -135,16 +135,12 @@ class Tagger:
     def trainer_options(self):
         """The options set for the learning rule (name -> value), checked against the rule's
         declared ``params``; ConfigError for an unknown rule or an option the rule does not take."""
-        from .train import TRAINERS
+        from .train import TRAINERS, check_options
 
         if self.trainer not in TRAINERS:
             raise ConfigError(f"unknown trainer {self.trainer!r}: choose one of {', '.join(TRAINERS)}")
-        declared = TRAINERS[self.trainer].params
         options = {name: getattr(self, name) for name in TRAINER_OPTIONS if getattr(self, name) is not None}
-        for name in options:
-            if name not in declared:
-                raise ConfigError(f"option {name} does not apply to trainer {self.trainer!r} "
-                                  f"(it takes: {', '.join(declared) or 'nothing'})")
+        check_options(self.trainer, options)
         return options
 
     # ------------------------------------------------------------------ training
@@ -194,7 +190,6 @@ class Tagger:
                                  normalization=rule.normalization)
         self.model_ = model
         self.labels_ = model.labels
-        cand_offsets, cand_labels = model.candidates(encoded)
         dev_score = None
         if dev is not None:
             dev_corpus = _as_corpus(dev, dev_y, self.columns)
@@ -210,7 +205,7 @@ class Tagger:
                 return result
 
         self.history_, self.n_iter_ = train_online(
-            rule, Problem(model, encoded, cand_offsets, cand_labels), self.epochs, seed=self.seed,
+            rule, Problem(model, model.data(encoded)), self.epochs, seed=self.seed,
             dev_score=dev_score, progress=progress, callback=callback,
         )
         params = self.get_params()

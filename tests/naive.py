@@ -7,6 +7,10 @@ import itertools
 
 import numpy as np
 
+from structperc._kernels.cost import hamming_cost
+from structperc._kernels.memm import gold_history_probabilities2
+from builders import potentials
+
 
 def all_labelings(n, n_labels):
     return [np.array(y, dtype=np.int64) for y in itertools.product(range(n_labels), repeat=n)]
@@ -76,6 +80,24 @@ def hamming_augmented_best(emission, transition, end, gold, cost):
             scored.append((-s, tuple(y[::-1]), y))
     scored.sort(key=lambda item: (item[0], item[1]))
     return scored[0][2], -scored[0][0]
+
+
+def all_candidates(n, n_labels):
+    """Candidate CSR (cand_offsets (n + 1,), cand_labels (n * L,)) allowing every label at every token."""
+    return (np.arange(n + 1, dtype=np.int64) * n_labels,
+            np.tile(np.arange(n_labels, dtype=np.int64), n))
+
+
+def add_hamming_cost(emission, gold, cost):
+    """A new array: emission plus ``cost`` at every label except the gold one of each token (the
+    kernels' ``hamming_cost``); decoding it maximizes score(y) + cost * #{t: y_t != gold_t}."""
+    return emission + hamming_cost(gold, emission.shape[1], cost)
+
+
+def gold_history_probabilities(emission, transition, gold):
+    """First-order q[t, c] = P(y_t = c | gold y_{t-1}, x) and log q[t, gold_t], by the kernel
+    with an empty second-order block."""
+    return gold_history_probabilities2(emission, transition, np.zeros(0), 1.0, gold)
 
 
 def candidate_sets(cand_offsets, cand_labels):
@@ -155,4 +177,110 @@ def eager_sgd(w, visits, eta0, l2, gradient):
         eta = eta0 / (1 + l2 * eta0 * t)
         w = (1 - eta * l2) * w + eta * gradient(s, w)
         history.append(w)
+    return history
+
+
+# ---------------------------------------------------------------- references over a LinearChainModel
+
+
+def naive_log_likelihood(model, enc, s, w):
+    emission, transition, end = potentials(model, enc, s, w)
+    a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+    return sequence_score(emission, transition, end, enc.labels[a:b]) - brute_force_log_z(emission, transition, end)
+
+
+def naive_expected_phi(model, enc, s, w):
+    """sum_y P(y | x) Φ(x, y) by enumerating every labeling."""
+    emission, transition, end = potentials(model, enc, s, w)
+    log_z = brute_force_log_z(emission, transition, end)
+    expected = np.zeros_like(w)
+    for y in all_labelings(emission.shape[0], model.n_labels):
+        score = sequence_score(emission, transition, end, y)
+        if np.isfinite(score):
+            expected += np.exp(score - log_z) * model.feature_vector(enc, s, y)
+    return expected
+
+
+def naive_eager_sgd(model, enc, visits, eta0, l2, batch_size):
+    """w <- (1 - η λ m) w + η sum_batch (Φ - E[Φ]) with brute-force expectations and an O(#weights)
+    decay every step; returns the weight vector after each step."""
+    w = model.weights.copy()
+    history = []
+    seen = 0
+    for lo in range(0, len(visits), batch_size):
+        batch = visits[lo: lo + batch_size]
+        grad = np.zeros_like(w)
+        for s in batch:
+            a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+            grad += model.feature_vector(enc, s, enc.labels[a:b]) - naive_expected_phi(model, enc, s, w)
+        eta = eta0 / (1 + l2 * eta0 * seen)
+        w = (1 - eta * l2 * len(batch)) * w + eta * grad
+        seen += len(batch)
+        history.append(w.copy())
+    return history
+
+
+def naive_local_log_likelihood(model, enc, s, w):
+    """sum_t log softmax_c(emission[t, c] + transition[t', y_{t-1}, c])[y_t] with numpy."""
+    emission, transition, _ = potentials(model, enc, s, w)
+    a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+    gold = enc.labels[a:b]
+    total = 0.0
+    for t in range(b - a):
+        p = gold[t - 1] if t > 0 else model.n_labels
+        row = emission[t] + transition[t if transition.shape[0] > 1 else 0, p]
+        total += row[gold[t]] - np.logaddexp.reduce(row)
+    return total
+
+
+def local_feature_vector(model, enc, token, p, c):
+    """Indicator vector of the features of label c after p at a token: emission, transition, pair."""
+    L, layout = model.n_labels, model.layout()
+    vec = np.zeros_like(model.weights)
+    for f in enc.feature_ids[enc.feature_offsets[token]: enc.feature_offsets[token + 1]]:
+        vec[f * L + c] += 1
+    vec[layout.off_trans + p * L + c] += 1
+    for g in enc.pair_ids[enc.pair_offsets[token]: enc.pair_offsets[token + 1]]:
+        vec[layout.off_pair + (g * (L + 1) + p) * L + c] += 1
+    return vec
+
+
+def naive_local_gradient(model, enc, s, w):
+    """sum_t sum_c ([c == y_t] - q_t(c)) * features(t, y_{t-1}, c)."""
+    emission, transition, _ = potentials(model, enc, s, w)
+    a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+    gold = enc.labels[a:b]
+    grad = np.zeros_like(w)
+    for t in range(b - a):
+        p = gold[t - 1] if t > 0 else model.n_labels
+        row = emission[t] + transition[t if transition.shape[0] > 1 else 0, p]
+        q = np.exp(row - np.logaddexp.reduce(row))
+        for c in range(model.n_labels):
+            grad += ((c == gold[t]) - q[c]) * local_feature_vector(model, enc, a + t, p, c)
+    return grad
+
+
+def brute_force_augmented(model, enc, s, w, cost):
+    """argmax_y score(y) + cost * Hamming(gold, y) over every labeling (ties: reversed sequence)."""
+    a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+    gold = enc.labels[a:b]
+    emission, transition, end = potentials(model, enc, s, w)
+    augmented = emission + cost * (np.arange(model.n_labels)[None, :] != gold[:, None])
+    return ranked_labelings(augmented, transition, end)[0]
+
+
+def naive_hinge_sgd(model, enc, visits, eta0, l2, cost):
+    """Eager subgradient steps with brute-force loss-augmented decoding; weights after each step."""
+    w = model.weights.copy()
+    history = []
+    for t, s in enumerate(visits):
+        a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+        gold = enc.labels[a:b]
+        guess, value = brute_force_augmented(model, enc, s, w, cost)
+        loss = value - model.score(enc, s, gold, weights=w)
+        eta = eta0 / (1 + l2 * eta0 * t)
+        w = (1 - eta * l2) * w
+        if loss > 0 and not np.array_equal(guess, gold):
+            w = w + eta * (model.feature_vector(enc, s, gold) - model.feature_vector(enc, s, guess))
+        history.append(w.copy())
     return history

@@ -3,7 +3,6 @@ import numpy as np
 from hypothesis import strategies as st
 
 import naive
-from structperc._kernels.second_order import all_candidates
 
 
 @st.composite
@@ -78,7 +77,7 @@ def trigram_chains(draw, pruned=None):
         cand_offsets = np.concatenate([[0], np.cumsum([len(s) for s in sets])]).astype(np.int64)
         cand_labels = np.concatenate(sets).astype(np.int64)
     else:
-        cand_offsets, cand_labels = all_candidates(n, n_labels)
+        cand_offsets, cand_labels = naive.all_candidates(n, n_labels)
     if masked:
         emission[rng.random(emission.shape) < 0.3] = -np.inf
         transition2[rng.random(transition2.shape) < 0.3] = -np.inf

@@ -270,8 +270,7 @@ def test_collision_rate_against_a_naive_count(bits):
 def trained(encoder, corpus, epochs=3):
     encoded = encoder.fit_transform(corpus, corpus.columns["label"])
     model = LinearChainModel(encoder)
-    empty = np.zeros(0, dtype=np.int64)
-    train_online(make_rule("perceptron", average=True), Problem(model, encoded, empty, empty), epochs, seed=3)
+    train_online(make_rule("perceptron", average=True), Problem(model, model.data(encoded)), epochs, seed=3)
     return model, encoded
 
 

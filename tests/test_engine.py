@@ -1,4 +1,6 @@
-"""Encoder, Φ(x, y), decoding and the perceptron against naive references."""
+"""Encoder, Φ(x, y), decoding and the perceptron against naive references; the trainer registry."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -9,48 +11,23 @@ from structperc.model import LinearChainModel
 from structperc.tagger import Tagger, _as_corpus
 from structperc.encode import FIRST_ID, FeatureEncoder
 from structperc.templates import PRESETS, load_templates, parse_template
-from structperc.train import Problem
+from structperc.errors import ConfigError
+from structperc.train import TRAINERS, Problem, make_rule
 from structperc.train.perceptron import PerceptronRule
+from builders import TEMPLATES, WORDS, random_sentences
 
-WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]
-
-
-def random_sentences(rng, n_sentences, n_labels, max_len=6, tags=("A", "B", "C", "D")):
-    X, y = [], []
-    for _ in range(n_sentences):
-        n = int(rng.integers(1, max_len + 1))
-        words = [WORDS[i] for i in rng.integers(0, len(WORDS), n)]
-        pos = [f"P{i}" for i in rng.integers(0, 3, n)]
-        X.append(list(zip(words, pos)))
-        y.append([tags[i] for i in rng.integers(0, n_labels, n)])
-    return X, y
-
-
-def fitted_model(rng, templates, n_labels=3, order=1, constrain=None):
-    X, y = random_sentences(rng, 12, n_labels)
-    corpus = _as_corpus(X, y, ["word", "pos"])
-    encoder = FeatureEncoder(templates)
-    encoded = encoder.fit_transform(corpus, corpus.columns["label"])
-    model = LinearChainModel(encoder, order=order, constrain=constrain)
-    model.weights = rng.normal(size=model.weights.shape)
-    return model, encoded
-
-
-TEMPLATES = ["w[0]", "w[-1]|w[0]", "pos[1]", "suffix2[0]", "bias", "pair:pos[0]"]
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_score_of_phi_matches_explicit_score_matrices(seed):
+def test_score_of_phi_matches_explicit_score_matrices(seed, fitted_model):
     """w·Φ(x, y) equals the sum of emission/transition/end scores the decoder uses."""
     rng = np.random.default_rng(seed)
     model, enc = fitted_model(rng, TEMPLATES)
-    cand = np.zeros(0, dtype=np.int64)
     for s in range(enc.n_sentences):
         a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-        emission = scoring.emission_scores(model.weights, model.dims, enc.feature_offsets, enc.feature_ids, a, b, cand, cand)
-        transition = scoring.transition_scores(model.weights, model.dims, enc.pair_offsets, enc.pair_ids, a, b,
-                                               model.mask_penalty)
-        end = scoring.end_scores(model.weights, model.dims)
+        emission = scoring.emission_scores(model.weights, model.layout(), model.data(enc), a, b)
+        transition = scoring.transition_scores(model.weights, model.layout(), model.data(enc), a, b)
+        end = scoring.end_scores(model.weights, model.layout())
         y = rng.integers(0, model.n_labels, b - a)
         assert model.score(enc, s, y) == pytest.approx(sequence_score(emission, transition, end, y))
 
@@ -83,7 +60,7 @@ def test_decode_is_brute_force_argmax_and_reports_w_dot_phi(seed, constrain):
         assert model.score(enc, s, predicted[a:b]) == pytest.approx(scores[s])
 
 
-def test_feature_vector_counts_every_firing():
+def test_feature_vector_counts_every_firing(fitted_model):
     rng = np.random.default_rng(3)
     model, enc = fitted_model(rng, ["w[0]", "bias"])
     y = np.zeros(enc.sentence_offsets[1], dtype=np.int64)
@@ -91,7 +68,7 @@ def test_feature_vector_counts_every_firing():
     n = len(y)
     # each token: w[0] and bias with label 0, one transition; plus one end feature
     assert phi.sum() == 2 * n + n + 1
-    assert phi[model.dims[scoring.OFF_END] + 0] == 1
+    assert phi[model.layout().off_end + 0] == 1
 
 
 def test_unseen_values_and_boundaries_are_encoded_distinctly():
@@ -134,12 +111,11 @@ def naive_perceptron(model, enc, order_of_visits):
     """Plain-Python structured perceptron with brute-force decoding; returns the weight history."""
     w = np.zeros_like(model.weights)
     history = []
-    cand = np.zeros(0, dtype=np.int64)
     for s in order_of_visits:
         a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-        emission = scoring.emission_scores(w, model.dims, enc.feature_offsets, enc.feature_ids, a, b, cand, cand)
-        transition = scoring.transition_scores(w, model.dims, enc.pair_offsets, enc.pair_ids, a, b, model.mask_penalty)
-        end = scoring.end_scores(w, model.dims)
+        emission = scoring.emission_scores(w, model.layout(), model.data(enc), a, b)
+        transition = scoring.transition_scores(w, model.layout(), model.data(enc), a, b)
+        end = scoring.end_scores(w, model.layout())
         guess, _ = brute_force_best(emission, transition, end)
         gold = enc.labels[a:b]
         if not np.array_equal(guess, gold):
@@ -149,22 +125,21 @@ def naive_perceptron(model, enc, order_of_visits):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_perceptron_kernel_matches_naive_perceptron_and_explicit_average(seed):
+def test_perceptron_kernel_matches_naive_perceptron_and_explicit_average(seed, fitted_model):
     rng = np.random.default_rng(seed)
     model, enc = fitted_model(rng, TEMPLATES)
     model.weights = np.zeros_like(model.weights)
     visits = np.concatenate([rng.permutation(enc.n_sentences) for _ in range(3)]).astype(np.int64)
     history = naive_perceptron(model, enc, visits)
-    empty = np.zeros(0, dtype=np.int64)
     rule = PerceptronRule(average=True)
-    rule.begin(Problem(model, enc, empty, empty))
+    rule.begin(Problem(model, model.data(enc)))
     rule.run(visits[:7])
     rule.run(visits[7:])
     np.testing.assert_allclose(rule.w, history[-1])
     np.testing.assert_allclose(rule.weights(), explicit_average(history), atol=1e-12)
     model.weights = np.zeros_like(model.weights)  # rules train the model's weights in place
     plain = PerceptronRule(average=False)
-    plain.begin(Problem(model, enc, empty, empty))
+    plain.begin(Problem(model, model.data(enc)))
     plain.run(visits)
     np.testing.assert_allclose(plain.weights(), history[-1])
 
@@ -213,7 +188,7 @@ def test_save_load_gives_identical_predictions(tmp_path):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_pruning_zero_features_changes_no_score(seed):
+def test_pruning_zero_features_changes_no_score(seed, fitted_model):
     rng = np.random.default_rng(seed)
     model, enc = fitted_model(rng, TEMPLATES, constrain=None)
     emission = model.emission_weights()
@@ -223,7 +198,7 @@ def test_pruning_zero_features_changes_no_score(seed):
     n_before = model.encoder.n_features_
     model.prune()
     assert model.encoder.n_features_ < n_before
-    assert len(model.weights) == model.dims[scoring.SIZE]
+    assert len(model.weights) == model.layout().size
     after = model.encoder.transform(corpus_again)
     after_labels, after_scores = model.decode(after)
     np.testing.assert_array_equal(after_labels, before_labels)
@@ -260,3 +235,25 @@ def test_template_keys_match_the_formula(seed):
     enc.vocabularies_ = {f: ["x"] * (radix[f] - FIRST_ID) for f in fields}  # sets each field's radix
     keys = enc._keys(templates, values, rare, offsets)
     assert keys.tolist() == naive_template_keys(templates, values, radix, rare, offsets)
+
+
+def test_rules_declare_exactly_the_options_of_their_constructor():
+    for name, cls in TRAINERS.items():
+        signature = inspect.signature(cls.__init__).parameters
+        declared = {k: p.default for k, p in signature.items() if k != "self"}
+        assert declared == cls.params, name
+        assert isinstance(cls.probabilistic, bool)
+    assert [name for name, cls in TRAINERS.items() if cls.probabilistic] == ["crf", "memm"]
+
+
+def test_an_option_the_rule_does_not_take_is_an_error_naming_both():
+    with pytest.raises(ConfigError, match=r"^trainer 'perceptron' does not take option 'l2' \(it takes: average\)$"):
+        make_rule("perceptron", l2=0.1)
+    with pytest.raises(ConfigError, match="trainer 'memm' does not take option 'cost'"):
+        make_rule("memm", cost=1.0)
+    with pytest.raises(ValueError, match="unknown trainer 'nope'"):
+        make_rule("nope")
+    assert make_rule("hinge", cost=2.0, average=False).cost == 2.0
+    X, y = [["the", "cat"]], [["A", "B"]]
+    with pytest.raises(ConfigError, match="does not take option 'batch_size'"):
+        Tagger(templates=["w[0]"], trainer="hinge", epochs=1, batch_size=2).fit(X, y)

@@ -4,7 +4,8 @@ from hypothesis import given, settings
 
 import naive
 from strategies import trigram_chains
-from structperc._kernels.second_order import all_candidates, viterbi2
+from naive import all_candidates
+from structperc._kernels.second_order import viterbi2
 
 SETTINGS = settings(max_examples=200, deadline=None)
 

@@ -56,14 +56,14 @@ def history(y, t, start):
 def local_feature_vector2(model, enc, token, pp, p, c):
     """Indicator vector of the weights of label c after (pp, p) at a token: emission, transition,
     pair features with (p, c) and the second-order (pp, p, c)."""
-    L, dims = model.n_labels, model.dims
+    L, layout = model.n_labels, model.layout()
     vec = np.zeros_like(model.weights)
     for f in enc.feature_ids[enc.feature_offsets[token]: enc.feature_offsets[token + 1]]:
         vec[f * L + c] += 1
-    vec[dims[scoring.OFF_TRANS] + p * L + c] += 1
+    vec[layout.off_trans + p * L + c] += 1
     for g in enc.pair_ids[enc.pair_offsets[token]: enc.pair_offsets[token + 1]]:
-        vec[dims[scoring.OFF_PAIR] + (g * (L + 1) + p) * L + c] += 1
-    vec[dims[scoring.OFF_TRANS2] + (pp * (L + 1) + p) * L + c] += 1
+        vec[layout.off_pair + (g * (L + 1) + p) * L + c] += 1
+    vec[layout.off_trans2 + (pp * (L + 1) + p) * L + c] += 1
     return vec
 
 
@@ -125,21 +125,17 @@ def naive_gradient(model, enc, s, w):
 def sentence_arrays(model, enc, s, w):
     """emission, transition2, candidates and context scores of sentence s, as the decoder builds them."""
     a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-    cand_offsets, cand_labels = model.candidates(enc)
-    emission = scoring.emission_scores(w, model.dims, enc.feature_offsets, enc.feature_ids, a, b, cand_offsets,
-                                       cand_labels)
-    transition = scoring.transition_scores(w, model.dims, enc.pair_offsets, enc.pair_ids, a, b, model.mask_penalty)
-    transition2 = scoring.second_order_transitions(w, model.dims, transition)
-    offsets, labels = scoring.sentence_candidates(cand_offsets, cand_labels, a, b, model.n_labels)
+    emission = scoring.emission_scores(w, model.layout(), model.data(enc), a, b)
+    transition = scoring.transition_scores(w, model.layout(), model.data(enc), a, b)
+    transition2 = scoring.second_order_transitions(w, model.layout(), transition)
+    offsets, labels = scoring.sentence_candidates(model.layout(), model.data(enc), a, b)
     context = scoring.local_context_scores2(emission, transition2, offsets, labels)
     return emission, transition2, offsets, labels, context
 
 
 def memm_sentence(model, enc, s, w, scale=1.0):
     a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-    cand_offsets, cand_labels = model.candidates(enc)
-    return kernels.memm_sentence(w, scale, model.dims, enc.feature_offsets, enc.feature_ids, enc.pair_offsets,
-                                 enc.pair_ids, enc.labels, a, b, model.mask_penalty, cand_offsets, cand_labels)
+    return kernels.memm_sentence(w, scale, model.layout(), model.data(enc), a, b)
 
 
 CASES = [(seed, threshold, masked) for seed in range(3) for threshold in (None, 1, 2) for masked in (False, True)]
@@ -219,15 +215,14 @@ def test_gradient_matches_the_naive_gradient_and_finite_differences(seed, thresh
     model, enc = memm2_model(seed, threshold=threshold, masked=masked)
     rng = np.random.default_rng(100 + seed)
     w = model.weights
-    off2 = model.dims[scoring.OFF_TRANS2]
+    off2 = model.layout().off_trans2
     for s in range(4):
         a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
         q, gold_log_q = memm_sentence(model, enc, s, w)
         usable = np.isfinite(gold_log_q)
         assert gold_log_q[usable].sum() == pytest.approx(naive_log_likelihood(model, enc, s, w))
         grad = np.zeros_like(w)
-        kernels.add_local_gradient(grad, 1.0, model.dims, enc.feature_offsets, enc.feature_ids, enc.pair_offsets,
-                                   enc.pair_ids, enc.labels, a, b, q, gold_log_q)
+        kernels.add_local_gradient(grad, 1.0, model.layout(), model.data(enc), a, b, q, gold_log_q)
         np.testing.assert_allclose(grad, naive_gradient(model, enc, s, w), atol=1e-12)
         assert usable.sum() == 0 or np.any(grad[off2:])  # the second-order block is trained
         touched = np.flatnonzero(grad)
@@ -248,7 +243,7 @@ def test_skipped_tokens_are_the_tokens_whose_gold_label_is_impossible():
                         for t in range(b - a))
     assert expected > 0
     rule = MEMMRule(l2=0.1, eta0=0.1)
-    rule.begin(Problem(model, enc, *model.candidates(enc)))
+    rule.begin(Problem(model, model.data(enc)))
     assert rule.run(np.arange(enc.n_sentences, dtype=np.int64)) == {"skipped_tokens": expected}
 
 
@@ -258,12 +253,12 @@ def test_lazy_steps_equal_eager_steps_and_their_average(seed, threshold):
     rng = np.random.default_rng(seed)
     visits = np.concatenate([rng.permutation(enc.n_sentences) for _ in range(2)]).astype(np.int64)
     eta0, l2 = 0.5, 0.3
-    end = model.dims[scoring.OFF_END]
+    end = model.layout().off_end
     model.weights[end: end + model.n_labels] = 0.0
     history_ = naive.eager_sgd(model.weights.copy(), visits, eta0, l2, lambda s, w: naive_gradient(model, enc, s, w))
     for average in (False, True):
         rule = MEMMRule(l2=l2, eta0=eta0, average=average, average_start=0)
-        rule.begin(Problem(model, enc, *model.candidates(enc)))
+        rule.begin(Problem(model, model.data(enc)))
         rule.run(visits[:5])
         rule.run(visits[5:])
         expected = np.mean(history_, axis=0) if average else history_[-1]

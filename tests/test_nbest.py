@@ -48,14 +48,11 @@ def test_corpus_kbest_equals_per_sentence_kbest_and_decode(seed, normalization):
     k = 7
     nb = nbest_corpus(model, corpus, k)
     decoded, decoded_scores = model.decode(encoded)
-    empty = np.zeros(0, dtype=np.int64)
     for s in range(corpus.n_sentences):
         a, b = encoded.sentence_offsets[s], encoded.sentence_offsets[s + 1]
-        emission = scoring.emission_scores(model.weights, model.dims, encoded.feature_offsets,
-                                           encoded.feature_ids, a, b, empty, empty)
-        transition = scoring.transition_scores(model.weights, model.dims, encoded.pair_offsets,
-                                               encoded.pair_ids, a, b, model.mask_penalty)
-        end = scoring.end_scores(model.weights, model.dims)
+        emission = scoring.emission_scores(model.weights, model.layout(), model.data(encoded), a, b)
+        transition = scoring.transition_scores(model.weights, model.layout(), model.data(encoded), a, b)
+        end = scoring.end_scores(model.weights, model.layout())
         if normalization == "local":
             transition = scoring.local_log_probabilities(emission, transition)
             emission, end = np.zeros_like(emission), np.zeros_like(end)
@@ -81,10 +78,7 @@ def test_kernel_layout_and_k_larger_than_the_number_of_labelings():
     rng = np.random.default_rng(3)
     corpus = random_corpus(rng, 6, max_len=2)
     model, encoded = random_model(rng, corpus, constrain=None)
-    empty = np.zeros(0, dtype=np.int64)
-    candidate_offsets, path_offsets, paths, scores = kbest_corpus(
-        model.weights, model.dims, encoded.sentence_offsets, encoded.feature_offsets, encoded.feature_ids,
-        encoded.pair_offsets, encoded.pair_ids, model.mask_penalty, empty, empty, 1000)
+    candidate_offsets, path_offsets, paths, scores = kbest_corpus(model.weights, model.layout(), model.data(encoded), 1000)
     lengths = np.diff(encoded.sentence_offsets)
     np.testing.assert_array_equal(np.diff(candidate_offsets), len(CHUNK_TAGS) ** lengths)
     assert len(scores) == candidate_offsets[-1] and len(paths) == path_offsets[-1]

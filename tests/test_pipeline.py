@@ -64,7 +64,7 @@ def test_registry_declares_every_option_the_tagger_passes():
 @pytest.mark.parametrize("trainer, option, value", [("perceptron", "l2", 0.1), ("perceptron", "cost", 2.0),
                                                     ("crf", "cost", 1.0), ("memm", "batch_size", 4)])
 def test_an_option_the_rule_does_not_take_is_an_error(corpus_file, trainer, option, value):
-    with pytest.raises(ConfigError, match=f"{option}.*{trainer}"):
+    with pytest.raises(ConfigError, match=f"trainer {trainer!r} does not take option {option!r}"):
         Tagger(templates=["w[0]"], trainer=trainer, epochs=1, **{option: value}).fit_file(corpus_file)
 
 

@@ -7,8 +7,7 @@ from structperc._kernels import scoring
 from structperc.errors import StructpercError
 from structperc.probability import NotProbabilisticError, marginals
 from structperc.tagger import Tagger, _as_corpus
-from test_crf import potentials
-from test_engine import TEMPLATES, random_sentences
+from builders import TEMPLATES, potentials, random_sentences
 
 
 def trained(trainer, seed, constrain="bio"):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from structperc._kernels.ranking import group_argmax, ranking_epoch
+from structperc._kernels.records import Groups
 from structperc.errors import ConfigError, InputFormatError
 from structperc.nbest import nbest_corpus
 from structperc.rerank import (DEFAULT_FEATURES, GLOBAL_FEATURES, RankingData, Reranker, candidate_feature_strings,
@@ -229,8 +230,8 @@ def test_epoch_kernel_counts_mistakes_and_steps():
     data = RankingData(np.array([0, 2]), np.array([0, 1, 2]), np.array([2, 3]), np.array([1.0, 1.0]),
                        np.array([0.0, 1.0]), np.array([1]), ["", ""])
     w, u = np.zeros(4), np.zeros(4)
-    counter, mistakes = ranking_epoch(w, u, 5.0, data.group_offsets, data.row_offsets, data.feature_ids,
-                                      data.values, data.targets, np.array([1]), np.array([0, 0]))
+    groups = Groups(data.group_offsets, data.row_offsets, data.feature_ids, data.values, data.targets, np.array([1]))
+    counter, mistakes = ranking_epoch(w, u, 5.0, groups, np.array([0, 0]))
     # first visit: tie -> row 0 predicted, worse target -> update at counter 5; second visit: right
     assert (counter, mistakes) == (7.0, 1)
     np.testing.assert_array_equal(w, [0, 0, -1, 1])

@@ -56,7 +56,7 @@ def brute_force(model, encoded, sentence):
 def test_second_order_decode_is_brute_force_argmax(seed, threshold):
     rng = np.random.default_rng(seed)
     model, encoded = second_order_model(rng, n_labels=3, threshold=threshold)
-    assert model.dims[3] == 2  # ORDER
+    assert model.layout().order == 2
     predicted, scores = model.decode(encoded)
     for s in range(encoded.n_sentences):
         a, b = encoded.sentence_offsets[s], encoded.sentence_offsets[s + 1]
@@ -88,7 +88,7 @@ def test_second_order_score_depends_on_the_label_two_back():
     n = encoded.sentence_offsets[s + 1] - encoded.sentence_offsets[s]
     y = np.zeros(n, dtype=np.int64)
     before = model.score(encoded, s, y)
-    model.weights[model.dims[7] + (0 * 3 + 0) * 2 + 0] += 1.0  # OFF_TRANS2: (q=0, p=0) -> c=0
+    model.weights[model.layout().off_trans2 + (0 * 3 + 0) * 2 + 0] += 1.0  #  (q=0, p=0) -> c=0
     assert model.score(encoded, s, y) == pytest.approx(before + (n - 2))
 
 

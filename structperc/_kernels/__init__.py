@@ -1,7 +1,9 @@
 """Every @njit kernel of structperc, one module per family.
 
-Kernels take contiguous numpy arrays and scalars, validate nothing and raise nothing; the public
-wrappers in ``structperc.decode`` and the trainers check shapes and dtypes first.
+Kernels take contiguous numpy arrays, scalars and the records of ``records.py`` (``Data``, the
+encoded sentences; ``Layout``, the weight vector's blocks), validate nothing and raise nothing; the
+public wrappers (``structperc.model``, ``structperc.probability``, ``structperc.nbest`` and the
+learning rules of ``structperc.train``) check their inputs first.
 
 Score conventions shared by all decoders (L labels, n tokens)::
 

@@ -13,22 +13,3 @@ def hamming_cost(gold, n_labels, cost):
     for t in range(gold.shape[0]):
         extra[t, gold[t]] = 0.0
     return extra
-
-
-@njit(cache=True)
-def add_hamming_cost(emission, gold, cost):
-    """Emission scores plus a Hamming cost: decoding them maximizes score(y) + cost * #{t: y_t != gold_t}.
-
-    Parameters
-    ----------
-    emission : ndarray of shape (n, L)
-    gold : ndarray of shape (n,), int64
-    cost : float
-        Added to every label except the gold one at each token.
-
-    Returns
-    -------
-    ndarray of shape (n, L)
-        A new array; ``emission`` is not modified. -inf entries stay -inf.
-    """
-    return emission + hamming_cost(gold, emission.shape[1], cost)

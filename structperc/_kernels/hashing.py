@@ -25,6 +25,15 @@ def _capacity_bits(n):
 
 
 @njit(cache=True)
+def _probe(slot_keys, key, shift, mask):
+    """The slot holding ``key``, or the empty slot (-1) where linear probing would put it."""
+    s = _home(key, shift)
+    while slot_keys[s] != key and slot_keys[s] != -1:
+        s = (s + 1) & mask
+    return s
+
+
+@njit(cache=True)
 def build_table(keys):
     """Table mapping keys[i] -> i. keys: int64 (n,), distinct and >= 0."""
     bits = _capacity_bits(keys.shape[0])
@@ -33,9 +42,7 @@ def build_table(keys):
     slot_ids = np.full(capacity, -1, dtype=np.int64)
     mask = capacity - 1
     for i in range(keys.shape[0]):
-        s = _home(keys[i], 64 - bits)
-        while slot_keys[s] != -1:
-            s = (s + 1) & mask
+        s = _probe(slot_keys, keys[i], 64 - bits, mask)
         slot_keys[s] = keys[i]
         slot_ids[s] = i
     return slot_keys, slot_ids
@@ -54,15 +61,9 @@ def lookup(slot_keys, slot_ids, queries):
         q = queries[i]
         if q < 0:
             continue
-        s = _home(q, 64 - bits)
-        while True:
-            k = slot_keys[s]
-            if k == q:
-                out[i] = slot_ids[s]
-                break
-            if k == -1:
-                break
-            s = (s + 1) & mask
+        s = _probe(slot_keys, q, 64 - bits, mask)
+        if slot_keys[s] == q:
+            out[i] = slot_ids[s]
     return out
 
 
@@ -76,9 +77,7 @@ def _grow(slot_keys, slot_ids, bits):
     for i in range(slot_keys.shape[0]):
         k = slot_keys[i]
         if k != -1:
-            s = _home(k, 64 - bits)
-            while new_keys[s] != -1:
-                s = (s + 1) & mask
+            s = _probe(new_keys, k, 64 - bits, mask)
             new_keys[s] = k
             new_ids[s] = slot_ids[i]
     return new_keys, new_ids
@@ -106,27 +105,22 @@ def intern(queries):
         q = queries[i]
         if q < 0:
             continue
-        s = _home(q, 64 - bits)
-        while True:
-            k = slot_keys[s]
-            if k == q:
-                ids[i] = slot_ids[s]
-                break
-            if k == -1:
-                slot_keys[s] = q
-                slot_ids[s] = n_distinct
-                ids[i] = n_distinct
-                if n_distinct == distinct.shape[0]:
-                    distinct = np.concatenate((distinct, np.empty(n_distinct, dtype=np.int64)))
-                    counts = np.concatenate((counts, np.zeros(n_distinct, dtype=np.int64)))
-                distinct[n_distinct] = q
-                n_distinct += 1
-                if 2 * n_distinct > capacity:
-                    bits += 1
-                    capacity = 1 << bits
-                    mask = capacity - 1
-                    slot_keys, slot_ids = _grow(slot_keys, slot_ids, bits)
-                break
-            s = (s + 1) & mask
+        s = _probe(slot_keys, q, 64 - bits, mask)
+        if slot_keys[s] == q:
+            ids[i] = slot_ids[s]
+        else:
+            slot_keys[s] = q
+            slot_ids[s] = n_distinct
+            ids[i] = n_distinct
+            if n_distinct == distinct.shape[0]:
+                distinct = np.concatenate((distinct, np.empty(n_distinct, dtype=np.int64)))
+                counts = np.concatenate((counts, np.zeros(n_distinct, dtype=np.int64)))
+            distinct[n_distinct] = q
+            n_distinct += 1
+            if 2 * n_distinct > capacity:
+                bits += 1
+                capacity = 1 << bits
+                mask = capacity - 1
+                slot_keys, slot_ids = _grow(slot_keys, slot_ids, bits)
         counts[ids[i]] += 1
     return ids, distinct[:n_distinct].copy(), counts[:n_distinct].copy()

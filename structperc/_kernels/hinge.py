@@ -7,20 +7,22 @@ For one sentence with gold labeling y and Hamming loss Δ(y, y') = #{t: y'_t != 
 The inner max is the shared Viterbi on emission scores plus cost at every non-gold label. With
 ŷ the loss-augmented argmax, Φ(x, y) - Φ(x, ŷ) is a subgradient of -loss, so a step on
 loss + (λ / 2) ||w||² is  w <- (1 - η_t λ) w + η_t [loss > 0] (Φ(x, y) - Φ(x, ŷ)).
-Weights are w = s v, lazily scaled and averaged as in ``crf.py``.
+Weights are w = s v, lazily scaled and averaged as in ``sgd.py``.
 """
 import numpy as np
 from numba import njit
 
 from .cost import hamming_cost
-from .crf import EXAMPLES, SCALE, add_phi_scaled, decay, finish_step, learning_rate
-from .scoring import N_LABELS, decode_sentence, phi_dot, phi_indices
+from .decoders import decode_sentence
+from .scoring import phi_dot, phi_indices
+from .sgd import EXAMPLES, SCALE, add_phi_scaled, decay, finish_step, learning_rate
 
 
 @njit(cache=True)
-def labeling_allowed(y, a, n_labels, mask_penalty, cand_offsets, cand_labels):
+def labeling_allowed(y, a, layout, data):
     """True when the labeling y of tokens [a, a + n) passes the transition mask and the candidates."""
-    prev = n_labels
+    mask_penalty, cand_offsets, cand_labels = layout.mask_penalty, data.cand_offsets, data.cand_labels
+    prev = layout.n_labels
     for t in range(y.shape[0]):
         if mask_penalty[prev, y[t]] == -np.inf:
             return False
@@ -36,53 +38,49 @@ def labeling_allowed(y, a, n_labels, mask_penalty, cand_offsets, cand_labels):
 
 
 @njit(cache=True)
-def loss_augmented_decode(v, scale, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, gold, a, b,
-                          mask_penalty, cand_offsets, cand_labels, cost):
+def loss_augmented_decode(v, scale, layout, data, a, b, cost):
     """argmax_y' of scale * v · Φ(x, y') + cost Δ(gold, y') and that maximum.
 
     Decodes v with cost / scale added (argmax is unchanged by the positive factor scale)."""
-    extra = hamming_cost(gold[a:b], dims[N_LABELS], cost / scale)
-    path, score = decode_sentence(v, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b,
-                                  mask_penalty, cand_offsets, cand_labels, extra)
+    extra = hamming_cost(data.gold[a:b], layout.n_labels, cost / scale)
+    path, score = decode_sentence(v, layout, data, a, b, extra)
     return path, scale * score
 
 
 @njit(cache=True)
-def hinge_epoch(v, u, state, dims, sentence_offsets, feature_offsets, feature_ids, pair_offsets, pair_ids,
-                gold, order, mask_penalty, cand_offsets, cand_labels, eta0, l2, cost):
-    """Subgradient steps on the structured hinge loss over the sentences ``order``, one per sentence,
-    η_t = η0 / (1 + λ η0 t). v, u, state as in ``crf.crf_epoch``.
+def hinge_epoch(v, u, state, layout, data, visit_order, rate, cost):
+    """Subgradient steps on the structured hinge loss over the sentences ``visit_order``, one per
+    sentence, η_t = η0 / (1 + λ η0 t). v, u, state, rate as in ``crf.crf_epoch``.
 
     Returns (sum of the losses at the weights each sentence was visited with, number of sentences
     with a positive loss (updated), Hamming errors of their loss-augmented labelings, sentences
     skipped because their gold labeling is forbidden).
     """
+    sentence_offsets, gold = data.sentence_offsets, data.gold
     total_loss = 0.0
     violations = 0
     token_errors = 0
     skipped = 0
-    for s in order:
+    for s in visit_order:
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
         loss, wrong = 0.0, 0
-        if b > a and not labeling_allowed(gold[a:b], a, dims[N_LABELS], mask_penalty, cand_offsets, cand_labels):
+        if b > a and not labeling_allowed(gold[a:b], a, layout, data):
             skipped += 1
         elif b > a:
-            path, augmented = loss_augmented_decode(v, state[SCALE], dims, feature_offsets, feature_ids,
-                                                    pair_offsets, pair_ids, gold, a, b, mask_penalty,
-                                                    cand_offsets, cand_labels, cost)
-            phi_gold = phi_indices(dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b, gold[a:b])
+            path, augmented = loss_augmented_decode(v, state[SCALE], layout, data, a, b, cost)
+            phi_gold = phi_indices(layout, data, a, b, gold[a:b])
             loss = augmented - state[SCALE] * phi_dot(v, phi_gold)
             for t in range(b - a):
                 if path[t] != gold[a + t]:
                     wrong += 1
-        eta = learning_rate(eta0, l2, state[EXAMPLES])
-        decay(v, state, 1.0 - eta * l2)
+        eta = learning_rate(rate, state[EXAMPLES])
+        decay(v, state, 1.0 - eta * rate.l2)
         # y' = y attains loss 0, so a positive loss needs a labeling other than the gold one
         if wrong > 0 and loss > 0.0:
             total_loss += loss
             violations += 1
             token_errors += wrong
-            phi_pred = phi_indices(dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b, path)
+            phi_pred = phi_indices(layout, data, a, b, path)
             add_phi_scaled(v, u, state, eta, phi_gold)
             add_phi_scaled(v, u, state, -eta, phi_pred)
         finish_step(state, 1)

@@ -8,7 +8,7 @@ so the same weights (emission features, the transition block, pair features) def
 classifier; the end block is unused and stays zero. A sentence contributes
 sum_t log q_t(y_t) with the gold p, and its gradient for the weights of label c at token t is
 [c == y_t] - q_t(c): on the emission features of t, on transition (p, c) and on the pair
-features of t with (p, c). Weights are w = s v, lazily scaled and averaged as in ``crf.py``.
+features of t with (p, c). Weights are w = s v, lazily scaled and averaged as in ``sgd.py``.
 Decoding is the shared Viterbi over ``scoring.local_log_probabilities``.
 
 Second order (Ratnaparkhi's tagger) adds the block of the second-order perceptron, with
@@ -20,23 +20,11 @@ and the gradient [c == y_t] - q_t(c) also goes to transition2 (pp, p, c). Decodi
 second-order Viterbi with each history's -log Z_t(pp, p) (``scoring.local_context_scores2``).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .crf import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, sentence_potentials
-from .scoring import (
-    N_LABELS, OFF_PAIR, OFF_TRANS, OFF_TRANS2, ORDER, SIZE, decode_sentence, emission_scores,
-    local_context_scores2, local_log_probabilities, second_order_transitions, sentence_candidates,
-    transition_scores,
-)
+from .scoring import local_context_scores2, local_log_probabilities, second_order_scores, sentence_scores
 from .second_order import history_block
-
-
-@njit(cache=True)
-def gold_history_probabilities(emission, transition, gold):
-    """q (n, L): q[t, c] = P(y_t = c | gold y_{t-1}, x), and log q[t, gold_t] (n,).
-
-    A token whose gold label is impossible (-inf score given the gold history) gets log q = -inf."""
-    return gold_history_probabilities2(emission, transition, np.zeros(0), 1.0, gold)
+from .sgd import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, scaled_scores
 
 
 @njit(cache=True)
@@ -83,11 +71,12 @@ def gold_history_probabilities2(emission, transition, second, scale, gold):
 
 
 @njit(cache=True)
-def add_local_gradient(target, scale, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, gold, a, b,
-                       q, gold_log_q):
+def add_local_gradient(target, scale, layout, data, a, b, q, gold_log_q):
     """target += scale * sum_t grad log q_t(y_t) over tokens [a, b) (tokens with log q = -inf skipped);
-    order 1 or 2 after ``dims``."""
-    n_labels = dims[N_LABELS]
+    order 1 or 2 after ``layout``."""
+    n_labels = layout.n_labels
+    feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
+    pair_offsets, pair_ids, gold = data.pair_offsets, data.pair_ids, data.gold
     size = (n_labels + 1) * n_labels
     g = np.empty(n_labels)
     for t in range(b - a):
@@ -101,56 +90,53 @@ def add_local_gradient(target, scale, dims, feature_offsets, feature_ids, pair_o
             base = feature_ids[k] * n_labels
             for c in range(n_labels):
                 target[base + c] += g[c]
-        base = dims[OFF_TRANS] + p * n_labels
+        base = layout.off_trans + p * n_labels
         for c in range(n_labels):
             target[base + c] += g[c]
         for k in range(pair_offsets[a + t], pair_offsets[a + t + 1]):
-            base = dims[OFF_PAIR] + pair_ids[k] * size + p * n_labels
+            base = layout.off_pair + pair_ids[k] * size + p * n_labels
             for c in range(n_labels):
                 target[base + c] += g[c]
-        if dims[ORDER] == 2:
+        if layout.order == 2:
             pp = gold[a + t - 2] if t > 1 else n_labels
-            base = dims[OFF_TRANS2] + (pp * (n_labels + 1) + p) * n_labels
+            base = layout.off_trans2 + (pp * (n_labels + 1) + p) * n_labels
             for c in range(n_labels):
                 target[base + c] += g[c]
 
 
 @njit(cache=True)
-def memm_sentence(v, scale, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, gold, a, b, mask_penalty,
-                  cand_offsets, cand_labels):
+def memm_sentence(v, scale, layout, data, a, b):
     """q and log q[t, gold_t] of tokens [a, b) under w = scale * v (see ``gold_history_probabilities2``;
     the second-order block is empty at order 1)."""
-    emission, transition, _ = sentence_potentials(v, scale, dims, feature_offsets, feature_ids, pair_offsets,
-                                                  pair_ids, a, b, mask_penalty, cand_offsets, cand_labels)
-    return gold_history_probabilities2(emission, transition, v[dims[OFF_TRANS2]: dims[SIZE]], scale, gold[a:b])
+    emission, transition, _ = scaled_scores(v, scale, layout, data, a, b)
+    return gold_history_probabilities2(emission, transition, v[layout.off_trans2: layout.size], scale,
+                                       data.gold[a:b])
 
 
 @njit(cache=True)
-def memm_epoch(v, u, state, dims, sentence_offsets, feature_offsets, feature_ids, pair_offsets, pair_ids, gold,
-               order, mask_penalty, cand_offsets, cand_labels, eta0, l2):
-    """One SGD step per sentence of ``order`` on sum_t log q_t(y_t) - (λ / 2) ||w||²:
+def memm_epoch(v, u, state, layout, data, visit_order, rate):
+    """One SGD step per sentence of ``visit_order`` on sum_t log q_t(y_t) - (λ / 2) ||w||²:
         w <- (1 - η_t λ) w + η_t sum_t grad log q_t(y_t),   η_t = η0 / (1 + λ η0 t).
-    v, u, state as in ``crf.crf_epoch``. Returns (sum of log q_t(y_t) over the usable tokens at the
+    v, u, state, rate as in ``crf.crf_epoch``. Returns (sum of log q_t(y_t) over the usable tokens at the
     weights each sentence was visited with, number of tokens skipped because their gold label is
     impossible after the gold history)."""
+    sentence_offsets = data.sentence_offsets
     log_likelihood = 0.0
     skipped = 0
-    for s in order:
+    for s in visit_order:
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        q, gold_log_q = memm_sentence(v, state[SCALE], dims, feature_offsets, feature_ids, pair_offsets, pair_ids,
-                                      gold, a, b, mask_penalty, cand_offsets, cand_labels)
+        q, gold_log_q = memm_sentence(v, state[SCALE], layout, data, a, b)
         for t in range(b - a):
             if gold_log_q[t] == -np.inf:
                 skipped += 1
             else:
                 log_likelihood += gold_log_q[t]
-        eta = learning_rate(eta0, l2, state[EXAMPLES])
-        decay(v, state, 1.0 - eta * l2)
+        eta = learning_rate(rate, state[EXAMPLES])
+        decay(v, state, 1.0 - eta * rate.l2)
         x = eta / state[SCALE]
-        add_local_gradient(v, x, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, gold, a, b, q, gold_log_q)
+        add_local_gradient(v, x, layout, data, a, b, q, gold_log_q)
         if u.shape[0] > 0:
-            add_local_gradient(u, state[SCALE_SUM] * x, dims, feature_offsets, feature_ids, pair_offsets, pair_ids,
-                               gold, a, b, q, gold_log_q)
+            add_local_gradient(u, state[SCALE_SUM] * x, layout, data, a, b, q, gold_log_q)
         finish_step(state, 1)
     return log_likelihood, skipped
 
@@ -189,41 +175,26 @@ def chain_marginals2(emission, transition2, context, cand_offsets, cand_labels):
     return node
 
 
-@njit(cache=True, parallel=True)
-def memm_marginals(w, dims, sentence_offsets, feature_offsets, feature_ids, pair_offsets, pair_ids, mask_penalty,
-                   cand_offsets, cand_labels):
-    """Node marginals of the MEMM's chain of local distributions (n_tokens, L) and log P(ŷ | x) of
-    each sentence's Viterbi labeling ŷ (n_sentences,).
+@njit(cache=True)
+def memm_sentence_marginals(w, layout, data, a, b):
+    """Node marginals (n, L) of the MEMM's chain of local distributions over tokens [a, b):
 
-    marginal[0, c] = P(c | start, x);  marginal[t, c] = sum_p marginal[t-1, p] P(c | p, x) at order 1;
-    the forward recursion over the pairs (y_{t-1}, y_t) of ``chain_marginals2`` at order 2.
-    A history with no allowed continuation (every label masked) loses its mass."""
-    n_labels = dims[N_LABELS]
-    n_sentences = sentence_offsets.shape[0] - 1
-    node_all = np.zeros((sentence_offsets[-1], n_labels))
-    best_log_probability = np.zeros(n_sentences)
-    no_extra = np.zeros((0, n_labels))
-    for s in prange(n_sentences):
-        a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        if b == a:
-            continue
-        emission = emission_scores(w, dims, feature_offsets, feature_ids, a, b, cand_offsets, cand_labels)
-        transition = transition_scores(w, dims, pair_offsets, pair_ids, a, b, mask_penalty)
-        if dims[ORDER] == 2:
-            transition2 = second_order_transitions(w, dims, transition)
-            offsets, labels = sentence_candidates(cand_offsets, cand_labels, a, b, n_labels)
-            context = local_context_scores2(emission, transition2, offsets, labels)
-            node_all[a:b] = chain_marginals2(emission, transition2, context, offsets, labels)
-        else:
-            local = np.exp(local_log_probabilities(emission, transition))
+        marginal[0, c] = P(c | start, x);  marginal[t, c] = sum_p marginal[t-1, p] P(c | p, x)
+
+    at order 1; the forward recursion over the pairs (y_{t-1}, y_t) of ``chain_marginals2`` at
+    order 2. A history with no allowed continuation (every label masked) loses its mass."""
+    n_labels = layout.n_labels
+    emission, transition, _ = sentence_scores(w, layout, data, a, b)
+    if layout.order == 2:
+        transition2, offsets, labels = second_order_scores(w, layout, data, a, b, transition)
+        context = local_context_scores2(emission, transition2, offsets, labels)
+        return chain_marginals2(emission, transition2, context, offsets, labels)
+    node = np.zeros((b - a, n_labels))
+    local = np.exp(local_log_probabilities(emission, transition))
+    for c in range(n_labels):
+        node[0, c] = local[0, n_labels, c]
+    for t in range(1, b - a):
+        for p in range(n_labels):
             for c in range(n_labels):
-                node_all[a, c] = local[0, n_labels, c]
-            for t in range(1, b - a):
-                for p in range(n_labels):
-                    for c in range(n_labels):
-                        node_all[a + t, c] += node_all[a + t - 1, p] * local[t, p, c]
-        # with LOCAL set, the Viterbi score is sum_t log P(y_t | history, x)
-        _, best = decode_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b,
-                                  mask_penalty, cand_offsets, cand_labels, no_extra)
-        best_log_probability[s] = best
-    return node_all, best_log_probability
+                node[t, c] += node[t - 1, p] * local[t, p, c]
+    return node

@@ -1,8 +1,7 @@
 """k-best labelings of every sentence of a corpus (exact, first-order), as flat arrays.
 
-Per sentence the scores are built exactly as ``scoring.decode_sentence`` builds them (emission with
-the tag dictionary, transitions plus pair features plus the mask penalty, end scores; MEMM models use
-``local_log_probabilities``), then ``kbest.kbest_viterbi`` ranks the labelings.
+Per sentence the tables are those of ``scoring.sentence_scores`` (normalized by ``scoring.local_scores``
+for a first-order MEMM, as its decoder does), then ``kbest.kbest_viterbi`` ranks the labelings.
 
 Output layout (S sentences, C candidates in all)::
 
@@ -15,32 +14,28 @@ Output layout (S sentences, C candidates in all)::
 import numpy as np
 from numba import njit, prange
 
+from .decoders import MEMM
 from .kbest import kbest_viterbi
-from .scoring import LOCAL, emission_scores, end_scores, local_log_probabilities, transition_scores
+from .scoring import local_scores, sentence_scores
 
 
 @njit(cache=True)
-def kbest_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b,
-                   mask_penalty, cand_offsets, cand_labels, k):
+def kbest_sentence(w, layout, data, a, b, k):
     """(paths (k', b - a), scores (k',)) of tokens [a, b), best first; first-order models only."""
-    emission = emission_scores(w, dims, feature_offsets, feature_ids, a, b, cand_offsets, cand_labels)
-    transition = transition_scores(w, dims, pair_offsets, pair_ids, a, b, mask_penalty)
-    end = end_scores(w, dims)
-    if dims[LOCAL] == 1:
-        transition = local_log_probabilities(emission, transition)
-        emission = np.zeros_like(emission)
-        end = np.zeros_like(end)
+    emission, transition, end = sentence_scores(w, layout, data, a, b)
+    if layout.decoder == MEMM:
+        emission, transition, end = local_scores(emission, transition, end)
     return kbest_viterbi(emission, transition, end, k)
 
 
 @njit(cache=True, parallel=True)
-def kbest_corpus(w, dims, sentence_offsets, feature_offsets, feature_ids, pair_offsets, pair_ids,
-                 mask_penalty, cand_offsets, cand_labels, k):
+def kbest_corpus(w, layout, data, k):
     """The k best labelings of every sentence: (candidate_offsets, path_offsets, paths, scores).
 
     Sentences are decoded in parallel into a slab with room for k candidates each (sentence s owns
     paths [k * a_s, k * b_s) and scores [k * s, k * (s + 1))), then compacted.
     """
+    sentence_offsets = data.sentence_offsets
     n_sentences = sentence_offsets.shape[0] - 1
     n_tokens = sentence_offsets[-1]
     slab_paths = np.empty(k * n_tokens, dtype=np.int64)
@@ -48,8 +43,7 @@ def kbest_corpus(w, dims, sentence_offsets, feature_offsets, feature_ids, pair_o
     counts = np.zeros(n_sentences, dtype=np.int64)
     for s in prange(n_sentences):
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        paths, scores = kbest_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_ids,
-                                       a, b, mask_penalty, cand_offsets, cand_labels, k)
+        paths, scores = kbest_sentence(w, layout, data, a, b, k)
         n = b - a
         m = paths.shape[0]
         counts[s] = m

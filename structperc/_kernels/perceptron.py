@@ -2,7 +2,8 @@
 import numpy as np
 from numba import njit
 
-from .scoring import N_LABELS, add_phi, decode_sentence, phi_indices
+from .decoders import decode_sentence
+from .scoring import add_phi, phi_indices
 
 # Lazy averaging. Let w_t be the weights after the t-th training example of the whole run
 # (t = 1..c). Collins' averaged weights are  avg = (1/c) * sum_t w_t.  An update delta made
@@ -15,23 +16,22 @@ from .scoring import N_LABELS, add_phi, decode_sentence, phi_indices
 
 
 @njit(cache=True)
-def perceptron_epoch(w, u, counter, dims, sentence_offsets, feature_offsets, feature_ids,
-                     pair_offsets, pair_ids, gold, order, mask_penalty, cand_offsets, cand_labels):
-    """Visit the sentences in ``order``; on a mistake, w += Φ(x, y) - Φ(x, ŷ).
+def perceptron_epoch(w, u, counter, layout, data, visit_order):
+    """Visit the sentences in ``visit_order``; on a mistake, w += Φ(x, y) - Φ(x, ŷ).
 
     w, u : float64 (n_weights,) weights and the averaging accumulator (u may have length 0: no
     averaging). counter : float, examples seen so far in the run. Returns (counter, number of
     sentences with a mistake, number of wrong tokens).
     """
-    no_extra = np.zeros((0, dims[N_LABELS]))
+    sentence_offsets, gold = data.sentence_offsets, data.gold
+    no_extra = np.zeros((0, layout.n_labels))
     averaging = u.shape[0] > 0
     sentence_errors = 0
     token_errors = 0
-    for s in order:
+    for s in visit_order:
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
         if b > a:
-            path, _ = decode_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_ids,
-                                      a, b, mask_penalty, cand_offsets, cand_labels, no_extra)
+            path, _ = decode_sentence(w, layout, data, a, b, no_extra)
             wrong = 0
             for t in range(b - a):
                 if path[t] != gold[a + t]:
@@ -39,8 +39,8 @@ def perceptron_epoch(w, u, counter, dims, sentence_offsets, feature_offsets, fea
             if wrong > 0:
                 sentence_errors += 1
                 token_errors += wrong
-                phi_gold = phi_indices(dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b, gold[a:b])
-                phi_pred = phi_indices(dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b, path)
+                phi_gold = phi_indices(layout, data, a, b, gold[a:b])
+                phi_pred = phi_indices(layout, data, a, b, path)
                 add_phi(w, 1.0, phi_gold)
                 add_phi(w, -1.0, phi_pred)
                 if averaging:

@@ -67,15 +67,18 @@ def predict_groups(w, group_offsets, row_offsets, feature_ids, values):
 
 
 @njit(cache=True)
-def ranking_epoch(w, u, counter, group_offsets, row_offsets, feature_ids, values, targets, best, order):
-    """Visit the groups in ``order``; on a mistake, w += x_best - x_ŷ (and u += counter * the same).
+def ranking_epoch(w, u, counter, groups, visit_order):
+    """Visit the groups in ``visit_order`` (of a ``records.Groups``); on a mistake, w += x_best - x_ŷ
+    (and u += counter * the same).
 
     w, u : float64 (n_weights,); u may have length 0 (no averaging). counter : float, groups seen so far
     in the run. Returns (counter, number of mistakes).
     """
+    group_offsets, row_offsets = groups.group_offsets, groups.row_offsets
+    feature_ids, values, targets, best = groups.feature_ids, groups.values, groups.targets, groups.best
     averaging = u.shape[0] > 0
     mistakes = 0
-    for g in order:
+    for g in visit_order:
         a, b = group_offsets[g], group_offsets[g + 1]
         if b - a > 1:
             predicted = a

@@ -1,33 +1,22 @@
-"""Sentence scores from the flat weight vector, the global feature vector Φ(x, y), and decoding.
+"""A sentence's score tables from the flat weight vector, and the global feature vector Φ(x, y).
 
-All weights live in one flat float64 vector ``w``; ``dims`` (int64, see ``DIMS``) says where each
-block starts. With L labels, F emission features and P pair features::
-
-    w[f * L + c]                              emission: feature f with label c
-    w[off_trans + p * L + c]                  transition p -> c; p == L is the start state
-    w[off_end + c]                            finishing on c
-    w[off_pair + (g * (L + 1) + p) * L + c]   pair feature g with the transition p -> c
-    w[off_trans2 + (q * (L + 1) + p) * L + c] second order: q, p -> c (q or p == L: start)
-
-A sentence is tokens [a, b) of the CSR arrays ``feature_offsets``/``feature_ids`` and
-``pair_offsets``/``pair_ids``. ``candidates`` restricts the labels of each token (a tag dictionary):
-``cand_offsets`` (n_tokens + 1,) and ``cand_labels``; an empty ``cand_offsets`` allows every label.
-``mask_penalty`` (L + 1, L) is 0 for an allowed transition and -inf for a forbidden one.
+``sentence_scores`` is the one place where features become scores: every decoder and every
+learning rule starts from its (emission, transition, end). The layout of w and the fields of
+``data`` and ``layout`` are described in ``records.py``; the score conventions in ``__init__.py``.
+A sentence is tokens [a, b) of ``data``.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .second_order import history_block, viterbi2, viterbi2_context
-from .viterbi import viterbi
-
-# indices into the ``dims`` array; LOCAL is 1 for a locally normalized model (MEMM)
-N_LABELS, N_FEATURES, N_PAIR, ORDER, OFF_TRANS, OFF_END, OFF_PAIR, OFF_TRANS2, SIZE, LOCAL = range(10)
+from .second_order import history_block
 
 
 @njit(cache=True)
-def emission_scores(w, dims, feature_offsets, feature_ids, a, b, cand_offsets, cand_labels):
+def emission_scores(w, layout, data, a, b):
     """emission[t, c] = sum over features f of token a + t of w[f * L + c]; -inf off the candidates."""
-    n_labels = dims[N_LABELS]
+    n_labels = layout.n_labels
+    feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
+    cand_offsets, cand_labels = data.cand_offsets, data.cand_labels
     emission = np.zeros((b - a, n_labels))
     for t in range(b - a):
         for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
@@ -46,11 +35,13 @@ def emission_scores(w, dims, feature_offsets, feature_ids, a, b, cand_offsets, c
 
 
 @njit(cache=True)
-def transition_scores(w, dims, pair_offsets, pair_ids, a, b, mask_penalty):
-    """(m, L + 1, L): the transition block plus pair features; m = b - a when any fire, else 1."""
-    n_labels = dims[N_LABELS]
+def transition_scores(w, layout, data, a, b):
+    """(m, L + 1, L): the transition block plus pair features plus the mask; m = b - a when any
+    pair feature fires, else 1."""
+    n_labels = layout.n_labels
+    pair_offsets, pair_ids = data.pair_offsets, data.pair_ids
     size = (n_labels + 1) * n_labels
-    off_trans = dims[OFF_TRANS]
+    off_trans = layout.off_trans
     per_token = pair_offsets[b] - pair_offsets[a] > 0
     m = b - a if per_token else 1
     transition = np.empty((m, n_labels + 1, n_labels))
@@ -60,20 +51,33 @@ def transition_scores(w, dims, pair_offsets, pair_ids, a, b, mask_penalty):
             flat[i] = w[off_trans + i]
         if per_token:
             for k in range(pair_offsets[a + tt], pair_offsets[a + tt + 1]):
-                base = dims[OFF_PAIR] + pair_ids[k] * size
+                base = layout.off_pair + pair_ids[k] * size
                 for i in range(size):
                     flat[i] += w[base + i]
-        transition[tt] += mask_penalty
+        transition[tt] += layout.mask_penalty
     return transition
 
 
 @njit(cache=True)
-def second_order_transitions(w, dims, transition):
+def end_scores(w, layout):
+    return w[layout.off_end: layout.off_end + layout.n_labels].copy()
+
+
+@njit(cache=True)
+def sentence_scores(w, layout, data, a, b):
+    """The first-order score tables of tokens [a, b): emission (n, L), transition (m, L + 1, L)
+    and end (L,), as defined in ``structperc._kernels``. A second-order model adds
+    ``second_order_transitions``; a locally normalized one normalizes them (``local_scores``)."""
+    return emission_scores(w, layout, data, a, b), transition_scores(w, layout, data, a, b), end_scores(w, layout)
+
+
+@njit(cache=True)
+def second_order_transitions(w, layout, transition):
     """(m, L + 1, L + 1, L): second-order block plus the first-order transition[t', p, c]."""
-    n_labels = dims[N_LABELS]
+    n_labels = layout.n_labels
     m = transition.shape[0]
     out = np.empty((m, n_labels + 1, n_labels + 1, n_labels))
-    off = dims[OFF_TRANS2]
+    off = layout.off_trans2
     for tt in range(m):
         for q in range(n_labels + 1):
             for p in range(n_labels + 1):
@@ -83,14 +87,19 @@ def second_order_transitions(w, dims, transition):
 
 
 @njit(cache=True)
-def end_scores(w, dims):
-    return w[dims[OFF_END]: dims[OFF_END] + dims[N_LABELS]].copy()
+def second_order_scores(w, layout, data, a, b, transition):
+    """transition2 (``second_order_transitions``) and the candidates of tokens [a, b) rebased to the
+    sentence (``sentence_candidates``): what a second-order decoder adds to the first-order tables."""
+    offsets, labels = sentence_candidates(layout, data, a, b)
+    return second_order_transitions(w, layout, transition), offsets, labels
 
 
 @njit(cache=True)
-def sentence_candidates(cand_offsets, cand_labels, a, b, n_labels):
+def sentence_candidates(layout, data, a, b):
     """Candidate CSR rebased to the sentence [a, b); every label when no tag dictionary is given."""
     n = b - a
+    n_labels = layout.n_labels
+    cand_offsets, cand_labels = data.cand_offsets, data.cand_labels
     if cand_offsets.shape[0] == 0:
         offsets = np.arange(n + 1) * n_labels
         labels = np.empty(n * n_labels, dtype=np.int64)
@@ -132,6 +141,13 @@ def local_log_probabilities(emission, transition):
 
 
 @njit(cache=True)
+def local_scores(emission, transition, end):
+    """First-order MEMM tables: zero emission and end, transition[t, p, c] = log P(y_t = c | p, x),
+    so that a labeling's score is sum_t log P(y_t | y_{t-1}, x)."""
+    return np.zeros_like(emission), local_log_probabilities(emission, transition), np.zeros_like(end)
+
+
+@njit(cache=True)
 def local_context_scores2(emission, transition2, cand_offsets, cand_labels):
     """Second-order MEMM: (n, L + 1, L + 1) context[t, pp, p] = -log Z_t(pp, p), with
 
@@ -168,66 +184,25 @@ def local_context_scores2(emission, transition2, cand_offsets, cand_labels):
 
 
 @njit(cache=True)
-def decode_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b,
-                    mask_penalty, cand_offsets, cand_labels, extra_emission):
-    """Best labeling of tokens [a, b) and its score. ``extra_emission`` (n, L) or (0, L) is added
-    to the emission scores (the Hamming cost of loss-augmented decoding)."""
-    emission = emission_scores(w, dims, feature_offsets, feature_ids, a, b, cand_offsets, cand_labels)
-    if extra_emission.shape[0] > 0:
-        emission += extra_emission
-    transition = transition_scores(w, dims, pair_offsets, pair_ids, a, b, mask_penalty)
-    end = end_scores(w, dims)
-    if dims[LOCAL] == 1 and dims[ORDER] == 2:
-        # sum_t log P(y_t | y_{t-2}, y_{t-1}, x): normalize each history over the candidates of t
-        transition2 = second_order_transitions(w, dims, transition)
-        offsets, labels = sentence_candidates(cand_offsets, cand_labels, a, b, dims[N_LABELS])
-        context = local_context_scores2(emission, transition2, offsets, labels)
-        return viterbi2_context(emission, transition2, context, np.zeros_like(end), offsets, labels)
-    if dims[LOCAL] == 1:
-        transition = local_log_probabilities(emission, transition)
-        emission = np.zeros_like(emission)
-        end = np.zeros_like(end)
-    if dims[ORDER] == 2:
-        transition2 = second_order_transitions(w, dims, transition)
-        offsets, labels = sentence_candidates(cand_offsets, cand_labels, a, b, dims[N_LABELS])
-        return viterbi2(emission, transition2, end, offsets, labels)
-    return viterbi(emission, transition, end)
-
-
-@njit(cache=True, parallel=True)
-def decode_corpus(w, dims, sentence_offsets, feature_offsets, feature_ids, pair_offsets, pair_ids,
-                  mask_penalty, cand_offsets, cand_labels):
-    """Best labels of every token (int64 (n_tokens,)) and score of every sentence."""
-    n_sentences = sentence_offsets.shape[0] - 1
-    labels = np.zeros(sentence_offsets[-1], dtype=np.int64)
-    scores = np.zeros(n_sentences)
-    no_extra = np.zeros((0, dims[N_LABELS]))
-    for s in prange(n_sentences):
-        a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        path, score = decode_sentence(w, dims, feature_offsets, feature_ids, pair_offsets, pair_ids,
-                                      a, b, mask_penalty, cand_offsets, cand_labels, no_extra)
-        labels[a:b] = path
-        scores[s] = score
-    return labels, scores
-
-
-@njit(cache=True)
-def phi_size(dims, feature_offsets, pair_offsets, a, b):
+def phi_size(layout, data, a, b):
     n = b - a
+    feature_offsets, pair_offsets = data.feature_offsets, data.pair_offsets
     size = feature_offsets[b] - feature_offsets[a] + n + (pair_offsets[b] - pair_offsets[a]) + 1
-    if dims[ORDER] == 2:
+    if layout.order == 2:
         size += n
     return size
 
 
 @njit(cache=True)
-def phi_indices(dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b, y):
+def phi_indices(layout, data, a, b, y):
     """Φ(x, y) of tokens [a, b) as the indices of w it adds 1 to (repeats count twice).
 
     y : int64 (b - a,) a labeling. w · Φ(x, y) is ``w[phi_indices(...)].sum()``.
     """
-    n_labels = dims[N_LABELS]
-    out = np.empty(phi_size(dims, feature_offsets, pair_offsets, a, b), dtype=np.int64)
+    n_labels = layout.n_labels
+    feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
+    pair_offsets, pair_ids = data.pair_offsets, data.pair_ids
+    out = np.empty(phi_size(layout, data, a, b), dtype=np.int64)
     k = 0
     for t in range(b - a):
         c = y[t]
@@ -235,16 +210,16 @@ def phi_indices(dims, feature_offsets, feature_ids, pair_offsets, pair_ids, a, b
         for j in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
             out[k] = feature_ids[j] * n_labels + c
             k += 1
-        out[k] = dims[OFF_TRANS] + prev * n_labels + c
+        out[k] = layout.off_trans + prev * n_labels + c
         k += 1
         for j in range(pair_offsets[a + t], pair_offsets[a + t + 1]):
-            out[k] = dims[OFF_PAIR] + (pair_ids[j] * (n_labels + 1) + prev) * n_labels + c
+            out[k] = layout.off_pair + (pair_ids[j] * (n_labels + 1) + prev) * n_labels + c
             k += 1
-        if dims[ORDER] == 2:
+        if layout.order == 2:
             prev2 = y[t - 2] if t > 1 else n_labels
-            out[k] = dims[OFF_TRANS2] + (prev2 * (n_labels + 1) + prev) * n_labels + c
+            out[k] = layout.off_trans2 + (prev2 * (n_labels + 1) + prev) * n_labels + c
             k += 1
-    out[k] = dims[OFF_END] + y[b - a - 1]
+    out[k] = layout.off_end + y[b - a - 1]
     return out
 
 

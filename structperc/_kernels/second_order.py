@@ -18,25 +18,6 @@ from numba import njit
 
 
 @njit(cache=True)
-def all_candidates(n, n_labels):
-    """Candidate CSR allowing every label at every token.
-
-    Returns
-    -------
-    cand_offsets : ndarray of shape (n + 1,), int64
-    cand_labels : ndarray of shape (n * L,), int64
-    """
-    cand_offsets = np.empty(n + 1, dtype=np.int64)
-    cand_labels = np.empty(n * n_labels, dtype=np.int64)
-    for t in range(n + 1):
-        cand_offsets[t] = t * n_labels
-    for t in range(n):
-        for c in range(n_labels):
-            cand_labels[t * n_labels + c] = c
-    return cand_offsets, cand_labels
-
-
-@njit(cache=True)
 def history_block(cand_offsets, t):
     """Where the candidates of y_{t-2}, y_{t-1} and y_t lie in cand_labels: (base_h, n_h, base_i,
     n_i, base_j, n_j). Before the sentence the history is the start symbol alone (base 0, count 1)."""

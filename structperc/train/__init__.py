@@ -1,6 +1,8 @@
-"""Learning rules behind one on-line loop; ``TRAINERS`` maps ``--trainer`` names to them."""
-import inspect
+"""Learning rules behind one on-line loop; ``TRAINERS`` maps ``--trainer`` names to them.
 
+Each rule class declares ``params`` (its options and their defaults) and ``probabilistic``.
+"""
+from ..errors import ConfigError
 from .base import EpochRecord, LearningRule, Problem, train_online
 from .crf import CRFRule
 from .hinge import HingeRule
@@ -10,13 +12,21 @@ from .perceptron import PerceptronRule
 TRAINERS = {"perceptron": PerceptronRule, "crf": CRFRule, "hinge": HingeRule, "memm": MEMMRule}
 
 
-def make_rule(name, **options):
-    """The learning rule called ``name``, built from the options its constructor takes."""
+def check_options(name, options):
+    """The rule class called ``name``; ValueError for an unknown name, ConfigError for an option
+    (a key of ``options``) that the rule does not take."""
     if name not in TRAINERS:
         raise ValueError(f"unknown trainer {name!r}: choose one of {', '.join(TRAINERS)}")
     cls = TRAINERS[name]
-    accepted = inspect.signature(cls.__init__).parameters
-    return cls(**{k: v for k, v in options.items() if k in accepted})
+    for option in options:
+        if option not in cls.params:
+            raise ConfigError(f"trainer {name!r} does not take option {option!r} (it takes: {', '.join(cls.params)})")
+    return cls
 
 
-__all__ = ["TRAINERS", "EpochRecord", "LearningRule", "Problem", "make_rule", "train_online"]
+def make_rule(name, **options):
+    """The learning rule called ``name`` with ``options``; an option it does not take is a ConfigError."""
+    return check_options(name, options)(**options)
+
+
+__all__ = ["TRAINERS", "EpochRecord", "LearningRule", "Problem", "check_options", "make_rule", "train_online"]

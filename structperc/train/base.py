@@ -5,34 +5,53 @@ and large-margin training are one loop (shuffle, visit each example, ParameterUp
 only in the update. A ``LearningRule`` supplies the update; ``train_online`` supplies the rest:
 epochs, a fresh permutation per epoch, dev scoring, best-epoch selection and progress reports.
 """
+from __future__ import annotations
+
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from .._kernels.records import Data
+
+if TYPE_CHECKING:
+    from ..model import LinearChainModel
 
 
 @dataclass
 class Problem:
-    """What a learning rule trains on: the model (its dims, mask, weights) and encoded data."""
+    """What a learning rule trains on: the model (its layout, mask and weights) and the kernels'
+    record of the training data (``model.data(encoded)``)."""
 
-    model: object
-    encoded: object
-    cand_offsets: np.ndarray
-    cand_labels: np.ndarray
+    model: LinearChainModel
+    data: Data
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.data.sentence_offsets) - 1
 
 
 class LearningRule:
-    """Interface of one ParameterUpdate step. Subclasses override the three methods."""
+    """Interface of one ParameterUpdate step. Subclasses override the three methods.
+
+    A subclass declares its options and their defaults in ``params`` (the keyword arguments of its
+    ``__init__``), whether its weights define P(y | x) in ``probabilistic``, and the label orders
+    it trains in ``orders``.
+    """
 
     name = "rule"
+    params: dict = {}
+    probabilistic = False
+    orders = (1, 2)
     normalization = "global"  # "local" for a rule whose model decodes per-token distributions (MEMM)
 
     def begin(self, problem):
         """Allocate state for a run on ``problem`` (weights start at problem.model.weights)."""
         raise NotImplementedError
 
-    def run(self, order):
-        """Visit the sentences ``order`` (int64 array), updating the weights; return counters."""
+    def run(self, visit_order):
+        """Visit the sentences ``visit_order`` (int64 array), updating the weights; return counters."""
         raise NotImplementedError
 
     def weights(self):
@@ -54,7 +73,6 @@ class EpochRecord:
     seconds: float
     stats: dict
     dev: dict | None = None
-    extra: dict = field(default_factory=dict)
 
 
 def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, chunk_sentences=2000,
@@ -67,16 +85,16 @@ def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, c
     Returns (history: list of EpochRecord, best_epoch).
     """
     rng = np.random.default_rng(seed)
-    n = problem.encoded.n_sentences
+    n = problem.n_sentences
     rule.begin(problem)
     history = []
     best_epoch, best_score, best_weights = 0, -np.inf, None
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
-        order = rng.permutation(n).astype(np.int64)
+        visit_order = rng.permutation(n).astype(np.int64)
         totals = {}
         for lo in range(0, n, chunk_sentences):
-            counts = rule.run(order[lo: lo + chunk_sentences])
+            counts = rule.run(visit_order[lo: lo + chunk_sentences])
             for k, v in counts.items():
                 totals[k] = totals.get(k, 0) + v
             if progress is not None:

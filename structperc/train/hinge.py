@@ -1,7 +1,7 @@
 """Structured hinge loss with Hamming cost, by Pegasos-style subgradient steps on the same decoder."""
 from .._kernels.hinge import hinge_epoch
 from ..errors import ConfigError
-from .crf import ScaledSGDRule
+from .sgd import ScaledSGDRule
 
 
 class HingeRule(ScaledSGDRule):
@@ -26,9 +26,7 @@ class HingeRule(ScaledSGDRule):
     """
 
     name = "hinge"
-    params = {"l2": None, "eta0": None, "cost": 1.0, "average": True, "average_start": 1,
-              "calibration_sentences": 1000}
-    probabilistic = False
+    params = {**ScaledSGDRule.params, "cost": 1.0}
     normalization = "global"
 
     def __init__(self, l2=None, eta0=None, cost=1.0, average=True, average_start=1, calibration_sentences=1000):
@@ -44,13 +42,9 @@ class HingeRule(ScaledSGDRule):
         if not self.cost > 0:
             raise ConfigError(f"cost must be > 0, got {self.cost!r}")
 
-    def _pass(self, v, u, state, order, eta0):
-        p, m, e = self.problem, self.problem.model, self.problem.encoded
+    def _pass(self, v, u, state, visit_order, rate):
         loss, violations, token_errors, skipped = hinge_epoch(
-            v, u, state, m.dims, e.sentence_offsets, e.feature_offsets, e.feature_ids, e.pair_offsets,
-            e.pair_ids, e.labels, order, m.mask_penalty, p.cand_offsets, p.cand_labels, float(eta0),
-            self.l2_, float(self.cost),
-        )
+            v, u, state, self.layout, self.problem.data, visit_order, rate, float(self.cost))
         counters = {"violations": violations, "token_errors": token_errors, "skipped": skipped}
         return -loss, counters
 

@@ -2,7 +2,7 @@
 tagger at order 2): per-token log-linear classifiers on gold histories, trained by SGD, decoded by
 the shared (first- or second-order) Viterbi over their local log-probabilities."""
 from .._kernels.memm import memm_epoch
-from .crf import ScaledSGDRule
+from .sgd import ScaledSGDRule
 
 
 class MEMMRule(ScaledSGDRule):
@@ -25,7 +25,7 @@ class MEMMRule(ScaledSGDRule):
     """
 
     name = "memm"
-    params = {"l2": None, "eta0": None, "average": True, "average_start": 1, "calibration_sentences": 1000}
+    params = dict(ScaledSGDRule.params)
     probabilistic = True
     normalization = "local"
     gain_name = "log_likelihood"
@@ -38,10 +38,6 @@ class MEMMRule(ScaledSGDRule):
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
 
-    def _pass(self, v, u, state, order, eta0):
-        p, m, e = self.problem, self.problem.model, self.problem.encoded
-        log_likelihood, skipped = memm_epoch(
-            v, u, state, m.dims, e.sentence_offsets, e.feature_offsets, e.feature_ids, e.pair_offsets,
-            e.pair_ids, e.labels, order, m.mask_penalty, p.cand_offsets, p.cand_labels, float(eta0), self.l2_,
-        )
+    def _pass(self, v, u, state, visit_order, rate):
+        log_likelihood, skipped = memm_epoch(v, u, state, self.layout, self.problem.data, visit_order, rate)
         return log_likelihood, {"skipped_tokens": skipped}

@@ -11,23 +11,20 @@ class PerceptronRule(LearningRule):
 
     name = "perceptron"
     params = {"average": True}
-    probabilistic = False
 
     def __init__(self, average=True):
         self.average = average
 
     def begin(self, problem):
         self.problem = problem
+        self.layout = problem.model.layout()
         self.w = problem.model.weights  # trained in place
         self.u = np.zeros_like(self.w) if self.average else np.zeros(0)
         self.counter = 0.0
 
-    def run(self, order):
-        p, m, e = self.problem, self.problem.model, self.problem.encoded
+    def run(self, visit_order):
         self.counter, sentence_errors, token_errors = perceptron_epoch(
-            self.w, self.u, self.counter, m.dims, e.sentence_offsets, e.feature_offsets, e.feature_ids,
-            e.pair_offsets, e.pair_ids, e.labels, order, m.mask_penalty, p.cand_offsets, p.cand_labels,
-        )
+            self.w, self.u, self.counter, self.layout, self.problem.data, visit_order)
         return {"sentence_errors": sentence_errors, "token_errors": token_errors}
 
     def weights(self):

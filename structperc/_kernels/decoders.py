@@ -1,0 +1,87 @@
+"""The decoders of a model, by name, and decoding a sentence or a corpus.
+
+``DECODERS`` maps a decoder's name to the code that ``Layout.decoder`` stores; ``run_decoder`` is
+the one dispatch on that code. A decoder takes the first-order tables of ``scoring.sentence_scores``
+(plus w, the layout and the sentence, for second-order blocks and candidates) and returns
+(path int64 (n,), score). The inference itself (``viterbi.py``, ``second_order.py``) sees scores
+only. A new decoder is its inference file, a function here and a line in ``DECODERS``.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .scoring import local_context_scores2, local_scores, second_order_scores, sentence_scores
+from .second_order import viterbi2, viterbi2_context
+from .viterbi import viterbi
+
+VITERBI, VITERBI2, MEMM, MEMM2 = range(4)
+DECODERS = {"viterbi": VITERBI, "viterbi2": VITERBI2, "memm": MEMM, "memm2": MEMM2}
+
+
+@njit(cache=True)
+def decode_viterbi(w, layout, data, a, b, scores):
+    """First-order Viterbi."""
+    emission, transition, end = scores
+    return viterbi(emission, transition, end)
+
+
+@njit(cache=True)
+def decode_viterbi2(w, layout, data, a, b, scores):
+    """Second-order Viterbi over the candidates of each token."""
+    emission, transition, end = scores
+    transition2, offsets, labels = second_order_scores(w, layout, data, a, b, transition)
+    return viterbi2(emission, transition2, end, offsets, labels)
+
+
+@njit(cache=True)
+def decode_memm(w, layout, data, a, b, scores):
+    """Best sum_t log P(y_t | y_{t-1}, x)."""
+    emission, transition, end = local_scores(*scores)
+    return viterbi(emission, transition, end)
+
+
+@njit(cache=True)
+def decode_memm2(w, layout, data, a, b, scores):
+    """Best sum_t log P(y_t | y_{t-2}, y_{t-1}, x): each history normalized over the candidates of t."""
+    emission, transition, end = scores
+    transition2, offsets, labels = second_order_scores(w, layout, data, a, b, transition)
+    context = local_context_scores2(emission, transition2, offsets, labels)
+    return viterbi2_context(emission, transition2, context, np.zeros_like(end), offsets, labels)
+
+
+@njit(cache=True)
+def run_decoder(w, layout, data, a, b, scores):
+    """The decoder of ``layout.decoder`` on the tables ``scores`` = (emission, transition, end)."""
+    decoder = layout.decoder
+    if decoder == VITERBI2:
+        return decode_viterbi2(w, layout, data, a, b, scores)
+    if decoder == MEMM:
+        return decode_memm(w, layout, data, a, b, scores)
+    if decoder == MEMM2:
+        return decode_memm2(w, layout, data, a, b, scores)
+    return decode_viterbi(w, layout, data, a, b, scores)
+
+
+@njit(cache=True)
+def decode_sentence(w, layout, data, a, b, extra_emission):
+    """Best labeling of tokens [a, b) and its score. ``extra_emission`` (n, L) or (0, L) is added
+    to the emission scores (the Hamming cost of loss-augmented decoding)."""
+    emission, transition, end = sentence_scores(w, layout, data, a, b)
+    if extra_emission.shape[0] > 0:
+        emission += extra_emission
+    return run_decoder(w, layout, data, a, b, (emission, transition, end))
+
+
+@njit(cache=True, parallel=True)
+def decode_corpus(w, layout, data):
+    """Best labels of every token (int64 (n_tokens,)) and score of every sentence."""
+    sentence_offsets = data.sentence_offsets
+    n_sentences = sentence_offsets.shape[0] - 1
+    labels = np.zeros(sentence_offsets[-1], dtype=np.int64)
+    scores = np.zeros(n_sentences)
+    no_extra = np.zeros((0, layout.n_labels))
+    for s in prange(n_sentences):
+        a, b = sentence_offsets[s], sentence_offsets[s + 1]
+        path, score = decode_sentence(w, layout, data, a, b, no_extra)
+        labels[a:b] = path
+        scores[s] = score
+    return labels, scores

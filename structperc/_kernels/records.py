@@ -1,0 +1,70 @@
+"""The two records every model kernel takes: the encoded data and the layout of the weights.
+
+A numba kernel receives a named tuple as one struct of arrays and scalars, so ``Data`` and
+``Layout`` replace the dozen positional arrays a kernel would otherwise take; a new per-token array
+(feature values, label masks) is a new field here and in its builder, not a new parameter of every
+kernel.
+
+Data (N tokens in S sentences)::
+
+    sentence_offsets  int64 (S + 1,)  sentence s is tokens [sentence_offsets[s], sentence_offsets[s + 1])
+    feature_offsets   int64 (N + 1,)  emission features of token i:
+    feature_ids       int64 (nnz,)        feature_ids[feature_offsets[i]: feature_offsets[i + 1]]
+    pair_offsets      int64 (N + 1,)  pair features of token i (conjoined with the label transition),
+    pair_ids          int64 (nnz_pair,)   the same CSR layout
+    gold              int64 (N,)      gold label ids, or empty when decoding
+    cand_offsets      int64 (N + 1,)  labels allowed at token i (the tag dictionary):
+    cand_labels       int64               cand_labels[cand_offsets[i]: cand_offsets[i + 1]], ascending;
+                                          empty cand_offsets: every label everywhere
+
+Layout of the flat weight vector w (L labels, F emission features, P pair features)::
+
+    w[f * L + c]                              emission: feature f with label c
+    w[off_trans + p * L + c]                  transition p -> c; p == L is the start state
+    w[off_end + c]                            finishing on c
+    w[off_pair + (g * (L + 1) + p) * L + c]   pair feature g with the transition p -> c
+    w[off_trans2 + (q * (L + 1) + p) * L + c] second order: q, p -> c (q or p == L: start)
+
+Groups (the reranker's candidates: G groups, R rows)::
+
+    group_offsets     int64 (G + 1,)  rows of group g: [group_offsets[g], group_offsets[g + 1])
+    row_offsets       int64 (R + 1,)  features of row j: feature_ids / values[row_offsets[j]: row_offsets[j + 1]]
+    feature_ids       int64
+    values            float64
+    targets           float64 (R,)    task score of each row (higher is better)
+    best              int64 (G,)      the row of each group with the best target
+
+``size`` is the length of w, ``decoder`` the code of the decoder in ``decoders.DECODERS`` and
+``mask_penalty`` (L + 1, L) is 0 for an allowed transition and -inf for a forbidden one.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+Data = namedtuple("Data", "sentence_offsets feature_offsets feature_ids pair_offsets pair_ids gold "
+                          "cand_offsets cand_labels")
+Groups = namedtuple("Groups", "group_offsets row_offsets feature_ids values targets best")
+Layout = namedtuple("Layout", "n_labels n_features n_pair order decoder off_trans off_end off_pair "
+                              "off_trans2 size mask_penalty")
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+def data_record(encoded, candidates=(_EMPTY, _EMPTY)):
+    """The ``Data`` of an EncodedCorpus; ``candidates`` is (cand_offsets, cand_labels)."""
+    gold = encoded.labels if encoded.labels is not None else _EMPTY
+    cand_offsets, cand_labels = candidates
+    return Data(encoded.sentence_offsets, encoded.feature_offsets, encoded.feature_ids, encoded.pair_offsets,
+                encoded.pair_ids, gold, cand_offsets, cand_labels)
+
+
+def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty):
+    """The ``Layout`` of a model of ``order`` 1 or 2 decoded by the decoder of code ``decoder``."""
+    transition_size = (n_labels + 1) * n_labels
+    off_trans = n_features * n_labels
+    off_end = off_trans + transition_size
+    off_pair = off_end + n_labels
+    off_trans2 = off_pair + n_pair * transition_size
+    size = off_trans2 + ((n_labels + 1) * transition_size if order == 2 else 0)
+    return Layout(int(n_labels), int(n_features), int(n_pair), int(order), int(decoder), int(off_trans),
+                  int(off_end), int(off_pair), int(off_trans2), int(size), mask_penalty)

@@ -1,0 +1,129 @@
+"""What the SGD rules (crf, memm, hinge) share: ``ScaledSGDRule`` (lazily scaled and averaged
+weights, the learning-rate schedule, see ``_kernels/sgd.py``), the default L2 strength and the
+calibration of the initial learning rate on a sample.
+"""
+import numpy as np
+
+from .._kernels.sgd import EXAMPLES, SCALE, Rate, learning_rate, new_state, real_weights, restart_average
+from ..errors import ConfigError
+from .base import LearningRule
+
+
+def default_l2(n_sentences):
+    """CRFsuite's convention: c2 = 1 over the training set, i.e. λ = 2 c2 / N per example, so the
+    penalty of the whole objective is (N λ / 2) ||w||² = ||w||²."""
+    return 2.0 / max(n_sentences, 1)
+
+
+def calibration_sample(n_sentences, size):
+    """``size`` evenly spaced sentence indices (all of them when the corpus is smaller); no RNG."""
+    if n_sentences <= size:
+        return np.arange(n_sentences, dtype=np.int64)
+    return np.linspace(0, n_sentences - 1, size).round().astype(np.int64)
+
+
+def calibrate_eta0(trial, initial, eta=0.1, rate=2.0, candidates=10, max_trials=20):
+    """The initial learning rate that raises a sample's objective most in one pass (CRFsuite's
+    l2sgd calibration): try eta, eta * rate, ... while the pass improves on ``initial``, then
+    eta / rate, eta / rate², ...; keep the best of the candidates tried.
+
+    trial : callable(eta) -> objective after one pass from the initial weights (higher is better)
+    initial : the sample's objective at the initial weights
+    """
+    best_eta, best = eta, -np.inf
+    decreasing, left, trials = False, candidates, 0
+    current = eta
+    while trials < max_trials and (left > 0 or not decreasing):
+        value = trial(current)
+        trials += 1
+        improved = np.isfinite(value) and value > initial
+        if improved:
+            left -= 1
+        if np.isfinite(value) and value > best:
+            best_eta, best = current, value
+        if not decreasing:
+            if improved and left > 0:
+                current *= rate
+            else:
+                decreasing, left, current = True, candidates, eta / rate
+        else:
+            current /= rate
+    return best_eta
+
+
+class ScaledSGDRule(LearningRule):
+    """SGD with L2 decay on w = s v (see ``_kernels/sgd.py``): η_t = η0 / (1 + λ η0 t), t the
+    examples seen so far, each example decaying w by (1 - η_t λ); optionally averaged.
+
+    With ``average``, the average restarts (``restart_average``) when epoch ``average_start`` ends.
+    A subclass sets ``name``, ``params``, ``normalization`` and ``gain_name`` and implements
+    ``_pass(v, u, state, visit_order, rate) -> (gain, counters)``: one numba call over the sentences
+    ``visit_order`` with the schedule ``rate`` (a ``_kernels.sgd.Rate``), where
+    gain is the summed per-sentence objective term (higher is better: log-likelihood, minus hinge
+    loss) at the weights each sentence was visited with. ``_pass`` with eta0 = 0 changes nothing
+    and measures the gain at the current weights. The options every SGD rule takes are in
+    ``params``; a subclass adds its own.
+    """
+
+    params = {"l2": None, "eta0": None, "average": True, "average_start": 1, "calibration_sentences": 1000}
+    gain_name = "gain"
+    orders = (1,)
+
+    def _check(self, problem):
+        if problem.model.order not in self.orders:
+            orders = " or ".join(map(str, self.orders))
+            raise ConfigError(f"the {self.name} trainer needs order {orders}, got order {problem.model.order}")
+        if self.l2 is not None and not self.l2 > 0:
+            raise ConfigError(f"l2 must be > 0, got {self.l2!r}")
+        if self.eta0 is not None and not self.eta0 > 0:
+            raise ConfigError(f"eta0 must be > 0, got {self.eta0!r}")
+
+    def begin(self, problem):
+        self._check(problem)
+        self.problem = problem
+        self.layout = problem.model.layout()
+        self.l2_ = float(self.l2) if self.l2 is not None else default_l2(problem.n_sentences)
+        self.eta0_ = float(self.eta0) if self.eta0 is not None else self._calibrate()
+        self.v = problem.model.weights.copy()
+        self.u = np.zeros_like(self.v) if self.average else np.zeros(0)
+        self.state = new_state()
+        self._gain, self._visits, self._epochs = 0.0, 0, 0
+
+    def _calibrate(self):
+        sample = calibration_sample(self.problem.n_sentences, self.calibration_sentences)
+        w0 = self.problem.model.weights
+        penalty = 0.5 * self.l2_ * len(sample)
+        initial, _ = self._pass(w0.copy(), np.zeros(0), new_state(), sample, self._rate(0.0))
+
+        def trial(eta):
+            v, state = w0.copy(), new_state()
+            gain, _ = self._pass(v, np.zeros(0), state, sample, self._rate(eta))
+            w = state[SCALE] * v
+            return gain - penalty * float(w @ w)
+
+        return calibrate_eta0(trial, initial - penalty * float(w0 @ w0))
+
+    def _rate(self, eta0):
+        return Rate(float(eta0), self.l2_)
+
+    def run(self, visit_order):
+        gain, counters = self._pass(self.v, self.u, self.state, visit_order, self._rate(self.eta0_))
+        self._gain += gain
+        self._visits += len(visit_order)
+        return counters
+
+    def _epoch_stats(self, gain, penalty):
+        return {self.gain_name: gain, "objective": gain - penalty}
+
+    def end_epoch(self):
+        w = self.state[SCALE] * self.v
+        stats = self._epoch_stats(self._gain, 0.5 * self.l2_ * self._visits * float(w @ w))
+        stats["eta"] = learning_rate(self._rate(self.eta0_), self.state[EXAMPLES])
+        self._gain, self._visits = 0.0, 0
+        self._epochs += 1
+        if self.average and self._epochs == self.average_start:
+            restart_average(self.u, self.state)
+        return stats
+
+    def weights(self):
+        return real_weights(self.v, self.u, self.state, self.average)

@@ -1,0 +1,52 @@
+"""Small random models and corpora shared by the kernel tests (the conftest fixtures hand them out)."""
+import numpy as np
+
+from structperc._kernels.sgd import scaled_scores
+from structperc.encode import FeatureEncoder
+from structperc.model import LinearChainModel
+from structperc.tagger import _as_corpus
+
+WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]
+
+TEMPLATES = ["w[0]", "w[-1]|w[0]", "pos[1]", "suffix2[0]", "bias", "pair:pos[0]"]
+
+
+def random_sentences(rng, n_sentences, n_labels, max_len=6, tags=("A", "B", "C", "D")):
+    X, y = [], []
+    for _ in range(n_sentences):
+        n = int(rng.integers(1, max_len + 1))
+        words = [WORDS[i] for i in rng.integers(0, len(WORDS), n)]
+        pos = [f"P{i}" for i in rng.integers(0, 3, n)]
+        X.append(list(zip(words, pos)))
+        y.append([tags[i] for i in rng.integers(0, n_labels, n)])
+    return X, y
+
+
+def fitted_model(rng, templates, n_labels=3, order=1, constrain=None):
+    X, y = random_sentences(rng, 12, n_labels)
+    corpus = _as_corpus(X, y, ["word", "pos"])
+    encoder = FeatureEncoder(templates)
+    encoded = encoder.fit_transform(corpus, corpus.columns["label"])
+    model = LinearChainModel(encoder, order=order, constrain=constrain)
+    model.weights = rng.normal(size=model.weights.shape)
+    return model, encoded
+
+
+def small_model(seed, constrain=None, n_sentences=6, max_len=4, scale=0.5):
+    """A model over random sentences (emission and pair features), random weights."""
+    rng = np.random.default_rng(seed)
+    X, y = random_sentences(rng, n_sentences, 3, max_len=max_len, tags=("B-NP", "I-NP", "O"))
+    if constrain == "bio":  # gold must be allowed: no I-NP after O or at the start
+        y = [[("B-NP" if l == "I-NP" and (i == 0 or s[i - 1] == "O") else l) for i, l in enumerate(s)] for s in y]
+    corpus = _as_corpus(X, y, ["word", "pos"])
+    encoder = FeatureEncoder(TEMPLATES)
+    enc = encoder.fit_transform(corpus, corpus.columns["label"])
+    model = LinearChainModel(encoder, constrain=constrain)
+    model.weights = scale * rng.normal(size=model.weights.shape)
+    return model, enc
+
+
+def potentials(model, enc, s, w):
+    """The score tables (emission, transition, end) of sentence s under w."""
+    a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+    return scaled_scores(w, 1.0, model.layout(), model.data(enc), a, b)
