@@ -13,6 +13,7 @@ $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,bench,plot]'
+	$(BIN)/python -m structperc.warmup
 	touch $@
 
 install: $(BIN)/.installed
@@ -52,7 +53,7 @@ ewt-features: install
 	$(BIN)/python experiments/ewt_features.py
 
 lint: install
-	$(BIN)/python -m compileall -q structperc tests benchmarks experiments
+	$(BIN)/ruff check structperc tests benchmarks experiments
 
 clean:
 	rm -rf $(VENV) build *.egg-info
