@@ -34,8 +34,17 @@ def _probe(slot_keys, key, shift, mask):
 
 
 @njit(cache=True)
-def build_table(keys):
-    """Table mapping keys[i] -> i. keys: int64 (n,), distinct and >= 0."""
+def table_bits(slot_keys):
+    """log2 of a table's capacity."""
+    bits = 0
+    while (1 << bits) < slot_keys.shape[0]:
+        bits += 1
+    return bits
+
+
+@njit(cache=True)
+def table_with_ids(keys, ids):
+    """Table mapping keys[i] -> ids[i]. keys: int64 (n,), distinct and >= 0."""
     bits = _capacity_bits(keys.shape[0])
     capacity = 1 << bits
     slot_keys = np.full(capacity, -1, dtype=np.int64)
@@ -44,18 +53,21 @@ def build_table(keys):
     for i in range(keys.shape[0]):
         s = _probe(slot_keys, keys[i], 64 - bits, mask)
         slot_keys[s] = keys[i]
-        slot_ids[s] = i
+        slot_ids[s] = ids[i]
     return slot_keys, slot_ids
+
+
+@njit(cache=True)
+def build_table(keys):
+    """Table mapping keys[i] -> i. keys: int64 (n,), distinct and >= 0."""
+    return table_with_ids(keys, np.arange(keys.shape[0], dtype=np.int64))
 
 
 @njit(cache=True)
 def lookup(slot_keys, slot_ids, queries):
     """ids of queries (any shape flattened by the caller); -1 for a missing key or a query of -1."""
-    capacity = slot_keys.shape[0]
-    bits = 0
-    while (1 << bits) < capacity:
-        bits += 1
-    mask = capacity - 1
+    bits = table_bits(slot_keys)
+    mask = slot_keys.shape[0] - 1
     out = np.full(queries.shape[0], -1, dtype=np.int64)
     for i in range(queries.shape[0]):
         q = queries[i]

@@ -17,7 +17,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .hashing import _capacity_bits, _grow, _home
+from .hashing import _grow, _probe, table_bits, table_with_ids  # noqa: F401  (table_with_ids: the encoder's)
 
 LEFT, RIGHT = 1, 2
 
@@ -82,50 +82,23 @@ def intern_template(spec, j, values, sentence_offsets, rare, direct_size, local,
     distinct = np.empty(bound, dtype=np.int64)
     counts = np.zeros(bound, dtype=np.int64)
     first = np.empty(bound, dtype=np.int64)
-    if direct_size > 0:
-        n_distinct = _intern_direct(spec, j, values, sentence_offsets, rare, direct_size, local[column],
-                                    distinct, counts, first)
-    else:
-        n_distinct = _intern_hashed(spec, j, values, sentence_offsets, rare, local[column], distinct, counts,
-                                    first)
+    n_distinct = _intern_rows(spec, j, values, sentence_offsets, rare, direct_size, local[column], distinct,
+                              counts, first)
     return distinct[:n_distinct].copy(), counts[:n_distinct].copy(), first[:n_distinct].copy()
 
 
 @njit(cache=True)
-def _intern_direct(spec, j, values, sentence_offsets, rare, direct_size, local, distinct, counts, first):
-    """intern_template through a direct array; returns the number of distinct values."""
+def _intern_rows(spec, j, values, sentence_offsets, rare, direct_size, local, distinct, counts, first):
+    """intern_template's loop; returns the number of distinct values.
+
+    A combined value finds its local id in a direct array (direct_size > 0) or in a hash table
+    that doubles when half full (``hashing``); a value seen first gets the next id."""
     rare_only = spec.rare_only[j]
+    use_direct = direct_size > 0
     direct = np.full(direct_size, -1, dtype=np.int32)
-    n_distinct = 0
-    for s in range(sentence_offsets.shape[0] - 1):
-        start, end = sentence_offsets[s], sentence_offsets[s + 1]
-        for i in range(start, end):
-            if rare_only and not rare[i]:
-                local[i] = -1
-                continue
-            c = _combined(spec, j, values, i, start, end)
-            found = direct[c]
-            if found < 0:
-                found = n_distinct
-                direct[c] = found
-                distinct[n_distinct] = c
-                first[n_distinct] = i
-                n_distinct += 1
-            counts[found] += 1
-            local[i] = found
-    return n_distinct
-
-
-@njit(cache=True)
-def _intern_hashed(spec, j, values, sentence_offsets, rare, local, distinct, counts, first):
-    """intern_template through a hash table that doubles when half full; returns the number of
-    distinct values."""
-    rare_only = spec.rare_only[j]
     bits = 10
-    capacity = 1 << bits
-    mask = capacity - 1
-    slot_keys = np.full(capacity, -1, dtype=np.int64)
-    slot_ids = np.full(capacity, -1, dtype=np.int64)
+    slot_keys = np.full(0 if use_direct else 1 << bits, -1, dtype=np.int64)
+    slot_ids = np.full(0 if use_direct else 1 << bits, -1, dtype=np.int64)
     n_distinct = 0
     for s in range(sentence_offsets.shape[0] - 1):
         start, end = sentence_offsets[s], sentence_offsets[s + 1]
@@ -134,26 +107,25 @@ def _intern_hashed(spec, j, values, sentence_offsets, rare, local, distinct, cou
                 local[i] = -1
                 continue
             c = _combined(spec, j, values, i, start, end)
-            h = _home(c, 64 - bits)
-            while True:
-                k = slot_keys[h]
-                if k == c:
-                    found = slot_ids[h]
-                    break
-                if k == -1:
+            if use_direct:
+                found = np.int64(direct[c])
+                if found < 0:
+                    found = n_distinct
+                    direct[c] = found
+            else:
+                h = _probe(slot_keys, c, 64 - bits, (1 << bits) - 1)
+                found = slot_ids[h]
+                if found < 0:
                     found = n_distinct
                     slot_keys[h] = c
                     slot_ids[h] = found
-                    distinct[n_distinct] = c
-                    first[n_distinct] = i
-                    n_distinct += 1
-                    if 2 * n_distinct > capacity:
+                    if 2 * (n_distinct + 1) > (1 << bits):
                         bits += 1
-                        capacity = 1 << bits
-                        mask = capacity - 1
                         slot_keys, slot_ids = _grow(slot_keys, slot_ids, bits)
-                    break
-                h = (h + 1) & mask
+            if found == n_distinct:
+                distinct[n_distinct] = c
+                first[n_distinct] = i
+                n_distinct += 1
             counts[found] += 1
             local[i] = found
     return n_distinct
@@ -223,53 +195,22 @@ def lookup_template(spec, j, values, sentence_offsets, rare, direct, slot_keys, 
     direct : int64 (size,) feature id per combined value (-1 none); used when non-empty, else the
     hash table (slot_keys, slot_ids) over combined values.
     """
-    if direct.shape[0] > 0:
-        _lookup_direct(spec, j, values, sentence_offsets, rare, direct, out[j])
-    else:
-        _lookup_hashed(spec, j, values, sentence_offsets, rare, slot_keys, slot_ids, out[j])
+    rare_only = spec.rare_only[j]
+    use_direct = direct.shape[0] > 0
+    bits = table_bits(slot_keys)
+    row = out[j]
+    for s in range(sentence_offsets.shape[0] - 1):
+        start, end = sentence_offsets[s], sentence_offsets[s + 1]
+        for i in range(start, end):
+            if rare_only and not rare[i]:
+                row[i] = -1
+                continue
+            c = _combined(spec, j, values, i, start, end)
+            if use_direct:
+                row[i] = direct[c] if c < direct.shape[0] else -1
+            else:
+                row[i] = slot_ids[_probe(slot_keys, c, 64 - bits, (1 << bits) - 1)]
     return out
-
-
-@njit(cache=True)
-def _lookup_direct(spec, j, values, sentence_offsets, rare, direct, out):
-    rare_only = spec.rare_only[j]
-    size = direct.shape[0]
-    for s in range(sentence_offsets.shape[0] - 1):
-        start, end = sentence_offsets[s], sentence_offsets[s + 1]
-        for i in range(start, end):
-            if rare_only and not rare[i]:
-                out[i] = -1
-                continue
-            c = _combined(spec, j, values, i, start, end)
-            out[i] = direct[c] if c < size else -1
-
-
-@njit(cache=True)
-def _lookup_hashed(spec, j, values, sentence_offsets, rare, slot_keys, slot_ids, out):
-    rare_only = spec.rare_only[j]
-    capacity = slot_keys.shape[0]
-    bits = 0
-    while (1 << bits) < capacity:
-        bits += 1
-    mask = capacity - 1
-    for s in range(sentence_offsets.shape[0] - 1):
-        start, end = sentence_offsets[s], sentence_offsets[s + 1]
-        for i in range(start, end):
-            if rare_only and not rare[i]:
-                out[i] = -1
-                continue
-            c = _combined(spec, j, values, i, start, end)
-            found = -1
-            h = _home(c, 64 - bits)
-            while True:
-                k = slot_keys[h]
-                if k == c:
-                    found = slot_ids[h]
-                    break
-                if k == -1:
-                    break
-                h = (h + 1) & mask
-            out[i] = found
 
 
 @njit(cache=True)
@@ -309,23 +250,6 @@ def hash_template(spec, j, values, sentence_offsets, rare, bits, out):
             c = _combined(spec, j, values, i, start, end)
             out[j, i] = bucket_of(j + m * c, bits)
     return out
-
-
-@njit(cache=True)
-def table_with_ids(keys, ids):
-    """Hash table mapping keys[i] -> ids[i] (keys distinct, >= 0); as ``hashing.build_table``."""
-    bits = _capacity_bits(keys.shape[0])
-    capacity = 1 << bits
-    slot_keys = np.full(capacity, -1, dtype=np.int64)
-    slot_ids = np.full(capacity, -1, dtype=np.int64)
-    mask = capacity - 1
-    for i in range(keys.shape[0]):
-        s = _home(keys[i], 64 - bits)
-        while slot_keys[s] != -1:
-            s = (s + 1) & mask
-        slot_keys[s] = keys[i]
-        slot_ids[s] = ids[i]
-    return slot_keys, slot_ids
 
 
 @njit(cache=True)
