@@ -172,10 +172,12 @@ class LinearChainModel:
         return float(w[self.phi(encoded, sentence, y)].sum())
 
     # ------------------------------------------------------------------ file
-    def save(self, path):
-        """Write ``.npz`` arrays plus JSON metadata atomically (temp file, then rename)."""
+    def save(self, path, extra_arrays=None):
+        """Write ``.npz`` arrays plus JSON metadata atomically (temp file, then rename).
+        extra_arrays : more named arrays to store (``load`` ignores them)."""
         arrays, encoder_meta = self.encoder.state()
         arrays = {f"encoder__{k}": v for k, v in arrays.items()}
+        arrays.update(extra_arrays or {})
         arrays["weights"] = self.weights
         arrays["dims"] = layout_dims(self.layout())
         if self.tag_dict is not None:
