@@ -36,7 +36,7 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize("config, with_dev", [(c, False) for c in CONFIGS] + [(CONFIGS[0], True), (CONFIGS[2], True)],
-                         ids=lambda c: "-".join(str(v) for v in c.values()) if isinstance(c, dict) else f"dev={c}")
+                         ids=lambda c: "-".join(str(v) for v in c.values()) if isinstance(c, dict) else ("dev" if c else "nodev"))
 def test_resumed_run_gives_the_uninterrupted_model(config, with_dev, tmp_path):
     X, y = _data(0, 40)
     dev = _data(1, 15) if with_dev else (None, None)
