@@ -179,7 +179,7 @@ def train(
         l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
     )
     tagger.trainer_options()  # a bad option is reported before the corpus is read
-    _announce_compiling(training_kernels(trainer))
+    _announce_compiling(training_kernels(trainer, dev is not None))
     checkpoint = checkpoint_path(model) if checkpoint_every else None
     progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
     tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, format=format,
@@ -395,5 +395,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def main():
+    from .kernel_cache import load_numba_without_blas
+
     warnings.showwarning = _show_warning
+    load_numba_without_blas()
     app(args=_bare_marginals(sys.argv[1:]), prog_name="structperc")

@@ -7,17 +7,19 @@ kernels they call are compiled (and cached) with them.
 """
 import importlib
 import pickle
+import sys
 
-TAGGING = ("keys.lookup_template", "keys.columns_to_csr", "decoders.decode_corpus")
-TRAINING = ("keys.intern_template", "keys.number_features", "keys.columns_to_csr", "decoders.decode_corpus")
+DECODING = ("decoders.decode_corpus_serial", "decoders.decode_corpus_parallel")
+TAGGING = ("keys.lookup_template", "keys.columns_to_csr", *DECODING)
+TRAINING = ("keys.intern_template", "keys.number_features", "keys.columns_to_csr")
 EPOCH_KERNELS = {"perceptron": "perceptron.perceptron_epoch", "crf": "crf.crf_epoch",
                  "memm": "memm.memm_epoch", "hinge": "hinge.hinge_epoch"}
 MARGINALS = {"global": "marginals.corpus_marginals", "local": "marginals.corpus_marginals"}
 
 
-def training_kernels(trainer):
-    """Entry points that training with the rule ``trainer`` calls."""
-    return TRAINING + ((EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ())
+def training_kernels(trainer, dev=False):
+    """Entry points that training with the rule ``trainer`` calls (and, with ``dev``, decoding)."""
+    return TRAINING + ((EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ()) + (DECODING if dev else ())
 
 
 def tagging_kernels(normalization=None):
@@ -41,3 +43,23 @@ def cold(names):
     """True when any of the kernels ``names`` ("module.function" under structperc._kernels) has no
     cached machine code for its current source, so that calling it compiles."""
     return not all(_has_cached_code(name) for name in names)
+
+
+def load_numba_without_blas():
+    """Load numba's compiler registries now, with the BLAS probe skipped.
+
+    Loading its first kernel, numba imports ``scipy.linalg.cython_blas`` (and so all of
+    scipy.linalg, about a third of a warm ``tag`` run) only to offer ``np.dot`` and friends in
+    compiled code. No structperc kernel uses them. For the command line only: in a library caller's
+    process it would hide BLAS from the caller's own kernels. scipy itself stays importable.
+    """
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg.cython_blas" in sys.modules:
+        return
+    from numba.core.registry import cpu_target
+
+    sys.modules["scipy.linalg.cython_blas"] = None  # import fails: numba's probe finds no BLAS
+    try:
+        cpu_target.target_context.refresh()
+        cpu_target.typing_context.refresh()
+    finally:
+        del sys.modules["scipy.linalg.cython_blas"]

@@ -35,7 +35,8 @@ CONFIGS = [
 ]
 
 
-@pytest.mark.parametrize("config, with_dev", [(c, False) for c in CONFIGS] + [(CONFIGS[0], True), (CONFIGS[2], True)],
+@pytest.mark.parametrize("config, with_dev",
+                         [(c, False) for c in CONFIGS] + [(CONFIGS[0], True), (CONFIGS[2], True)],
                          ids=lambda c: "-".join(str(v) for v in c.values()) if isinstance(c, dict) else ("dev" if c else "nodev"))
 def test_resumed_run_gives_the_uninterrupted_model(config, with_dev, tmp_path):
     X, y = _data(0, 40)
