@@ -146,8 +146,9 @@ class LinearChainModel:
         return decode_corpus(w, self.layout(), self.data(encoded))
 
     def prepare(self):
-        """Load the compiled decoder (numba's first call reads its cache) and start its threads by
-        decoding one empty one-token sentence."""
+        """Load the compiled decoder (numba's first call reads its cache) by decoding one empty
+        one-token sentence. That loads the serial kernel; the parallel one, for batches of
+        ``PARALLEL_FROM`` sentences or more, loads (and starts its threads) on first use."""
         empty = np.zeros(0, dtype=np.int64)
         one = np.array([0, 1], dtype=np.int64)
         no_features = np.zeros(2, dtype=np.int64)
