@@ -179,7 +179,7 @@ def train(
         l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
     )
     tagger.trainer_options()  # a bad option is reported before the corpus is read
-    _announce_compiling(training_kernels(trainer, dev is not None))
+    _announce_compiling(training_kernels(trainer, dev))
     checkpoint = checkpoint_path(model) if checkpoint_every else None
     progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
     tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, format=format,
@@ -239,7 +239,7 @@ def tag(
     if json_output and output is None:
         raise ConfigError("--json prints on stdout; give --output for the tagged text")
     tagger = Tagger.load(model)
-    _announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
+    _announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input))
     stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability,
                                               tag_sep=tag_sep)
     if json_output:
@@ -272,7 +272,7 @@ def eval_(
     from .tagger import Tagger
 
     tagger = Tagger.load(model)
-    _announce_compiling(tagging_kernels())
+    _announce_compiling(tagging_kernels(path=test_file))
     result = tagger.prepare().evaluate_file(test_file, format, tag_sep=tag_sep)
     result.pop("tokens_per_second", None)
     if json_output:

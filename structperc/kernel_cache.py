@@ -6,26 +6,46 @@ that the command line can say so instead of looking hung. Only entry points are 
 kernels they call are compiled (and cached) with them.
 """
 import importlib
+import os
 import pickle
 import sys
 
-DECODING = ("decoders.decode_corpus_serial", "decoders.decode_corpus_parallel")
-TAGGING = ("keys.lookup_template", "keys.columns_to_csr", *DECODING)
+SERIAL_DECODING = ("decoders.decode_corpus_serial",)
+# the parallel decoder runs only on batches of decoders.PARALLEL_FROM sentences or more
+PARALLEL_DECODING = ("decoders.decode_corpus_parallel",)
+TAGGING = ("keys.lookup_template", "keys.columns_to_csr", *SERIAL_DECODING)
 TRAINING = ("keys.intern_template", "keys.number_features", "keys.columns_to_csr")
+# an input file at least this large (bytes) holds enough sentences for the parallel decoder
+LARGE_INPUT = 16384
 EPOCH_KERNELS = {"perceptron": "perceptron.perceptron_epoch", "crf": "crf.crf_epoch",
                  "memm": "memm.memm_epoch", "hinge": "hinge.hinge_epoch"}
 MARGINALS = {"global": "marginals.corpus_marginals", "local": "marginals.corpus_marginals"}
 
 
-def training_kernels(trainer, dev=False):
-    """Entry points that training with the rule ``trainer`` calls (and, with ``dev``, decoding)."""
-    return TRAINING + ((EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ()) + (DECODING if dev else ())
+def large_input(path):
+    """Whether ``path`` is a file large enough to be decoded by the parallel decoder."""
+    try:
+        return path is not None and os.path.getsize(path) >= LARGE_INPUT
+    except OSError:  # standard input ("-"), or a file that is not there (reported later)
+        return False
 
 
-def tagging_kernels(normalization=None):
-    """Entry points that tagging calls; with ``normalization`` ("global", "local"), also the
-    kernel of the label marginals of such a model."""
-    return TAGGING + ((MARGINALS[normalization],) if normalization in MARGINALS else ())
+def decoding_kernels(path):
+    """The decoders that decoding the file ``path`` calls."""
+    return SERIAL_DECODING + (PARALLEL_DECODING if large_input(path) else ())
+
+
+def training_kernels(trainer, dev=None):
+    """Entry points that training with the rule ``trainer`` calls (and decoding the dev file ``dev``)."""
+    epoch = (EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ()
+    return TRAINING + epoch + (decoding_kernels(dev) if dev is not None else ())
+
+
+def tagging_kernels(normalization=None, path=None):
+    """Entry points that tagging the file ``path`` calls; with ``normalization`` ("global", "local"),
+    also the kernel of the label marginals of such a model."""
+    return TAGGING + (PARALLEL_DECODING if large_input(path) else ()) + (
+        (MARGINALS[normalization],) if normalization in MARGINALS else ())
 
 
 def _has_cached_code(name):

@@ -88,3 +88,18 @@ def test_serial_and_parallel_decoding_agree(order, normalization):
     np.testing.assert_array_equal(serial_scores, parallel_scores)
     labels, scores = model.decode(encoded)  # takes the parallel kernel at this size
     np.testing.assert_array_equal(labels, serial_labels)
+
+
+def test_decoders_of_the_cache_check_exist_and_large_inputs_name_the_parallel_one(tmp_path):
+    from structperc import kernel_cache
+    from structperc._kernels import decoders
+
+    for name in kernel_cache.SERIAL_DECODING + kernel_cache.PARALLEL_DECODING:
+        assert hasattr(decoders, name.split(".")[1]), name
+    small, large = tmp_path / "small.txt", tmp_path / "large.txt"
+    small.write_text("a DT\n\n")
+    large.write_text("a DT\n\n" * kernel_cache.LARGE_INPUT)
+    assert kernel_cache.decoding_kernels(small) == kernel_cache.SERIAL_DECODING
+    assert kernel_cache.decoding_kernels("-") == kernel_cache.SERIAL_DECODING
+    assert set(kernel_cache.tagging_kernels(path=large)) >= set(kernel_cache.PARALLEL_DECODING)
+    assert not set(kernel_cache.training_kernels("perceptron")) & set(kernel_cache.SERIAL_DECODING)
