@@ -75,12 +75,20 @@ def _takers(option):
     return f" ({', '.join(name for name, rule in TRAINERS.items() if option in rule.params)})"
 
 
-class Progress:
-    """Progress on stderr: a one-line bar (sentences/s) on a terminal, and a line per finished epoch."""
+def checkpoint_path(model):
+    """Where ``train --checkpoint-every`` writes: MODEL.npz -> MODEL.checkpoint.npz."""
+    model = Path(model)
+    return model.with_name((model.name[:-4] if model.name.endswith(".npz") else model.name) + ".checkpoint.npz")
 
-    def __init__(self, epochs, quiet):
+
+class Progress:
+    """Progress on stderr: a one-line bar (sentences/s) on a terminal, and a line per finished epoch
+    (and per checkpoint written)."""
+
+    def __init__(self, epochs, quiet, checkpoint=None, checkpoint_every=0):
         self.epochs = epochs
         self.quiet = quiet
+        self.checkpoint, self.checkpoint_every = checkpoint, checkpoint_every
         self.tty = sys.stderr.isatty()
 
     def __call__(self, epoch, done, total, stats):
@@ -108,6 +116,8 @@ class Progress:
         if record.dev:
             parts.append(f"dev={record.dev['score']:.2f}")
         typer.echo("  ".join(parts), err=True)
+        if self.checkpoint is not None and record.epoch % self.checkpoint_every == 0:
+            typer.echo(f"checkpoint {self.checkpoint} (epoch {record.epoch})", err=True)
 
 
 # ---------------------------------------------------------------------------------------- train
@@ -145,6 +155,13 @@ def train(
     average_start: Optional[int] = typer.Option(
         None, help="Epoch after which SGD averaging starts (default 1)" + _takers("average_start") + "."),
     seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
+    checkpoint_every: Optional[int] = typer.Option(
+        None, "--checkpoint-every", min=1,
+        help="After every K epochs, write MODEL's name with .checkpoint.npz: a model of the weights "
+        "reached, plus what --resume needs to continue."),
+    resume: Optional[Path] = typer.Option(
+        None, "--resume", help="Continue from this checkpoint up to --epochs (the same command, options and "
+        "data as the run that wrote it); the model is the one the uninterrupted run gives."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ):
@@ -162,10 +179,12 @@ def train(
         l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
     )
     tagger.trainer_options()  # a bad option is reported before the corpus is read
-    _announce_compiling(training_kernels(trainer))
-    progress = Progress(epochs, quiet)
+    _announce_compiling(training_kernels(trainer, dev))
+    checkpoint = checkpoint_path(model) if checkpoint_every else None
+    progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
     tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, format=format,
                     columns=_split_list(columns), label=label, encoding=encoding, only_types=_split_list(only_types),
+                    checkpoint=checkpoint, checkpoint_every=checkpoint_every or 1, resume=resume,
                     **({} if tag_sep is None else {"tag_sep": tag_sep}))
     tagger.save(model)
     training = tagger.model_.metadata["training"]
@@ -220,7 +239,7 @@ def tag(
     if json_output and output is None:
         raise ConfigError("--json prints on stdout; give --output for the tagged text")
     tagger = Tagger.load(model)
-    _announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
+    _announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input))
     stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability,
                                               tag_sep=tag_sep)
     if json_output:
@@ -253,7 +272,7 @@ def eval_(
     from .tagger import Tagger
 
     tagger = Tagger.load(model)
-    _announce_compiling(tagging_kernels())
+    _announce_compiling(tagging_kernels(path=test_file))
     result = tagger.prepare().evaluate_file(test_file, format, tag_sep=tag_sep)
     result.pop("tokens_per_second", None)
     if json_output:
@@ -376,5 +395,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def main():
+    from .kernel_cache import load_numba_without_blas
+
     warnings.showwarning = _show_warning
+    load_numba_without_blas()
     app(args=_bare_marginals(sys.argv[1:]), prog_name="structperc")

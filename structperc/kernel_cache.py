@@ -6,24 +6,46 @@ that the command line can say so instead of looking hung. Only entry points are 
 kernels they call are compiled (and cached) with them.
 """
 import importlib
+import os
 import pickle
+import sys
 
-TAGGING = ("keys.lookup_template", "keys.columns_to_csr", "decoders.decode_corpus")
-TRAINING = ("keys.intern_template", "keys.number_features", "keys.columns_to_csr", "decoders.decode_corpus")
+SERIAL_DECODING = ("decoders.decode_corpus_serial",)
+# the parallel decoder runs only on batches of decoders.PARALLEL_FROM sentences or more
+PARALLEL_DECODING = ("decoders.decode_corpus_parallel",)
+TAGGING = ("keys.lookup_template", "keys.columns_to_csr", *SERIAL_DECODING)
+TRAINING = ("keys.intern_template", "keys.number_features", "keys.columns_to_csr")
+# an input file at least this large (bytes) holds enough sentences for the parallel decoder
+LARGE_INPUT = 16384
 EPOCH_KERNELS = {"perceptron": "perceptron.perceptron_epoch", "crf": "crf.crf_epoch",
                  "memm": "memm.memm_epoch", "hinge": "hinge.hinge_epoch"}
 MARGINALS = {"global": "marginals.corpus_marginals", "local": "marginals.corpus_marginals"}
 
 
-def training_kernels(trainer):
-    """Entry points that training with the rule ``trainer`` calls."""
-    return TRAINING + ((EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ())
+def large_input(path):
+    """Whether ``path`` is a file large enough to be decoded by the parallel decoder."""
+    try:
+        return path is not None and os.path.getsize(path) >= LARGE_INPUT
+    except OSError:  # standard input ("-"), or a file that is not there (reported later)
+        return False
 
 
-def tagging_kernels(normalization=None):
-    """Entry points that tagging calls; with ``normalization`` ("global", "local"), also the
-    kernel of the label marginals of such a model."""
-    return TAGGING + ((MARGINALS[normalization],) if normalization in MARGINALS else ())
+def decoding_kernels(path):
+    """The decoders that decoding the file ``path`` calls."""
+    return SERIAL_DECODING + (PARALLEL_DECODING if large_input(path) else ())
+
+
+def training_kernels(trainer, dev=None):
+    """Entry points that training with the rule ``trainer`` calls (and decoding the dev file ``dev``)."""
+    epoch = (EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ()
+    return TRAINING + epoch + (decoding_kernels(dev) if dev is not None else ())
+
+
+def tagging_kernels(normalization=None, path=None):
+    """Entry points that tagging the file ``path`` calls; with ``normalization`` ("global", "local"),
+    also the kernel of the label marginals of such a model."""
+    return TAGGING + (PARALLEL_DECODING if large_input(path) else ()) + (
+        (MARGINALS[normalization],) if normalization in MARGINALS else ())
 
 
 def _has_cached_code(name):
@@ -41,3 +63,23 @@ def cold(names):
     """True when any of the kernels ``names`` ("module.function" under structperc._kernels) has no
     cached machine code for its current source, so that calling it compiles."""
     return not all(_has_cached_code(name) for name in names)
+
+
+def load_numba_without_blas():
+    """Load numba's compiler registries now, with the BLAS probe skipped.
+
+    Loading its first kernel, numba imports ``scipy.linalg.cython_blas`` (and so all of
+    scipy.linalg, about a third of a warm ``tag`` run) only to offer ``np.dot`` and friends in
+    compiled code. No structperc kernel uses them. For the command line only: in a library caller's
+    process it would hide BLAS from the caller's own kernels. scipy itself stays importable.
+    """
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg.cython_blas" in sys.modules:
+        return
+    from numba.core.registry import cpu_target
+
+    sys.modules["scipy.linalg.cython_blas"] = None  # import fails: numba's probe finds no BLAS
+    try:
+        cpu_target.target_context.refresh()
+        cpu_target.typing_context.refresh()
+    finally:
+        del sys.modules["scipy.linalg.cython_blas"]

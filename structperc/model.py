@@ -146,8 +146,9 @@ class LinearChainModel:
         return decode_corpus(w, self.layout(), self.data(encoded))
 
     def prepare(self):
-        """Load the compiled decoder (numba's first call reads its cache) and start its threads by
-        decoding one empty one-token sentence."""
+        """Load the compiled decoder (numba's first call reads its cache) by decoding one empty
+        one-token sentence. That loads the serial kernel; the parallel one, for batches of
+        ``PARALLEL_FROM`` sentences or more, loads (and starts its threads) on first use."""
         empty = np.zeros(0, dtype=np.int64)
         one = np.array([0, 1], dtype=np.int64)
         no_features = np.zeros(2, dtype=np.int64)
@@ -172,10 +173,12 @@ class LinearChainModel:
         return float(w[self.phi(encoded, sentence, y)].sum())
 
     # ------------------------------------------------------------------ file
-    def save(self, path):
-        """Write ``.npz`` arrays plus JSON metadata atomically (temp file, then rename)."""
+    def save(self, path, extra_arrays=None):
+        """Write ``.npz`` arrays plus JSON metadata atomically (temp file, then rename).
+        extra_arrays : more named arrays to store (``load`` ignores them)."""
         arrays, encoder_meta = self.encoder.state()
         arrays = {f"encoder__{k}": v for k, v in arrays.items()}
+        arrays.update(extra_arrays or {})
         arrays["weights"] = self.weights
         arrays["dims"] = layout_dims(self.layout())
         if self.tag_dict is not None:

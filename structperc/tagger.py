@@ -4,7 +4,9 @@ It owns the pipeline on files as well: ``fit_file`` reads a corpus and records h
 label, encoding, ...) in the model, so that ``read``, ``tag_file`` and ``evaluate_file`` read later
 inputs the same way.
 """
+import copy
 import inspect
+import json
 import time
 
 import numpy as np
@@ -63,6 +65,70 @@ def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
     offsets = np.zeros(n_words + 1, dtype=np.int64)
     np.cumsum(allowed.sum(axis=1), out=offsets[1:])
     return offsets, np.nonzero(allowed)[1].astype(np.int64)
+
+
+def _plain(value):
+    """``value`` as it reads back from JSON (numpy scalars as Python numbers, tuples as lists)."""
+    return json.loads(json.dumps(value, default=lambda o: o.item()))
+
+
+CHECKPOINT_PREFIX = "checkpoint__"
+
+
+def _write_checkpoint(path, model, rule, state, run_key, input_metadata):
+    """A model file of the weights reached after ``state.epoch`` epochs, plus ``state`` (a
+    ``LoopState``): its arrays as ``checkpoint__NAME``, the rest in the metadata "checkpoint"."""
+    snapshot = copy.copy(model)
+    snapshot.weights = rule.weights()
+    arrays, scalars = {}, {}
+    for name, value in state.rule_state.items():
+        if isinstance(value, np.ndarray):
+            arrays[CHECKPOINT_PREFIX + name] = value
+        else:
+            scalars[name] = value
+    if state.best_weights is not None:
+        arrays[CHECKPOINT_PREFIX + "best_weights"] = state.best_weights
+    history = [{"epoch": r.epoch, "seconds": r.seconds, "stats": r.stats, "dev": r.dev} for r in state.history]
+    snapshot.metadata = _plain({
+        "training": {**run_key["params"], "trainer_options": run_key["trainer_options"], "best_epoch": state.epoch,
+                     "n_sentences": run_key["n_sentences"], "n_tokens": run_key["n_tokens"]},
+        "input": input_metadata,
+        "checkpoint": {
+            "epoch": state.epoch, "rule_state": scalars, "history": history, "best_epoch": state.best_epoch,
+            "best_score": state.best_score if np.isfinite(state.best_score) else None, "run": run_key,
+        },
+    })
+    snapshot.save(path, extra_arrays=arrays)
+
+
+def read_checkpoint(path, run_key=None, epochs=None):
+    """The ``LoopState`` stored in a checkpoint file written by ``fit(checkpoint=...)``.
+
+    run_key : what the run continuing it must share with the run that wrote it (see ``fit``), or
+        None (not checked); epochs : the epochs the continuing run ends at, or None.
+    """
+    from .errors import ModelFileError
+    from .npzfile import read_npz
+    from .train import EpochRecord, LoopState
+
+    arrays, meta = read_npz(path, "checkpoint")
+    saved = meta.get("checkpoint")
+    if not isinstance(saved, dict):
+        raise ModelFileError(f"{path}: not a checkpoint (a model file without the trainer's state)")
+    if run_key is not None and saved["run"] != run_key:
+        differ = sorted(k for k in set(run_key) | set(saved["run"]) if run_key.get(k) != saved["run"].get(k))
+        if "params" in differ:
+            ours, theirs = run_key["params"], saved["run"]["params"]
+            differ = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k)) + differ[1:]
+        raise ConfigError(f"{path}: checkpoint of another run (it differs in: {', '.join(differ)})")
+    if epochs is not None and saved["epoch"] > epochs:
+        raise ConfigError(f"{path}: checkpoint after epoch {saved['epoch']}, beyond the {epochs} epochs asked for")
+    rule_state = {k[len(CHECKPOINT_PREFIX):]: v for k, v in arrays.items() if k.startswith(CHECKPOINT_PREFIX)}
+    best_weights = rule_state.pop("best_weights", None)
+    rule_state.update(saved["rule_state"])
+    history = [EpochRecord(r["epoch"], r["seconds"], r["stats"], r["dev"]) for r in saved["history"]]
+    best_score = saved["best_score"] if saved["best_score"] is not None else -np.inf
+    return LoopState(saved["epoch"], rule_state, history, saved["best_epoch"], best_score, best_weights)
 
 
 class Tagger:
@@ -144,32 +210,44 @@ class Tagger:
         return options
 
     # ------------------------------------------------------------------ training
-    def fit_file(self, path, dev=None, callback=None, progress=None, **reader_options):
+    def fit_file(self, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
+                 resume=None, **reader_options):
         """Read a labelled corpus file (and a dev file) with ``read_corpus`` and fit; returns self.
 
         reader_options : keyword arguments of ``read_corpus`` (format, columns, label, encoding,
             only_types, ...). They are recorded in the model with the format and columns found, and
             ``read``, ``tag_file`` and ``evaluate_file`` use them.
+        checkpoint, checkpoint_every, resume : as in ``fit``.
         """
         from .readers import read_corpus
 
         self.trainer_options()  # a bad option fails before a large corpus is read
         corpus = read_corpus(path, **reader_options)
         dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
-        self.fit(corpus, dev=dev_corpus, callback=callback, progress=progress)
         reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
-        self.model_.metadata["input"] = {
+        input_metadata = {
             **reader_options, "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label,
         }
-        return self
+        return self.fit(corpus, dev=dev_corpus, callback=callback, progress=progress, checkpoint=checkpoint,
+                        checkpoint_every=checkpoint_every, resume=resume, input_metadata=input_metadata)
 
-    def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None):
+    def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
+            checkpoint_every=1, resume=None, input_metadata=None):
         """Train on X (a Corpus with labels, or token lists with labels y); returns self.
 
         dev : optional held-out data (Corpus, or token lists with dev_y); when given, the weights of
             the best dev epoch are kept (Collins' Numits).
         progress : callable(epoch, done, total, stats), called during each epoch, or None.
         callback : callable(EpochRecord), called as each epoch ends (with its dev score), or None.
+        checkpoint : path, or None. After every ``checkpoint_every`` epochs, write there (atomically)
+            a model file of the weights reached that also holds the trainer's state (see
+            ``read_checkpoint``).
+        resume : path of such a checkpoint, or None. Training continues from it up to ``epochs``
+            and ends with the model the uninterrupted run would have given. The checkpoint must come
+            from a run with the same parameters (``epochs`` aside), data and dev data; otherwise
+            ConfigError.
+        input_metadata : the model's "input" metadata (how the corpus was read); None: its format,
+            columns and label.
         """
         from .train import Problem, make_rule, train_online
 
@@ -204,17 +282,39 @@ class Tagger:
                 result["score"] = result["f1"] if chunks else result["accuracy"]
                 return result
 
-        self.history_, self.n_iter_ = train_online(
-            rule, Problem(model, model.data(encoded)), self.epochs, seed=self.seed,
-            dev_score=dev_score, progress=progress, callback=callback,
-        )
         params = self.get_params()
         params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
+        if input_metadata is None:
+            input_metadata = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        # what a checkpoint must share with the run that continues it (epochs may grow)
+        run_key = _plain({
+            "params": {k: v for k, v in params.items() if k != "epochs"}, "trainer_options": options,
+            "input": input_metadata, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
+            "features_seen": encoder.n_features_, "pair_features_seen": encoder.n_pair_features_,
+            "dev_sentences": None if dev is None else len(dev_corpus.sentence_offsets) - 1,
+        })
+        loop_state = None
+        if resume is not None:
+            loop_state = read_checkpoint(resume, run_key, self.epochs)
+        write_checkpoint = None
+        if checkpoint is not None:
+            if int(checkpoint_every) != checkpoint_every or checkpoint_every < 1:
+                raise ConfigError(f"checkpoint_every must be a positive integer, got {checkpoint_every!r}")
+
+            def write_checkpoint(state):
+                if state.epoch % checkpoint_every == 0:
+                    _write_checkpoint(checkpoint, model, rule, state, run_key, input_metadata)
+
+        self.history_, self.n_iter_ = train_online(
+            rule, Problem(model, model.data(encoded)), self.epochs, seed=self.seed,
+            dev_score=dev_score, progress=progress, callback=callback, checkpoint=write_checkpoint,
+            resume=loop_state,
+        )
         model.metadata["training"] = {
             **params, "trainer_options": options,
             "best_epoch": self.n_iter_, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
         }
-        model.metadata["input"] = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        model.metadata["input"] = input_metadata
         if dev is not None:
             model.metadata["dev_history"] = [r.dev for r in self.history_]
         model.metadata["training"]["features_seen"] = encoder.n_features_

@@ -284,3 +284,33 @@ def naive_hinge_sgd(model, enc, visits, eta0, l2, cost):
             w = w + eta * (model.feature_vector(enc, s, gold) - model.feature_vector(enc, s, guess))
         history.append(w.copy())
     return history
+
+
+def brute_force_phi_best(model, enc, s, w):
+    """argmax over every labeling y of sentence s of w · Φ(x, y) plus the transition mask of
+    ``model`` (-inf on a forbidden (y_{t-1}, y_t), the start included), straight from the model's
+    Φ at any label order; ties ordered by the reversed sequence. Returns (y, score)."""
+    a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+    start = model.n_labels
+    scored = []
+    for y in all_labelings(b - a, model.n_labels):
+        score = float(w[model.phi(enc, s, y)].sum())
+        for prev, c in zip([start, *y[:-1]], y):
+            score += model.mask_penalty[prev, c]
+        if np.isfinite(score):
+            scored.append((-score, tuple(y[::-1]), y))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return scored[0][2], -scored[0][0]
+
+
+def naive_memm_log_probability(model, enc, s, w, y):
+    """sum_t log P(y_t | y_{t-1}, x) of a first-order MEMM, each P a softmax over the labels c of
+    w · f(x, t, y_{t-1}, c) (emission, transition and pair features) plus the transition mask."""
+    a = enc.sentence_offsets[s]
+    prev, total = model.n_labels, 0.0
+    for t, label in enumerate(y):
+        scores = np.array([w @ local_feature_vector(model, enc, a + t, prev, c) + model.mask_penalty[prev, c]
+                           for c in range(model.n_labels)])
+        total += scores[label] - np.logaddexp.reduce(scores)
+        prev = label
+    return total

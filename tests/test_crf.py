@@ -2,12 +2,14 @@
 import numpy as np
 import pytest
 
-from naive import naive_eager_sgd, naive_expected_phi
+from naive import naive_eager_sgd, naive_expected_phi, naive_log_likelihood
 from structperc._kernels import crf as kernels
+from structperc._kernels import sgd
 from structperc._kernels.forward_backward import forward_backward
+from structperc.encode import FeatureEncoder
 from structperc.errors import ConfigError
 from structperc.model import LinearChainModel
-from structperc.tagger import Tagger
+from structperc.tagger import Tagger, _as_corpus
 from structperc.train import TRAINERS, Problem
 from structperc.train.crf import CRFRule
 from structperc.train.sgd import calibrate_eta0
@@ -37,13 +39,40 @@ def test_calibration_keeps_the_best_candidate():
     assert 0.1 in tried and 0.05 in tried and max(tried) <= 0.1 * 2 ** 10
 
 
-def test_calibrated_rate_raises_the_sample_objective(small_model):
-    model, enc = small_model(1, n_sentences=20)
-    model.weights = np.zeros_like(model.weights)
+def test_calibrated_rate_raises_the_sample_objective():
+    # a learnable sample (each word has one label): on random labels no rate raises the on-line
+    # objective, and the calibration rightly falls back to its smallest candidate
+    rng = np.random.default_rng(1)
+    lexicon = {w: ["A", "B", "C"][i % 3] for i, w in enumerate(WORDS)}
+    X = [[WORDS[i] for i in rng.integers(0, len(WORDS), rng.integers(1, 5))] for _ in range(20)]
+    corpus = _as_corpus(X, [[lexicon[w] for w in s] for s in X])
+    encoder = FeatureEncoder(["w[0]", "w[-1]"])
+    enc = encoder.fit_transform(corpus, corpus.columns["label"])
+    model = LinearChainModel(encoder)
     rule = CRFRule()
     rule.begin(Problem(model, model.data(enc)))
-    assert rule.eta0_ > 0
     assert rule.l2_ == pytest.approx(2 / enc.n_sentences)
+    sample = np.arange(enc.n_sentences, dtype=np.int64)  # 20 < calibration_sentences: the whole corpus
+    penalty = 0.5 * rule.l2_ * enc.n_sentences
+
+    def one_pass(eta0):
+        """The weights after one pass from w = 0, and the calibration's measure of the pass: the
+        log-likelihood summed at visit time minus the penalty at the end."""
+        v, state = np.zeros_like(model.weights), sgd.new_state()
+        gain, _ = rule._pass(v, np.zeros(0), state, sample, sgd.Rate(eta0, rule.l2_))
+        w = state[sgd.SCALE] * v
+        return w, gain - penalty * float(w @ w)
+
+    def objective(w):  # sum_i log P(y_i | x_i) - (n λ / 2) ||w||², by brute force
+        return sum(naive_log_likelihood(model, enc, s, w) for s in range(enc.n_sentences)) - penalty * float(w @ w)
+
+    w0 = np.zeros_like(model.weights)
+    before = objective(w0)
+    w, measured = one_pass(rule.eta0_)
+    assert objective(w) > before + 5.0
+    assert measured > before + 0.5
+    # the calibration tries rates a factor 2 apart and keeps the best by its measure
+    assert measured >= one_pass(rule.eta0_ * 2)[1] and measured >= one_pass(rule.eta0_ / 2)[1]
 
 
 def test_options_are_checked(small_model):

@@ -4,7 +4,7 @@ import inspect
 import numpy as np
 import pytest
 
-from naive import brute_force_best, explicit_average, sequence_score
+from naive import brute_force_phi_best, explicit_average, sequence_score
 from naive import template_keys as naive_template_keys
 from structperc._kernels import scoring
 from structperc.model import LinearChainModel
@@ -108,15 +108,13 @@ def test_rare_templates_fire_only_on_rare_words():
 
 
 def naive_perceptron(model, enc, order_of_visits):
-    """Plain-Python structured perceptron with brute-force decoding; returns the weight history."""
+    """Plain-Python structured perceptron with brute-force decoding (every labeling scored as w · Φ,
+    at the model's label order and under its transition mask); returns the weight history."""
     w = np.zeros_like(model.weights)
     history = []
     for s in order_of_visits:
         a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-        emission = scoring.emission_scores(w, model.layout(), model.data(enc), a, b)
-        transition = scoring.transition_scores(w, model.layout(), model.data(enc), a, b)
-        end = scoring.end_scores(w, model.layout())
-        guess, _ = brute_force_best(emission, transition, end)
+        guess, _ = brute_force_phi_best(model, enc, s, w)
         gold = enc.labels[a:b]
         if not np.array_equal(guess, gold):
             w = w + model.feature_vector(enc, s, gold) - model.feature_vector(enc, s, guess)
@@ -142,6 +140,29 @@ def test_perceptron_kernel_matches_naive_perceptron_and_explicit_average(seed, f
     plain.begin(Problem(model, model.data(enc)))
     plain.run(visits)
     np.testing.assert_allclose(plain.weights(), history[-1])
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("order, constrain", [(2, None), (1, "bio"), (2, "bio")])
+def test_perceptron_kernel_matches_naive_perceptron_at_order_2_and_under_bio(seed, order, constrain):
+    """Weights after every visit and the average, against the naive perceptron (brute force over w · Φ)."""
+    rng = np.random.default_rng(seed)
+    X, y = random_sentences(rng, 8, 3, max_len=4, tags=("B-NP", "I-NP", "O"))
+    # gold must be allowed under bio: no I-NP at the start or after O
+    y = [[("B-NP" if tag == "I-NP" and (i == 0 or s[i - 1] == "O") else tag) for i, tag in enumerate(s)] for s in y]
+    corpus = _as_corpus(X, y, ["word", "pos"])
+    encoder = FeatureEncoder(TEMPLATES)
+    enc = encoder.fit_transform(corpus, corpus.columns["label"])
+    model = LinearChainModel(encoder, order=order, constrain=constrain)
+    visits = np.concatenate([rng.permutation(enc.n_sentences) for _ in range(3)]).astype(np.int64)
+    history = naive_perceptron(model, enc, visits)
+    assert any(not np.array_equal(h, history[-1]) for h in history)  # it did learn along the way
+    rule = PerceptronRule(average=True)
+    rule.begin(Problem(model, model.data(enc)))
+    for visit, expected in zip(visits, history):
+        rule.run(np.array([visit], dtype=np.int64))
+        np.testing.assert_array_equal(rule.w, expected)
+    np.testing.assert_allclose(rule.weights(), explicit_average(history), atol=1e-12)
 
 
 def test_perceptron_separates_a_separable_problem():

@@ -3,7 +3,7 @@ eager steps, and training through the Tagger."""
 import numpy as np
 import pytest
 
-from naive import gold_history_probabilities
+from naive import all_labelings, gold_history_probabilities, naive_memm_log_probability
 from structperc._kernels import scoring
 from structperc.tagger import Tagger
 from structperc.train import TRAINERS
@@ -42,3 +42,21 @@ def test_memm_fits_a_separable_problem_with_local_decoding():
     assert tagger.model_.normalization == "local"
     assert tagger.predict(X) == y
     assert TRAINERS["memm"] is MEMMRule
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("constrain", [None, "bio"])
+def test_first_order_memm_decoding_is_the_brute_force_argmax(seed, constrain, small_model):
+    """decode equals argmax over every labeling of sum_t log P(y_t | y_{t-1}, x), each P computed
+    naively from the weights (softmax of w · f over the labels)."""
+    model, enc = small_model(seed, constrain, scale=2.0)
+    model.normalization = "local"
+    model.decoder = "memm"
+    predicted, scores = model.decode(enc)
+    for s in range(enc.n_sentences):
+        a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+        candidates = [(naive_memm_log_probability(model, enc, s, model.weights, y), y)
+                      for y in all_labelings(b - a, model.n_labels)]
+        best, _ = max(candidates, key=lambda item: item[0])
+        assert scores[s] == pytest.approx(best, abs=1e-9)
+        assert naive_memm_log_probability(model, enc, s, model.weights, predicted[a:b]) == pytest.approx(best, abs=1e-9)

@@ -314,8 +314,8 @@ def test_reproduce_without_the_experiments_directory_is_one_line_and_exit_2(tmp_
 
 # ---------------------------------------------------------------------------- pinned numbers
 def check_against_expected(results, expected):
-    tol = expected["tolerance"]
     for name, rows in expected["datasets"].items():
+        tol = expected["tolerance"][name]
         got = {r["key"]: r for r in results["datasets"][name]["rows"]}
         for key, want in rows.items():
             row = got[key]
@@ -337,6 +337,27 @@ def test_reproduction_matches_pinned_numbers(tmp_path, mode):
     results = reproduce.run_collins2002(corpora, tmp_path, quick=mode == "quick", datasets=list(expected["datasets"]))
     check_against_expected(results, expected)
     assert (tmp_path / "collins2002.md").is_file() and (tmp_path / "collins2002.json").is_file()
+
+
+def test_pinned_tolerances_are_below_the_differences_the_readme_concludes_from():
+    """Half of 0.05 points (WSJ, ME cc=0 vs Perc avg cc=0) and of 7 epochs (WSJ Numits 12 vs 19):
+    no two pinned figures within tolerance can swap order on a README conclusion."""
+    expected = json.loads(EXPECTED.read_text())
+    for mode in ("quick", "full"):
+        assert set(expected[mode]["tolerance"]) == set(expected[mode]["datasets"]), mode
+        for name, tol in expected[mode]["tolerance"].items():
+            assert tol["score"] < 0.05 / 2 and tol["epochs"] < 7 / 2, (mode, name)
+    assert all(tol == {"score": 0.0005, "epochs": 0} for tol in expected["quick"]["tolerance"].values())
+
+
+def test_check_against_expected_fails_on_a_drift_beyond_tolerance():
+    expected = json.loads(EXPECTED.read_text())["quick"]
+    rows = [{"key": key, "status": "ok", **want} for key, want in expected["datasets"]["np"].items()]
+    results = {"datasets": {"np": {"rows": rows}}}
+    check_against_expected(results, expected)
+    rows[0]["test_score"] += 0.001
+    with pytest.raises(AssertionError):
+        check_against_expected(results, expected)
 
 
 # ---------------------------------------------------------------------------- one row on tiny data

@@ -71,17 +71,47 @@ def decode_sentence(w, layout, data, a, b, extra_emission):
     return run_decoder(w, layout, data, a, b, (emission, transition, end))
 
 
-@njit(cache=True, parallel=True)
-def decode_corpus(w, layout, data):
-    """Best labels of every token (int64 (n_tokens,)) and score of every sentence."""
+@njit(cache=True)
+def decode_range(w, layout, data, lo, hi, labels, scores):
+    """Decode sentences lo..hi-1 into ``labels`` (n_tokens,) and ``scores`` (n_sentences,)."""
     sentence_offsets = data.sentence_offsets
-    n_sentences = sentence_offsets.shape[0] - 1
-    labels = np.zeros(sentence_offsets[-1], dtype=np.int64)
-    scores = np.zeros(n_sentences)
     no_extra = np.zeros((0, layout.n_labels))
-    for s in prange(n_sentences):
+    for s in range(lo, hi):
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
         path, score = decode_sentence(w, layout, data, a, b, no_extra)
         labels[a:b] = path
         scores[s] = score
+
+
+@njit(cache=True)
+def decode_corpus_serial(w, layout, data):
+    """``decode_corpus`` in the calling thread."""
+    n_sentences = data.sentence_offsets.shape[0] - 1
+    labels = np.zeros(data.sentence_offsets[-1], dtype=np.int64)
+    scores = np.zeros(n_sentences)
+    decode_range(w, layout, data, 0, n_sentences, labels, scores)
     return labels, scores
+
+
+@njit(cache=True, parallel=True)
+def decode_corpus_parallel(w, layout, data):
+    """``decode_corpus`` on numba's threads, one sentence at a time."""
+    n_sentences = data.sentence_offsets.shape[0] - 1
+    labels = np.zeros(data.sentence_offsets[-1], dtype=np.int64)
+    scores = np.zeros(n_sentences)
+    for s in prange(n_sentences):
+        decode_range(w, layout, data, s, s + 1, labels, scores)
+    return labels, scores
+
+
+# Below this many sentences, decoding runs in the calling thread: starting numba's thread pool
+# (loading its threading layer) costs more than a small batch takes to decode.
+PARALLEL_FROM = 64
+
+
+def decode_corpus(w, layout, data):
+    """Best labels of every token (int64 (n_tokens,)) and score of every sentence. Each sentence is
+    decoded on its own, so the serial and the parallel kernel give the same result."""
+    if data.sentence_offsets.shape[0] - 1 < PARALLEL_FROM:
+        return decode_corpus_serial(w, layout, data)
+    return decode_corpus_parallel(w, layout, data)

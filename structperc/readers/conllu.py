@@ -5,10 +5,6 @@ Multiword token ranges ("1-2") and empty nodes ("8.1") are skipped; their words 
 
 from __future__ import annotations
 
-import conllu
-from conllu.exceptions import ParseException
-from conllu.serializer import serialize_field
-
 from ..errors import InputFormatError
 from .base import Parser
 
@@ -62,6 +58,9 @@ class ConlluParser(Parser):
             token_lines.append((first + offset, line))
         if not token_lines:
             return
+        import conllu  # here, not at the top: commands that read no CoNLL-U do not pay for it
+        from conllu.exceptions import ParseException
+
         text = "\n".join(self.block) + "\n"
         try:
             tokens = conllu.parse_token_and_metadata(text)
@@ -96,6 +95,9 @@ class ConlluParser(Parser):
     @staticmethod
     def _locate_error(token_lines) -> int:
         """Line number of the first token line that conllu rejects on its own."""
+        import conllu
+        from conllu.exceptions import ParseException
+
         for line_number, line in token_lines:
             try:
                 conllu.parse_token_and_metadata(line + "\n")
@@ -112,4 +114,6 @@ def _space_after(token) -> str:
 def _conllu_value(value) -> str:
     if isinstance(value, str):
         return value
+    from conllu.serializer import serialize_field
+
     return serialize_field(value)

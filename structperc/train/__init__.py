@@ -3,7 +3,7 @@
 Each rule class declares ``params`` (its options and their defaults) and ``probabilistic``.
 """
 from ..errors import ConfigError
-from .base import EpochRecord, LearningRule, Problem, train_online
+from .base import EpochRecord, LearningRule, LoopState, Problem, train_online
 from .crf import CRFRule
 from .hinge import HingeRule
 from .memm import MEMMRule
@@ -29,4 +29,4 @@ def make_rule(name, **options):
     return check_options(name, options)(**options)
 
 
-__all__ = ["TRAINERS", "EpochRecord", "LearningRule", "Problem", "check_options", "make_rule", "train_online"]
+__all__ = ["TRAINERS", "EpochRecord", "LearningRule", "LoopState", "Problem", "check_options", "make_rule", "train_online"]

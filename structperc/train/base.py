@@ -66,6 +66,15 @@ class LearningRule:
         """Per-epoch numbers to report beside the counters of ``run`` (e.g. the objective)."""
         return {}
 
+    def save_state(self):
+        """Everything a run needs to continue after an epoch: name -> ndarray or JSON-able scalar.
+        The arrays may be the rule's own buffers (write them out before the next ``run``)."""
+        raise NotImplementedError
+
+    def load_state(self, problem, state):
+        """Start on ``problem`` where the run that saved ``state`` stood, instead of ``begin``."""
+        raise NotImplementedError
+
 
 @dataclass
 class EpochRecord:
@@ -75,21 +84,45 @@ class EpochRecord:
     dev: dict | None = None
 
 
+@dataclass
+class LoopState:
+    """Where a run stands after ``epoch`` epochs: the rule's ``save_state()``, the epochs so far and the
+    best dev epoch. With the seed, it determines the rest of the run: epoch e visits the sentences
+    in the e-th permutation drawn from the seed."""
+
+    epoch: int
+    rule_state: dict
+    history: list
+    best_epoch: int
+    best_score: float
+    best_weights: np.ndarray | None
+
+
 def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, chunk_sentences=2000,
-                 callback=None):
+                 callback=None, checkpoint=None, resume=None):
     """Train ``rule`` for ``epochs`` passes; the best dev epoch's weights end up in the model.
 
     dev_score : callable(weights) -> dict with a "score" key (higher is better), or None (the last
         epoch's weights are kept). progress : callable(epoch, done, total, stats) or None.
     callback : callable(EpochRecord) called as each epoch ends, or None.
+    checkpoint : callable(LoopState) called as each epoch ends (before ``callback``), or None.
+    resume : a LoopState to continue from (``rule.load_state`` instead of ``rule.begin``); the run
+        then ends as the uninterrupted run with the same seed would.
     Returns (history: list of EpochRecord, best_epoch).
     """
     rng = np.random.default_rng(seed)
     n = problem.n_sentences
-    rule.begin(problem)
-    history = []
-    best_epoch, best_score, best_weights = 0, -np.inf, None
-    for epoch in range(1, epochs + 1):
+    if resume is None:
+        rule.begin(problem)
+        history, first = [], 1
+        best_epoch, best_score, best_weights = 0, -np.inf, None
+    else:
+        rule.load_state(problem, resume.rule_state)
+        history, first = list(resume.history), resume.epoch + 1
+        best_epoch, best_score, best_weights = resume.best_epoch, resume.best_score, resume.best_weights
+        for _ in range(resume.epoch):
+            rng.permutation(n)  # the RNG where the interrupted run left it
+    for epoch in range(first, epochs + 1):
         start = time.perf_counter()
         visit_order = rng.permutation(n).astype(np.int64)
         totals = {}
@@ -109,6 +142,8 @@ def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, c
         else:
             best_epoch = epoch
         history.append(record)
+        if checkpoint is not None:
+            checkpoint(LoopState(epoch, rule.save_state(), history, best_epoch, best_score, best_weights))
         if callback is not None:
             callback(record)
     problem.model.weights = best_weights if best_weights is not None else rule.final_weights()

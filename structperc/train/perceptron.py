@@ -39,3 +39,12 @@ class PerceptronRule(LearningRule):
             self.u += self.w
             return self.u
         return self.w
+
+    def save_state(self):
+        return {"w": self.w, "u": self.u, "counter": self.counter}
+
+    def load_state(self, problem, state):
+        self.begin(problem)
+        self.w[:] = state["w"]
+        self.u[:] = state["u"]
+        self.counter = float(state["counter"])

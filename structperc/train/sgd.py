@@ -127,3 +127,18 @@ class ScaledSGDRule(LearningRule):
 
     def weights(self):
         return real_weights(self.v, self.u, self.state, self.average)
+
+    def save_state(self):
+        return {"v": self.v, "u": self.u, "sgd_state": self.state, "l2": self.l2_, "eta0": self.eta0_,
+                "epochs": self._epochs}
+
+    def load_state(self, problem, state):
+        # as ``begin``, with the rate and weights of the saved run instead of a calibration
+        self._check(problem)
+        self.problem = problem
+        self.layout = problem.model.layout()
+        self.l2_, self.eta0_ = float(state["l2"]), float(state["eta0"])
+        self.v = np.array(state["v"], dtype=np.float64)
+        self.u = np.array(state["u"], dtype=np.float64)
+        self.state = np.array(state["sgd_state"], dtype=np.float64)
+        self._gain, self._visits, self._epochs = 0.0, 0, int(state["epochs"])

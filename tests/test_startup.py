@@ -1,0 +1,105 @@
+"""Start-up: the one-line notice before a cold compile, what `tag` leaves unimported, and the
+serial decoder that small inputs take (the same result as the parallel one)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from builders import random_sentences
+from structperc._kernels.decoders import PARALLEL_FROM, decode_corpus_parallel, decode_corpus_serial
+from structperc.encode import FeatureEncoder
+from structperc.model import LinearChainModel
+from structperc.tagger import _as_corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTICE = "compiling kernels, once"
+
+
+def _run(*args, env=None, cwd=None):
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, *map(str, args)], env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=900)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("startup")
+    corpus = folder / "train.txt"
+    corpus.write_text("the DT B-NP\ncat NN I-NP\nsat VBD O\n\na DT B-NP\ndog NN I-NP\n\n")
+    done = _run("-m", "structperc", "train", corpus, "--model", folder / "m.npz", "--columns", "word,pos,chunk",
+                "--epochs", "1", "--quiet")
+    assert done.returncode == 0, done.stderr
+    return corpus, folder / "m.npz"
+
+
+def test_cold_cache_prints_the_notice_once_and_a_warm_one_not_at_all(tiny_model, tmp_path):
+    corpus, model = tiny_model
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    cold = _run("-m", "structperc", "tag", corpus, "--model", model, "--quiet", env=env)
+    assert cold.returncode == 0, cold.stderr
+    assert cold.stderr.count(NOTICE) == 1, cold.stderr
+    assert any(cache.rglob("*.nbi")), "numba did not write its cache under NUMBA_CACHE_DIR"
+    warm = _run("-m", "structperc", "tag", corpus, "--model", model, "--quiet", env=env)
+    assert warm.returncode == 0, warm.stderr
+    assert NOTICE not in warm.stderr
+    assert warm.stdout == cold.stdout
+
+
+def test_tag_imports_neither_scipy_linalg_nor_conllu(tiny_model):
+    corpus, model = tiny_model
+    script = (
+        "import atexit, json, sys\n"
+        "atexit.register(lambda: sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n'))\n"
+        "from structperc.cli import main\n"
+        f"sys.argv = ['structperc', 'tag', {str(corpus)!r}, '--model', {str(model)!r}, '--quiet']\n"
+        "main()\n"
+    )
+    done = _run("-c", script)
+    assert done.returncode == 0, done.stderr
+    modules = json.loads(done.stderr.split("MODULES ", 1)[1])
+    assert "structperc.tagger" in modules  # the script did tag
+    loaded = [m for m in modules if m.startswith(("scipy.linalg", "conllu", "seqeval", "matplotlib"))]
+    assert loaded == []
+    # scipy.linalg is still importable in such a process (the BLAS probe was skipped, not blocked)
+    probe = script.replace("main()\n", "main()\nimport scipy.linalg\nscipy.linalg.cython_blas\n")
+    assert _run("-c", probe).returncode == 0
+
+
+@pytest.mark.parametrize("order, normalization", [(1, "global"), (2, "global"), (1, "local"), (2, "local")])
+def test_serial_and_parallel_decoding_agree(order, normalization):
+    rng = np.random.default_rng(order)
+    X, y = random_sentences(rng, PARALLEL_FROM + 10, 4)
+    corpus = _as_corpus(X, y, ["word", "pos"])
+    encoder = FeatureEncoder(["w[0]", "w[-1]", "pos[0]", "pair:pos[0]"])
+    encoded = encoder.fit_transform(corpus, corpus.columns["label"])
+    model = LinearChainModel(encoder, order=order, constrain=None, normalization=normalization)
+    model.weights = rng.normal(size=model.weights.shape)
+    data, layout = model.data(encoded), model.layout()
+    serial_labels, serial_scores = decode_corpus_serial(model.weights, layout, data)
+    parallel_labels, parallel_scores = decode_corpus_parallel(model.weights, layout, data)
+    np.testing.assert_array_equal(serial_labels, parallel_labels)
+    np.testing.assert_array_equal(serial_scores, parallel_scores)
+    labels, scores = model.decode(encoded)  # takes the parallel kernel at this size
+    np.testing.assert_array_equal(labels, serial_labels)
+
+
+def test_decoders_of_the_cache_check_exist_and_large_inputs_name_the_parallel_one(tmp_path):
+    from structperc import kernel_cache
+    from structperc._kernels import decoders
+
+    for name in kernel_cache.SERIAL_DECODING + kernel_cache.PARALLEL_DECODING:
+        assert hasattr(decoders, name.split(".")[1]), name
+    small, large = tmp_path / "small.txt", tmp_path / "large.txt"
+    small.write_text("a DT\n\n")
+    large.write_text("a DT\n\n" * kernel_cache.LARGE_INPUT)
+    assert kernel_cache.decoding_kernels(small) == kernel_cache.SERIAL_DECODING
+    assert kernel_cache.decoding_kernels("-") == kernel_cache.SERIAL_DECODING
+    assert set(kernel_cache.tagging_kernels(path=large)) >= set(kernel_cache.PARALLEL_DECODING)
+    assert not set(kernel_cache.training_kernels("perceptron")) & set(kernel_cache.SERIAL_DECODING)
