@@ -14,10 +14,13 @@ from .corpus import Corpus
 from .encode import FIRST_ID, FeatureEncoder
 from .errors import ConfigError
 from .evaluate import evaluate_labels
+from ._kernels.emission import gold_pairs
 from .model import LinearChainModel
 
 # Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
 # default) leaves the rule's own default, and only the options that are set reach the rule.
+# whether a model keeps a weight for every (feature, label) pair; chosen by measuring (benchmarks/labels.md)
+ALL_PAIRS_DEFAULT = True
 TRAINER_OPTIONS = ("average", "l2", "eta0", "batch_size", "cost", "average_start", "calibration_sentences")
 
 
@@ -81,6 +84,8 @@ class Tagger:
     order : 1 (bigram labels) or 2 (trigram labels)
     tag_dict : None, or k: words seen >= k times may only take the tags seen with them
     seed : seed of the per-epoch shuffles
+    all_pairs : True: a weight for every (feature, label) pair; False: only for the pairs seen in
+        training (a feature with each gold label it occurs with), as CRFsuite's default
     columns : names of the token values when fitting on plain lists
     l2, eta0, batch_size, cost, average_start, calibration_sentences : options of the learning rules
         that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
@@ -96,7 +101,8 @@ class Tagger:
 
     def __init__(self, templates="chunk", trainer="perceptron", epochs=10, average=None, min_count=0,
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
-                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None):
+                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None,
+                 all_pairs=ALL_PAIRS_DEFAULT):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -114,6 +120,7 @@ class Tagger:
         self.cost = cost
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
+        self.all_pairs = all_pairs
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -154,13 +161,11 @@ class Tagger:
         from .readers import read_corpus
 
         self.trainer_options()  # a bad option fails before a large corpus is read
-        corpus = read_corpus(path, **reader_options)
         dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
-        self.fit(corpus, dev=dev_corpus, callback=callback, progress=progress)
+        # no reference to the training corpus is kept here: ``fit`` drops its strings once encoded
+        self.fit(read_corpus(path, **reader_options), dev=dev_corpus, callback=callback, progress=progress)
         reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
-        self.model_.metadata["input"] = {
-            **reader_options, "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label,
-        }
+        self.model_.metadata["input"] = {**reader_options, **self.model_.metadata["input"]}
         return self
 
     def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None):
@@ -179,15 +184,24 @@ class Tagger:
             raise ValueError("training data has no label column")
         encoder = FeatureEncoder(self.templates, self.min_count, self.rare_threshold)
         encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+        input_options = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        # the training strings are not needed past encoding (freed here when the caller holds none)
+        del X, y, corpus
         tag_dict = None
         if self.tag_dict:
             if encoded.word_ids is None:
                 raise ConfigError("--tag-dict needs templates that use the word column")
             tag_dict = build_tag_dict(encoded.word_ids, encoded.labels, len(encoder.vocabularies_["word"]) + FIRST_ID,
                                       len(encoder.labels_), self.tag_dict)
+        else:
+            encoded.word_ids = None  # only the tag dictionary reads the word ids
+        emission_pairs = None
+        if not self.all_pairs:
+            emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
+                                        encoder.n_features_, len(encoder.labels_))
         rule = make_rule(self.trainer, **options)
         model = LinearChainModel(encoder, order=self.order, constrain=self.constrain, tag_dict=tag_dict,
-                                 normalization=rule.normalization)
+                                 normalization=rule.normalization, emission_pairs=emission_pairs)
         self.model_ = model
         self.labels_ = model.labels
         dev_score = None
@@ -210,11 +224,13 @@ class Tagger:
         )
         params = self.get_params()
         params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
+        if params["all_pairs"] == ALL_PAIRS_DEFAULT:
+            del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
         model.metadata["training"] = {
             **params, "trainer_options": options,
             "best_epoch": self.n_iter_, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
         }
-        model.metadata["input"] = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        model.metadata["input"] = input_options
         if dev is not None:
             model.metadata["dev_history"] = [r.dev for r in self.history_]
         model.metadata["training"]["features_seen"] = encoder.n_features_

@@ -172,7 +172,7 @@ def number_features(local, local_starts, local_keep, keys_of_local, first_token)
     local_starts : int64 (n_templates + 1,); template j's local id L is flat index local_starts[j] + L
         in local_keep bool, keys_of_local int64 and first_token int64
 
-    Returns (offsets int64 (n_tokens + 1,), feature ids int64 (nnz,), kept keys int64 (n_features,)
+    Returns (offsets int64 (n_tokens + 1,), feature ids int32 (nnz,), kept keys int64 (n_features,)
     in id order).
     """
     m, n = local.shape
@@ -334,7 +334,7 @@ def columns_to_csr(ids, remap):
     ids in template order; remap[id] is the final id (-1 drops it; empty: ids as they are). With a
     remap, `ids` is overwritten with the final ids.
 
-    Returns (offsets int64 (n_tokens + 1,), flat ids int64 (nnz,))."""
+    Returns (offsets int64 (n_tokens + 1,), flat ids int32 (nnz,))."""
     m, n = ids.shape
     if remap.shape[0] > 0:
         for j in range(m):
@@ -362,9 +362,9 @@ def _rows_of_columns(ids):
 
 @njit(cache=True)
 def _fill_rows(ids, offsets):
-    """Flat CSR ids (int64 (offsets[-1],)) of ids int32 (n_templates, n_tokens), given the offsets."""
+    """Flat CSR ids (int32 (offsets[-1],)) of ids int32 (n_templates, n_tokens), given the offsets."""
     m, n = ids.shape
-    flat = np.empty(offsets[n], dtype=np.int64)
+    flat = np.empty(offsets[n], dtype=np.int32)
     k = 0
     for i in range(n):
         for j in range(m):
