@@ -21,6 +21,7 @@ from .model import LinearChainModel
 # default) leaves the rule's own default, and only the options that are set reach the rule.
 # whether a model keeps a weight for every (feature, label) pair; chosen by measuring (benchmarks/labels.md)
 ALL_PAIRS_DEFAULT = True
+_READ_BATCH = 5000  # sentences per batch of read_training_corpus
 TRAINER_OPTIONS = ("average", "l2", "eta0", "batch_size", "cost", "average_start", "calibration_sentences")
 
 
@@ -54,6 +55,23 @@ def _as_corpus(X, y=None, columns=None):
         columns=values, sentence_offsets=offsets, label=label, path="<memory>",
         line_numbers=np.zeros(int(offsets[-1]), dtype=np.int64),
     )
+
+
+def read_training_corpus(path, **reader_options):
+    """``read_corpus`` for training: read in batches, with each distinct string held once and without
+    the original lines (training never writes them back), so that a token costs one pointer per
+    column instead of its own string objects."""
+    from .corpus import concatenate
+    from .readers import iter_corpus
+
+    shared = {}
+    parts = []
+    for batch in iter_corpus(path, require_label=True, batch_sentences=_READ_BATCH, **reader_options):
+        for name, values in batch.columns.items():
+            batch.columns[name] = list(map(shared.setdefault, values, values))
+        batch.lines = None
+        parts.append(batch)
+    return concatenate(parts)
 
 
 def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
@@ -163,7 +181,7 @@ class Tagger:
         self.trainer_options()  # a bad option fails before a large corpus is read
         dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
         # no reference to the training corpus is kept here: ``fit`` drops its strings once encoded
-        self.fit(read_corpus(path, **reader_options), dev=dev_corpus, callback=callback, progress=progress)
+        self.fit(read_training_corpus(path, **reader_options), dev=dev_corpus, callback=callback, progress=progress)
         reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
         self.model_.metadata["input"] = {**reader_options, **self.model_.metadata["input"]}
         return self
