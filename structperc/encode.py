@@ -170,7 +170,8 @@ class FeatureEncoder(FieldValues):
         Returns (CSR offsets, feature ids, feature keys in id order)."""
         spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
         n_tokens, m = matrix.shape[1], len(templates)
-        local = np.empty((m, n_tokens), dtype=np.int32)
+        # token-major, so that number_features leaves the corpus's feature ids in this same buffer
+        local = np.empty((n_tokens, m), dtype=np.int32).T
         starts, counts, combined, first = [0], [], [], []
         for j, t in enumerate(templates):
             space = self._space(t)

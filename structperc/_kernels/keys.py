@@ -168,7 +168,8 @@ def number_features(local, local_starts, local_keep, keys_of_local, first_token)
     sort of local ids by first token, stable in template order, gives that order without a pass
     over the matrix. Features with local_keep False get no id and are left out.
 
-    local : int32 (n_templates, n_tokens), overwritten with the final ids (-1: none)
+    local : int32 (n_templates, n_tokens), stored token-major (``local.T`` C-contiguous), overwritten
+        with the final ids (-1: none); its buffer then holds the returned feature ids
     local_starts : int64 (n_templates + 1,); template j's local id L is flat index local_starts[j] + L
         in local_keep bool, keys_of_local int64 and first_token int64
 
@@ -212,7 +213,23 @@ def number_features(local, local_starts, local_keep, keys_of_local, first_token)
                     offsets[i + 1] += 1
     for i in range(n):
         offsets[i + 1] += offsets[i]
-    return offsets, _fill_rows(local, offsets), kept[:n_kept].copy()
+    return offsets, _compact_rows(local, offsets), kept[:n_kept].copy()
+
+
+@njit(cache=True)
+def _compact_rows(ids, offsets):
+    """The flat CSR ids of ``_fill_rows``, for ids int32 (n_templates, n_tokens) stored token-major:
+    the kept ids are moved to the front of ids' own buffer (write position <= read position), so
+    the corpus's feature ids take no second copy. Returns a view of that buffer."""
+    m, n = ids.shape
+    flat = ids.T.reshape(n * m)
+    k = 0
+    for r in range(n * m):
+        v = flat[r]
+        if v >= 0:
+            flat[k] = v
+            k += 1
+    return flat[: offsets[n]]
 
 
 @njit(cache=True)
