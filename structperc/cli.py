@@ -135,10 +135,14 @@ def train(
     format: Optional[str] = typer.Option(None, "--format", help="conll, conllu, ptb or tagged (default: from the extension)."),
     tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged (default /)."),
     columns: Optional[str] = typer.Option(None, help="Column names, e.g. word,pos,chunk (default: last is the label)."),
-    label: Optional[str] = typer.Option(None, help="Label column (CoNLL-U: upos or xpos)."),
+    label: Optional[str] = typer.Option(
+        None, help="Label column (CoNLL-U: upos or xpos, or columns joined with |: upos+feats)."),
     only_types: Optional[str] = typer.Option(None, help="Keep these chunk types, map the others to O (e.g. NP)."),
     encoding: str = typer.Option("utf-8", help="Input encoding."),
     templates: str = typer.Option("chunk", help="Preset (chunk, chunk-pair, pos) or a template file."),
+    all_pairs: Optional[bool] = typer.Option(
+        None, "--all-pairs/--gold-pairs",
+        help="A weight for every feature and label, or only for the pairs seen in training (default: --all-pairs)."),
     trainer: str = typer.Option("perceptron", help=f"Learning rule: {', '.join(TRAINERS)}."),
     epochs: int = typer.Option(10, min=1, help="Passes over the training data."),
     average: Optional[bool] = typer.Option(
@@ -177,6 +181,7 @@ def train(
         templates=templates, trainer=trainer, epochs=epochs, average=average, min_count=min_count,
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
         l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
+        **({} if all_pairs is None else {"all_pairs": all_pairs}),
     )
     tagger.trainer_options()  # a bad option is reported before the corpus is read
     _announce_compiling(training_kernels(trainer, dev))

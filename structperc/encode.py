@@ -20,15 +20,13 @@ import numpy as np
 from ._kernels import keys
 from .errors import ConfigError
 from .templates import ATTRIBUTES, load_templates, parse_template
+from .vocabulary import FIRST_ID, LEFT, RIGHT, UNKNOWN, FieldValues, _Index, _intern_column
 
-UNKNOWN, LEFT, RIGHT, FIRST_ID = 0, 1, 2, 3
 _MAX_KEY = 2**62
 _MAX_HASH_BITS = 40
 _DIRECT_MIN = 1 << 16
-# a corpus with more distinct words than 1/_ATTRIBUTE_TABLE_SHARE of the vocabulary reads the
-# attributes of known words from a table over the vocabulary
-_ATTRIBUTE_TABLE_SHARE = 4
 _EMPTY = np.zeros(0, dtype=np.int64)
+_NO_IDS = np.zeros(0, dtype=np.int32)
 _NO_SLOTS = np.full(1, -1, dtype=np.int64)
 
 
@@ -37,9 +35,11 @@ class EncodedCorpus:
     """Integer view of a corpus.
 
     sentence_offsets : int64 (n_sentences + 1,)
-    feature_offsets : int64 (n_tokens + 1,); feature_ids : int64 (nnz,)  emission features per token
-    pair_offsets : int64 (n_tokens + 1,); pair_ids : int64 (nnz_pair,)   label-pair features per token
+    feature_offsets : int64 (n_tokens + 1,); feature_ids : int32 (nnz,)  emission features per token
+    pair_offsets : int64 (n_tokens + 1,); pair_ids : int32 (nnz_pair,)   label-pair features per token
+        (without pair templates, a read-only view of zeros that takes no memory)
     labels : int64 (n_tokens,) gold label ids (-1 for a label the model does not know) or None
+    word_ids : int64 (n_tokens,) word value ids, or None
     """
 
     sentence_offsets: np.ndarray
@@ -59,26 +59,10 @@ class EncodedCorpus:
         return int(self.sentence_offsets[-1])
 
 
-class _Index(dict):
-    """value -> id, with -1 for a value it does not hold (``__missing__`` keeps lookups in C)."""
-
-    def __missing__(self, key):
-        return -1
-
-
-class _Interner(dict):
-    """value -> id, numbering a new value on first sight (insertion order is first-seen order)."""
-
-    def __missing__(self, key):
-        value = self[key] = len(self)
-        return value
-
-
-class _VocabIndex(dict):
-    """value -> model id, UNKNOWN for a value the vocabulary does not hold."""
-
-    def __missing__(self, key):
-        return UNKNOWN
+def _no_rows(sentence_offsets):
+    """CSR offsets of a corpus where no feature fires: zeros (n_tokens + 1,) as a read-only view of one
+    zero, so that a model without pair templates spends no memory on pair offsets."""
+    return np.broadcast_to(np.zeros(1, dtype=np.int64), (int(sentence_offsets[-1]) + 1,))
 
 
 def _use_direct(space, n_items):
@@ -87,14 +71,8 @@ def _use_direct(space, n_items):
     return space <= max(_DIRECT_MIN, 2 * n_items)
 
 
-def _intern_column(values):
-    """(ids int64 (n,), distinct values in first-seen order), in one pass over the values."""
-    index = _Interner()
-    ids = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
-    return ids, list(index)
 
-
-class FeatureEncoder:
+class FeatureEncoder(FieldValues):
     """Maps corpora to feature ids; learns vocabularies and the feature index from training data.
 
     Parameters
@@ -145,87 +123,6 @@ class FeatureEncoder:
                 f"{', '.join(corpus.columns)} (name columns with --columns)"
             )
 
-    # ---------------------------------------------------------------- values
-    def _field_values(self, corpus, fit):
-        """Per field, value ids per token (int64 (n_tokens,)); learns vocabularies when fit.
-
-        Columns are read once each; word attributes are computed once per distinct word and
-        gathered by word id."""
-        values = {}
-        base = {f for f in self.fields_ if f not in ATTRIBUTES}
-        if self._needs_word:
-            base.add("word")
-        attributes = [f for f in self.fields_ if f in ATTRIBUTES]
-        word_local = word_distinct = None
-        for field in sorted(base):
-            column = corpus.columns[field]
-            if fit or (field == "word" and attributes):
-                local, distinct = _intern_column(column)
-                if field == "word":
-                    word_local, word_distinct = local, distinct
-                if fit:
-                    values[field] = self._map_distinct(field, local, distinct, fit)
-                else:
-                    index = self._vocab_index(field)
-                    word_model = np.fromiter(map(index.__getitem__, distinct), dtype=np.int64, count=len(distinct))
-                    values[field] = word_model[local]
-            else:
-                index = self._vocab_index(field)
-                values[field] = np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
-        if not attributes:
-            pass
-        elif fit or len(word_distinct) * _ATTRIBUTE_TABLE_SHARE < len(self.vocabularies_["word"]):
-            for field in attributes:
-                fn = ATTRIBUTES[field]
-                attr_local, attr_distinct = _intern_column([fn(w) for w in word_distinct])
-                values[field] = self._map_distinct(field, attr_local[word_local], attr_distinct, fit)
-        else:
-            # many distinct words: known words read their attributes from a table over the
-            # vocabulary (built once); only unseen words compute them
-            unseen = np.flatnonzero(word_model == UNKNOWN)
-            unseen_words = [word_distinct[i] for i in unseen]
-            for field in attributes:
-                per_distinct = self._attribute_table(field)[word_model]
-                index, fn = self._vocab_index(field), ATTRIBUTES[field]
-                per_distinct[unseen] = np.fromiter((index[fn(w)] for w in unseen_words), dtype=np.int64,
-                                                   count=len(unseen_words))
-                values[field] = per_distinct[word_local]
-        rare = None
-        if self._needs_word:
-            word_ids = values["word"]
-            if fit:
-                counts = np.bincount(word_ids, minlength=len(self.vocabularies_["word"]) + FIRST_ID)
-                self.word_counts_ = counts[FIRST_ID:].astype(np.int64)
-            known_counts = np.concatenate([np.zeros(FIRST_ID, dtype=np.int64), self.word_counts_])
-            rare = known_counts[word_ids] < self.rare_threshold
-        return values, rare
-
-    def _map_distinct(self, field, local_ids, distinct, fit):
-        if fit:
-            self.vocabularies_[field] = list(distinct)
-            return local_ids + FIRST_ID
-        index = self._vocab_index(field)
-        model_ids = np.fromiter(map(index.__getitem__, distinct), dtype=np.int64, count=len(distinct))
-        return model_ids[local_ids]
-
-    def _attribute_table(self, field):
-        """int64 (n_words + FIRST_ID,): model id of attribute `field` of each vocabulary word."""
-        cache = self.__dict__.setdefault("_attribute_cache", {})
-        if field not in cache:
-            index, fn = self._vocab_index(field), ATTRIBUTES[field]
-            words = self.vocabularies_["word"]
-            table = np.full(len(words) + FIRST_ID, UNKNOWN, dtype=np.int64)
-            table[FIRST_ID:] = np.fromiter((index[fn(w)] for w in words), dtype=np.int64, count=len(words))
-            cache[field] = table
-        return cache[field]
-
-    def _vocab_index(self, field):
-        cache = self.__dict__.setdefault("_index_cache", {})
-        if field not in cache:
-            vocab = self.vocabularies_[field]
-            cache[field] = _VocabIndex(zip(vocab, range(FIRST_ID, FIRST_ID + len(vocab))))
-        return cache[field]
-
     # ---------------------------------------------------------------- keys
     def _radix(self, field):
         return len(self.vocabularies_[field]) + FIRST_ID
@@ -273,7 +170,8 @@ class FeatureEncoder:
         Returns (CSR offsets, feature ids, feature keys in id order)."""
         spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
         n_tokens, m = matrix.shape[1], len(templates)
-        local = np.empty((m, n_tokens), dtype=np.int32)
+        # token-major, so that number_features leaves the corpus's feature ids in this same buffer
+        local = np.empty((n_tokens, m), dtype=np.int32).T
         starts, counts, combined, first = [0], [], [], []
         for j, t in enumerate(templates):
             space = self._space(t)
@@ -295,7 +193,7 @@ class FeatureEncoder:
         """Hashed feature ids of `templates`: (CSR offsets, feature ids, (distinct keys, distinct ids)),
         the counts for the collision rate in training only (else None)."""
         if not templates:
-            return np.zeros(int(sentence_offsets[-1]) + 1, dtype=np.int64), _EMPTY, ((0, 0) if fit else None)
+            return _no_rows(sentence_offsets), _NO_IDS, ((0, 0) if fit else None)
         spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
         n_tokens, m = matrix.shape[1], len(templates)
         ids = np.empty((m, n_tokens), dtype=np.int32)
@@ -335,7 +233,9 @@ class FeatureEncoder:
         out = []
         n_keys = n_ids = 0
         for kind, templates in (("feature", self._emission_templates), ("pair", self._pair_templates)):
-            if self.hash_bits is None:
+            if not templates:
+                row_offsets, ids, kept = _no_rows(offsets), _NO_IDS, _EMPTY
+            elif self.hash_bits is None:
                 row_offsets, ids, kept = self._intern(templates, values, rare, offsets)
             else:
                 row_offsets, ids, (kind_keys, kind_ids) = self._hash(templates, values, rare, offsets, fit=True)
@@ -438,7 +338,9 @@ class FeatureEncoder:
         offsets = corpus.sentence_offsets.astype(np.int64)
         out = []
         for kind, templates in (("feature", self._emission_templates), ("pair", self._pair_templates)):
-            if self.hash_bits is None:
+            if not templates:
+                out.append((_no_rows(offsets), _NO_IDS))
+            elif self.hash_bits is None:
                 out.append(self._lookup(kind, templates, values, rare, offsets))
             else:
                 out.append(self._hash(templates, values, rare, offsets, fit=False)[:2])
@@ -513,4 +415,4 @@ class FeatureEncoder:
         return f"{t}={'|'.join(shown)}" if t.parts else str(t)
 
 
-__all__ = ["EncodedCorpus", "FeatureEncoder", "parse_template"]
+__all__ = ["EncodedCorpus", "FeatureEncoder", "FIRST_ID", "UNKNOWN", "parse_template"]

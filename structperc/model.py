@@ -2,13 +2,16 @@
 import numpy as np
 
 from ._kernels.decoders import DECODERS, decode_corpus
-from ._kernels.records import data_record, layout_record
+from ._kernels.records import ALL_PAIRS, data_record, layout_record
 from ._kernels.scoring import phi_indices
 from .encode import EncodedCorpus, FeatureEncoder
 from .errors import ConfigError, ModelFileError
 from .npzfile import read_npz, write_npz
 
-FORMAT_VERSION = 1
+# version 2: the emission block holds only the feature-label pairs listed in emission_offsets and
+# emission_labels; a model with every pair is still written as version 1
+FORMAT_VERSION = 2
+_READS = (1, 2)
 _NO_CANDIDATES = np.zeros(0, dtype=np.int64)
 
 
@@ -65,9 +68,12 @@ class LinearChainModel:
         ids of the encoder; a word with no entry may take every label)
     normalization : "global" (perceptron, CRF, hinge: one score per labeling) or "local" (MEMM:
         a product of per-token distributions)
+    emission_pairs : None (a weight for every feature and label), or (emission_offsets int64 (F + 1,),
+        emission_labels int32 (E,)): the labels each feature has a weight for (see ``records.py``)
     """
 
-    def __init__(self, encoder, order=1, constrain=None, tag_dict=None, normalization="global"):
+    def __init__(self, encoder, order=1, constrain=None, tag_dict=None, normalization="global",
+                 emission_pairs=None):
         self.encoder = encoder
         self.labels = list(encoder.labels_)
         self.order = order
@@ -82,6 +88,7 @@ class LinearChainModel:
         self.n_features = encoder.n_features_
         self.n_pair_features = encoder.n_pair_features_
         self.mask_penalty = transition_penalty(self.labels, constrain)
+        self.emission_pairs = emission_pairs
         self.weights = np.zeros(self.layout().size)
         self.metadata = {}
 
@@ -93,7 +100,7 @@ class LinearChainModel:
     def layout(self):
         """The ``Layout`` record of the kernels: where each block of w starts, the decoder, the mask."""
         return layout_record(self.n_labels, self.n_features, self.n_pair_features, self.order,
-                             DECODERS[self.decoder], self.mask_penalty)
+                             DECODERS[self.decoder], self.mask_penalty, self.emission_pairs or ALL_PAIRS)
 
     def data(self, encoded):
         """The ``Data`` record of the kernels for an EncodedCorpus, with this model's tag dictionary."""
@@ -101,9 +108,16 @@ class LinearChainModel:
 
     # ------------------------------------------------------------------ views of w
     def emission_weights(self, weights=None):
-        """(n_features, L) view of the emission block."""
+        """(n_features, L) view of the emission block (a dense copy, zero off the pairs, when the
+        model keeps only some feature-label pairs)."""
         w = self.weights if weights is None else weights
-        return w[: self.layout().off_trans].reshape(-1, self.n_labels)
+        block = w[: self.layout().off_trans]
+        if self.emission_pairs is None:
+            return block.reshape(-1, self.n_labels)
+        offsets, labels = self.emission_pairs
+        dense = np.zeros((self.n_features, self.n_labels))
+        dense[np.repeat(np.arange(self.n_features), np.diff(offsets)), labels] = block
+        return dense
 
     def transition_weights(self, weights=None):
         """(L + 1, L) view; row L is the start state."""
@@ -119,12 +133,26 @@ class LinearChainModel:
         """
         n_labels, layout, w = self.n_labels, self.layout(), self.weights
         size = (n_labels + 1) * n_labels
-        emission = self.emission_weights()
         pair = w[layout.off_pair: layout.off_trans2].reshape(-1, size)
-        keep = np.any(emission != 0, axis=1)
         keep_pair = np.any(pair != 0, axis=1)
+        if self.emission_pairs is None:
+            emission = self.emission_weights()
+            keep = np.any(emission != 0, axis=1)
+            kept_emission = emission[keep].ravel()
+        else:
+            # only the pairs whose weight is not zero stay; a feature with none left is dropped
+            offsets, labels = self.emission_pairs
+            block = w[: layout.off_trans]
+            nonzero = block != 0
+            feature_of = np.repeat(np.arange(self.n_features), np.diff(offsets))
+            per_feature = np.bincount(feature_of[nonzero], minlength=self.n_features)
+            keep = per_feature > 0
+            kept_emission = block[nonzero]
+            new_offsets = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
+            np.cumsum(per_feature[keep], out=new_offsets[1:])
+            self.emission_pairs = (new_offsets, labels[nonzero])
         self.weights = np.concatenate([
-            emission[keep].ravel(), w[layout.off_trans: layout.off_pair],
+            kept_emission, w[layout.off_trans: layout.off_pair],
             pair[keep_pair].ravel(), w[layout.off_trans2:],
         ])
         self.encoder.drop_features(keep, keep_pair)
@@ -149,10 +177,10 @@ class LinearChainModel:
         """Load the compiled decoder (numba's first call reads its cache) by decoding one empty
         one-token sentence. That loads the serial kernel; the parallel one, for batches of
         ``PARALLEL_FROM`` sentences or more, loads (and starts its threads) on first use."""
-        empty = np.zeros(0, dtype=np.int64)
+        no_ids = np.zeros(0, dtype=np.int32)
         one = np.array([0, 1], dtype=np.int64)
         no_features = np.zeros(2, dtype=np.int64)
-        data = data_record(EncodedCorpus(one, no_features, empty, no_features, empty, None))
+        data = data_record(EncodedCorpus(one, no_features, no_ids, no_features, no_ids, None))
         decode_corpus(self.weights, self.layout(), data)
 
     def phi(self, encoded, sentence, y):
@@ -183,8 +211,10 @@ class LinearChainModel:
         arrays["dims"] = layout_dims(self.layout())
         if self.tag_dict is not None:
             arrays["tag_dict_offsets"], arrays["tag_dict_labels"] = self.tag_dict
+        if self.emission_pairs is not None:
+            arrays["emission_offsets"], arrays["emission_labels"] = self.emission_pairs
         meta = {
-            "format_version": FORMAT_VERSION,
+            "format_version": 1 if self.emission_pairs is None else FORMAT_VERSION,
             "labels": self.labels,
             "order": self.order,
             "constrain": self.constrain,
@@ -198,7 +228,7 @@ class LinearChainModel:
     def load(cls, path):
         arrays, meta = read_npz(path, "model")
         version = meta.get("format_version")
-        if version != FORMAT_VERSION:
+        if version not in _READS:
             raise ModelFileError(
                 f"{path}: model format version {version!r}, this structperc reads version {FORMAT_VERSION}"
             )
@@ -208,8 +238,12 @@ class LinearChainModel:
             tag_dict = None
             if "tag_dict_offsets" in arrays:
                 tag_dict = (arrays["tag_dict_offsets"].astype(np.int64), arrays["tag_dict_labels"].astype(np.int64))
+            emission_pairs = None
+            if version >= 2:
+                emission_pairs = (arrays["emission_offsets"].astype(np.int64),
+                                  arrays["emission_labels"].astype(np.int32))
             model = cls(encoder, order=meta["order"], constrain=meta["constrain"], tag_dict=tag_dict,
-                        normalization=meta.get("normalization", "global"))
+                        normalization=meta.get("normalization", "global"), emission_pairs=emission_pairs)
             weights = arrays["weights"].astype(np.float64)
         except KeyError as exc:
             raise ModelFileError(f"{path}: model file lacks {exc}") from None

@@ -16,10 +16,14 @@ from .corpus import Corpus
 from .encode import FIRST_ID, FeatureEncoder
 from .errors import ConfigError
 from .evaluate import evaluate_labels
+from ._kernels.emission import gold_pairs
 from .model import LinearChainModel
 
 # Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
 # default) leaves the rule's own default, and only the options that are set reach the rule.
+# whether a model keeps a weight for every (feature, label) pair; chosen by measuring (benchmarks/labels.md)
+ALL_PAIRS_DEFAULT = True
+_READ_BATCH = 5000  # sentences per batch of read_training_corpus
 TRAINER_OPTIONS = ("average", "l2", "eta0", "batch_size", "cost", "average_start", "calibration_sentences")
 
 
@@ -53,6 +57,23 @@ def _as_corpus(X, y=None, columns=None):
         columns=values, sentence_offsets=offsets, label=label, path="<memory>",
         line_numbers=np.zeros(int(offsets[-1]), dtype=np.int64),
     )
+
+
+def read_training_corpus(path, **reader_options):
+    """``read_corpus`` for training: read in batches, with each distinct string held once and without
+    the original lines (training never writes them back), so that a token costs one pointer per
+    column instead of its own string objects."""
+    from .corpus import concatenate
+    from .readers import iter_corpus
+
+    shared = {}
+    parts = []
+    for batch in iter_corpus(path, require_label=True, batch_sentences=_READ_BATCH, **reader_options):
+        for name, values in batch.columns.items():
+            batch.columns[name] = list(map(shared.setdefault, values, values))
+        batch.lines = None
+        parts.append(batch)
+    return concatenate(parts)
 
 
 def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
@@ -147,6 +168,8 @@ class Tagger:
     order : 1 (bigram labels) or 2 (trigram labels)
     tag_dict : None, or k: words seen >= k times may only take the tags seen with them
     seed : seed of the per-epoch shuffles
+    all_pairs : True: a weight for every (feature, label) pair; False: only for the pairs seen in
+        training (a feature with each gold label it occurs with), as CRFsuite's default
     columns : names of the token values when fitting on plain lists
     l2, eta0, batch_size, cost, average_start, calibration_sentences : options of the learning rules
         that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
@@ -162,7 +185,8 @@ class Tagger:
 
     def __init__(self, templates="chunk", trainer="perceptron", epochs=10, average=None, min_count=0,
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
-                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None):
+                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None,
+                 all_pairs=ALL_PAIRS_DEFAULT):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -180,6 +204,7 @@ class Tagger:
         self.cost = cost
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
+        self.all_pairs = all_pairs
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -222,14 +247,12 @@ class Tagger:
         from .readers import read_corpus
 
         self.trainer_options()  # a bad option fails before a large corpus is read
-        corpus = read_corpus(path, **reader_options)
         dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
         reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
-        input_metadata = {
-            **reader_options, "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label,
-        }
-        return self.fit(corpus, dev=dev_corpus, callback=callback, progress=progress, checkpoint=checkpoint,
-                        checkpoint_every=checkpoint_every, resume=resume, input_metadata=input_metadata)
+        # no reference to the training corpus is kept here: ``fit`` drops its strings once encoded
+        return self.fit(read_training_corpus(path, **reader_options), dev=dev_corpus, callback=callback,
+                        progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
+                        input_metadata=reader_options)
 
     def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
             checkpoint_every=1, resume=None, input_metadata=None):
@@ -246,8 +269,8 @@ class Tagger:
             and ends with the model the uninterrupted run would have given. The checkpoint must come
             from a run with the same parameters (``epochs`` aside), data and dev data; otherwise
             ConfigError.
-        input_metadata : the model's "input" metadata (how the corpus was read); None: its format,
-            columns and label.
+        input_metadata : reader options to record in the model's "input" metadata (how the corpus was
+            read), beside the format, columns and label found.
         """
         from .train import Problem, make_rule, train_online
 
@@ -257,15 +280,25 @@ class Tagger:
             raise ValueError("training data has no label column")
         encoder = FeatureEncoder(self.templates, self.min_count, self.rare_threshold)
         encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+        input_metadata = {**(input_metadata or {}),
+                          "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        # the training strings are not needed past encoding (freed here when the caller holds none)
+        del X, y, corpus
         tag_dict = None
         if self.tag_dict:
             if encoded.word_ids is None:
                 raise ConfigError("--tag-dict needs templates that use the word column")
             tag_dict = build_tag_dict(encoded.word_ids, encoded.labels, len(encoder.vocabularies_["word"]) + FIRST_ID,
                                       len(encoder.labels_), self.tag_dict)
+        else:
+            encoded.word_ids = None  # only the tag dictionary reads the word ids
+        emission_pairs = None
+        if not self.all_pairs:
+            emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
+                                        encoder.n_features_, len(encoder.labels_))
         rule = make_rule(self.trainer, **options)
         model = LinearChainModel(encoder, order=self.order, constrain=self.constrain, tag_dict=tag_dict,
-                                 normalization=rule.normalization)
+                                 normalization=rule.normalization, emission_pairs=emission_pairs)
         self.model_ = model
         self.labels_ = model.labels
         dev_score = None
@@ -284,8 +317,8 @@ class Tagger:
 
         params = self.get_params()
         params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
-        if input_metadata is None:
-            input_metadata = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        if params["all_pairs"] == ALL_PAIRS_DEFAULT:
+            del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
         # what a checkpoint must share with the run that continues it (epochs may grow)
         run_key = _plain({
             "params": {k: v for k, v in params.items() if k != "epochs"}, "trainer_options": options,

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from naive import template_keys as naive_template_keys
 
 from structperc import encode as encode_module
+from structperc import vocabulary as vocabulary_module
 from structperc._kernels import hashing
 from structperc._kernels.keys import bucket_of
 from structperc.encode import FIRST_ID, UNKNOWN, FeatureEncoder
@@ -126,7 +127,7 @@ def test_attributes_from_the_vocabulary_table_or_computed_agree(monkeypatch, sha
     """Known words may read their attributes from a table over the vocabulary (when a corpus has
     many distinct words) or compute them; unseen words always compute them. Both give the naive
     encoding."""
-    monkeypatch.setattr(encode_module, "_ATTRIBUTE_TABLE_SHARE", share)
+    monkeypatch.setattr(vocabulary_module, "_ATTRIBUTE_TABLE_SHARE", share)
     rng = np.random.default_rng(7)
     train, test = random_corpus(rng, 30), random_corpus(rng, 30, words=WORDS + ["new-1", "Unseen", "x9"])
     enc, naive = FeatureEncoder(TEMPLATES, rare_threshold=3), NaiveEncoder(TEMPLATES, rare_threshold=3)

@@ -6,12 +6,13 @@ A sentence contributes log P(y | x) = w · Φ(x, y) - log Z(x) to the objective
 
 and its gradient is Φ(x, y) - E_{P(y' | x)}[Φ(x, y')] - λ w. The expectation needs only the
 forward-backward marginals: an emission feature f at token t contributes P(y_t = c | x) to
-w[f * L + c]; a transition (p, c) and a pair feature at t contribute P(y_{t-1} = p, y_t = c | x);
-the end block contributes P(y_{n-1} = c | x).
+the weight of (f, c) (``emission.py``); a transition (p, c) and a pair feature at t contribute
+P(y_{t-1} = p, y_t = c | x); the end block contributes P(y_{n-1} = c | x).
 """
 import numpy as np
 from numba import njit
 
+from .emission import scatter_row
 from .forward_backward import forward_backward, forward_backward_scaled
 from .scoring import add_phi, phi_indices, sentence_scores
 from .sgd import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, scaled_scores
@@ -40,16 +41,17 @@ def add_expected_counts(target, scale, layout, data, a, b, node, edge):
     size = (n_labels + 1) * n_labels
     n = b - a
     off_trans = layout.off_trans
+    has_pairs = pair_offsets.shape[0] > 0
     for t in range(n):
         for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
-            base = feature_ids[k] * n_labels
-            for c in range(n_labels):
-                target[base + c] += scale * node[t, c]
+            scatter_row(target, layout, feature_ids[k], scale, node[t])
         # edge[t, p, c] sits at p * L + c of the transition block and of each pair feature's block
         for p in range(n_labels + 1):
             for c in range(n_labels):
                 target[off_trans + p * n_labels + c] += scale * edge[t, p, c]
-        for k in range(pair_offsets[a + t], pair_offsets[a + t + 1]):
+        pair_lo = pair_offsets[a + t] if has_pairs else 0
+        pair_hi = pair_offsets[a + t + 1] if has_pairs else 0
+        for k in range(pair_lo, pair_hi):
             base = layout.off_pair + pair_ids[k] * size
             for p in range(n_labels + 1):
                 for c in range(n_labels):

@@ -140,11 +140,12 @@ def number_features(local, local_starts, local_keep, keys_of_local, first_token)
     sort of local ids by first token, stable in template order, gives that order without a pass
     over the matrix. Features with local_keep False get no id and are left out.
 
-    local : int32 (n_templates, n_tokens), overwritten with the final ids (-1: none)
+    local : int32 (n_templates, n_tokens), stored token-major (``local.T`` C-contiguous), overwritten
+        with the final ids (-1: none); its buffer then holds the returned feature ids
     local_starts : int64 (n_templates + 1,); template j's local id L is flat index local_starts[j] + L
         in local_keep bool, keys_of_local int64 and first_token int64
 
-    Returns (offsets int64 (n_tokens + 1,), feature ids int64 (nnz,), kept keys int64 (n_features,)
+    Returns (offsets int64 (n_tokens + 1,), feature ids int32 (nnz,), kept keys int64 (n_features,)
     in id order).
     """
     m, n = local.shape
@@ -184,7 +185,23 @@ def number_features(local, local_starts, local_keep, keys_of_local, first_token)
                     offsets[i + 1] += 1
     for i in range(n):
         offsets[i + 1] += offsets[i]
-    return offsets, _fill_rows(local, offsets), kept[:n_kept].copy()
+    return offsets, _compact_rows(local, offsets), kept[:n_kept].copy()
+
+
+@njit(cache=True)
+def _compact_rows(ids, offsets):
+    """The flat CSR ids of ``_fill_rows``, for ids int32 (n_templates, n_tokens) stored token-major:
+    the kept ids are moved to the front of ids' own buffer (write position <= read position), so
+    the corpus's feature ids take no second copy. Returns a view of that buffer."""
+    m, n = ids.shape
+    flat = ids.T.reshape(n * m)
+    k = 0
+    for r in range(n * m):
+        v = flat[r]
+        if v >= 0:
+            flat[k] = v
+            k += 1
+    return flat[: offsets[n]]
 
 
 @njit(cache=True)
@@ -258,7 +275,7 @@ def columns_to_csr(ids, remap):
     ids in template order; remap[id] is the final id (-1 drops it; empty: ids as they are). With a
     remap, `ids` is overwritten with the final ids.
 
-    Returns (offsets int64 (n_tokens + 1,), flat ids int64 (nnz,))."""
+    Returns (offsets int64 (n_tokens + 1,), flat ids int32 (nnz,))."""
     m, n = ids.shape
     if remap.shape[0] > 0:
         for j in range(m):
@@ -286,9 +303,9 @@ def _rows_of_columns(ids):
 
 @njit(cache=True)
 def _fill_rows(ids, offsets):
-    """Flat CSR ids (int64 (offsets[-1],)) of ids int32 (n_templates, n_tokens), given the offsets."""
+    """Flat CSR ids (int32 (offsets[-1],)) of ids int32 (n_templates, n_tokens), given the offsets."""
     m, n = ids.shape
-    flat = np.empty(offsets[n], dtype=np.int64)
+    flat = np.empty(offsets[n], dtype=np.int32)
     k = 0
     for i in range(n):
         for j in range(m):

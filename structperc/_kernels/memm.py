@@ -22,6 +22,7 @@ second-order Viterbi with each history's -log Z_t(pp, p) (``scoring.local_contex
 import numpy as np
 from numba import njit
 
+from .emission import scatter_row
 from .scoring import local_context_scores2, local_log_probabilities, second_order_scores, sentence_scores
 from .second_order import history_block
 from .sgd import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, scaled_scores
@@ -79,6 +80,7 @@ def add_local_gradient(target, scale, layout, data, a, b, q, gold_log_q):
     pair_offsets, pair_ids, gold = data.pair_offsets, data.pair_ids, data.gold
     size = (n_labels + 1) * n_labels
     g = np.empty(n_labels)
+    has_pairs = pair_offsets.shape[0] > 0
     for t in range(b - a):
         if gold_log_q[t] == -np.inf:
             continue
@@ -87,13 +89,13 @@ def add_local_gradient(target, scale, layout, data, a, b, q, gold_log_q):
             g[c] = scale * -q[t, c]
         g[gold[a + t]] += scale
         for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
-            base = feature_ids[k] * n_labels
-            for c in range(n_labels):
-                target[base + c] += g[c]
+            scatter_row(target, layout, feature_ids[k], 1.0, g)
         base = layout.off_trans + p * n_labels
         for c in range(n_labels):
             target[base + c] += g[c]
-        for k in range(pair_offsets[a + t], pair_offsets[a + t + 1]):
+        pair_lo = pair_offsets[a + t] if has_pairs else 0
+        pair_hi = pair_offsets[a + t + 1] if has_pairs else 0
+        for k in range(pair_lo, pair_hi):
             base = layout.off_pair + pair_ids[k] * size + p * n_labels
             for c in range(n_labels):
                 target[base + c] += g[c]

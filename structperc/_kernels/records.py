@@ -9,9 +9,9 @@ Data (N tokens in S sentences)::
 
     sentence_offsets  int64 (S + 1,)  sentence s is tokens [sentence_offsets[s], sentence_offsets[s + 1])
     feature_offsets   int64 (N + 1,)  emission features of token i:
-    feature_ids       int64 (nnz,)        feature_ids[feature_offsets[i]: feature_offsets[i + 1]]
+    feature_ids       int32 (nnz,)        feature_ids[feature_offsets[i]: feature_offsets[i + 1]]
     pair_offsets      int64 (N + 1,)  pair features of token i (conjoined with the label transition),
-    pair_ids          int64 (nnz_pair,)   the same CSR layout
+    pair_ids          int32 (nnz_pair,)   the same CSR layout; both empty when no pair feature fires
     gold              int64 (N,)      gold label ids, or empty when decoding
     cand_offsets      int64 (N + 1,)  labels allowed at token i (the tag dictionary):
     cand_labels       int64               cand_labels[cand_offsets[i]: cand_offsets[i + 1]], ascending;
@@ -19,7 +19,9 @@ Data (N tokens in S sentences)::
 
 Layout of the flat weight vector w (L labels, F emission features, P pair features)::
 
-    w[f * L + c]                              emission: feature f with label c
+    w[f * L + c]                              emission: feature f with label c (all pairs), or
+    w[k], emission_labels[k] == c             for k in [emission_offsets[f], emission_offsets[f + 1])
+                                              (only the feature-label pairs of the model)
     w[off_trans + p * L + c]                  transition p -> c; p == L is the start state
     w[off_end + c]                            finishing on c
     w[off_pair + (g * (L + 1) + p) * L + c]   pair feature g with the transition p -> c
@@ -34,6 +36,9 @@ Groups (the reranker's candidates: G groups, R rows)::
     targets           float64 (R,)    task score of each row (higher is better)
     best              int64 (G,)      the row of each group with the best target
 
+``emission_offsets`` int64 (F + 1,) and ``emission_labels`` int32 (E,) list the labels each feature
+has a weight for, ascending (CRFsuite's "possible states"); both are empty when every feature has a
+weight for every label (E = F L). ``emission.py`` holds the only code that reads them.
 ``size`` is the length of w, ``decoder`` the code of the decoder in ``decoders.DECODERS`` and
 ``mask_penalty`` (L + 1, L) is 0 for an allowed transition and -inf for a forbidden one.
 """
@@ -45,26 +50,34 @@ Data = namedtuple("Data", "sentence_offsets feature_offsets feature_ids pair_off
                           "cand_offsets cand_labels")
 Groups = namedtuple("Groups", "group_offsets row_offsets feature_ids values targets best")
 Layout = namedtuple("Layout", "n_labels n_features n_pair order decoder off_trans off_end off_pair "
-                              "off_trans2 size mask_penalty")
+                              "off_trans2 size mask_penalty emission_offsets emission_labels")
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+_NO_IDS = np.zeros(0, dtype=np.int32)
+ALL_PAIRS = (_EMPTY, _NO_IDS)
 
 
 def data_record(encoded, candidates=(_EMPTY, _EMPTY)):
     """The ``Data`` of an EncodedCorpus; ``candidates`` is (cand_offsets, cand_labels)."""
     gold = encoded.labels if encoded.labels is not None else _EMPTY
     cand_offsets, cand_labels = candidates
-    return Data(encoded.sentence_offsets, encoded.feature_offsets, encoded.feature_ids, encoded.pair_offsets,
-                encoded.pair_ids, gold, cand_offsets, cand_labels)
+    pair_offsets, pair_ids = encoded.pair_offsets, encoded.pair_ids
+    if len(pair_ids) == 0:
+        pair_offsets, pair_ids = _EMPTY, _NO_IDS
+    return Data(encoded.sentence_offsets, encoded.feature_offsets, np.asarray(encoded.feature_ids, dtype=np.int32),
+                pair_offsets, np.asarray(pair_ids, dtype=np.int32), gold, cand_offsets, cand_labels)
 
 
-def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty):
-    """The ``Layout`` of a model of ``order`` 1 or 2 decoded by the decoder of code ``decoder``."""
+def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty, emission_pairs=ALL_PAIRS):
+    """The ``Layout`` of a model of ``order`` 1 or 2 decoded by the decoder of code ``decoder``;
+    ``emission_pairs`` is (emission_offsets, emission_labels), empty arrays for all pairs."""
+    emission_offsets, emission_labels = emission_pairs
     transition_size = (n_labels + 1) * n_labels
-    off_trans = n_features * n_labels
+    off_trans = len(emission_labels) if len(emission_offsets) else n_features * n_labels
     off_end = off_trans + transition_size
     off_pair = off_end + n_labels
     off_trans2 = off_pair + n_pair * transition_size
     size = off_trans2 + ((n_labels + 1) * transition_size if order == 2 else 0)
     return Layout(int(n_labels), int(n_features), int(n_pair), int(order), int(decoder), int(off_trans),
-                  int(off_end), int(off_pair), int(off_trans2), int(size), mask_penalty)
+                  int(off_end), int(off_pair), int(off_trans2), int(size), mask_penalty,
+                  np.asarray(emission_offsets, dtype=np.int64), np.asarray(emission_labels, dtype=np.int32))

@@ -8,21 +8,22 @@ A sentence is tokens [a, b) of ``data``.
 import numpy as np
 from numba import njit
 
+from .emission import emission_index, gather_row
 from .second_order import history_block
 
 
 @njit(cache=True)
 def emission_scores(w, layout, data, a, b):
-    """emission[t, c] = sum over features f of token a + t of w[f * L + c]; -inf off the candidates."""
+    """emission[t, c] = sum over features f of token a + t of the weight of (f, c) (``emission.py``);
+    -inf off the candidates."""
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     cand_offsets, cand_labels = data.cand_offsets, data.cand_labels
     emission = np.zeros((b - a, n_labels))
     for t in range(b - a):
+        row = emission[t]
         for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
-            base = feature_ids[k] * n_labels
-            for c in range(n_labels):
-                emission[t, c] += w[base + c]
+            gather_row(w, layout, feature_ids[k], row)
     if cand_offsets.shape[0] > 0:
         for t in range(b - a):
             allowed = np.zeros(n_labels, dtype=np.bool_)
@@ -42,7 +43,7 @@ def transition_scores(w, layout, data, a, b):
     pair_offsets, pair_ids = data.pair_offsets, data.pair_ids
     size = (n_labels + 1) * n_labels
     off_trans = layout.off_trans
-    per_token = pair_offsets[b] - pair_offsets[a] > 0
+    per_token = pair_offsets.shape[0] > 0 and pair_offsets[b] - pair_offsets[a] > 0
     m = b - a if per_token else 1
     transition = np.empty((m, n_labels + 1, n_labels))
     for tt in range(m):
@@ -187,7 +188,9 @@ def local_context_scores2(emission, transition2, cand_offsets, cand_labels):
 def phi_size(layout, data, a, b):
     n = b - a
     feature_offsets, pair_offsets = data.feature_offsets, data.pair_offsets
-    size = feature_offsets[b] - feature_offsets[a] + n + (pair_offsets[b] - pair_offsets[a]) + 1
+    size = feature_offsets[b] - feature_offsets[a] + n + 1
+    if pair_offsets.shape[0] > 0:
+        size += pair_offsets[b] - pair_offsets[a]
     if layout.order == 2:
         size += n
     return size
@@ -195,32 +198,37 @@ def phi_size(layout, data, a, b):
 
 @njit(cache=True)
 def phi_indices(layout, data, a, b, y):
-    """Φ(x, y) of tokens [a, b) as the indices of w it adds 1 to (repeats count twice).
+    """Φ(x, y) of tokens [a, b) as the indices of w it adds 1 to (repeats count twice); a
+    (feature, label) pair the model has no weight for is left out.
 
     y : int64 (b - a,) a labeling. w · Φ(x, y) is ``w[phi_indices(...)].sum()``.
     """
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     pair_offsets, pair_ids = data.pair_offsets, data.pair_ids
+    has_pairs = pair_offsets.shape[0] > 0
     out = np.empty(phi_size(layout, data, a, b), dtype=np.int64)
     k = 0
     for t in range(b - a):
         c = y[t]
         prev = y[t - 1] if t > 0 else n_labels
         for j in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
-            out[k] = feature_ids[j] * n_labels + c
-            k += 1
+            index = emission_index(layout, feature_ids[j], c)
+            if index >= 0:
+                out[k] = index
+                k += 1
         out[k] = layout.off_trans + prev * n_labels + c
         k += 1
-        for j in range(pair_offsets[a + t], pair_offsets[a + t + 1]):
-            out[k] = layout.off_pair + (pair_ids[j] * (n_labels + 1) + prev) * n_labels + c
-            k += 1
+        if has_pairs:
+            for j in range(pair_offsets[a + t], pair_offsets[a + t + 1]):
+                out[k] = layout.off_pair + (pair_ids[j] * (n_labels + 1) + prev) * n_labels + c
+                k += 1
         if layout.order == 2:
             prev2 = y[t - 2] if t > 1 else n_labels
             out[k] = layout.off_trans2 + (prev2 * (n_labels + 1) + prev) * n_labels + c
             k += 1
     out[k] = layout.off_end + y[b - a - 1]
-    return out
+    return out[: k + 1]
 
 
 @njit(cache=True)

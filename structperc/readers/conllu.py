@@ -1,11 +1,14 @@
 """CoNLL-U (Universal Dependencies), parsed by the conllu package.
 
 Multiword token ranges ("1-2") and empty nodes ("8.1") are skipped; their words are read.
+
+A label may join columns with "+": ``upos+feats`` is a further column whose value is the token's
+upos and feats joined with "|" (``NOUN|Number=Sing``), as for morphological tagging.
 """
 
 from __future__ import annotations
 
-from ..errors import InputFormatError
+from ..errors import ConfigError, InputFormatError
 from .base import Parser
 
 # The last column is derived from MISC: "0" when the token is written with no space after it
@@ -24,7 +27,13 @@ class ConlluParser(Parser):
     default_label = "upos"
 
     def __init__(self, path, builder, columns, label, require_label, options):
-        super().__init__(path, builder, columns, label, require_label, options)
+        self.joined = joined_columns(label)
+        if self.joined is not None and columns is not None and list(columns) == CONLLU_COLUMNS + [label]:
+            columns = None  # the columns a model trained on the joined label records
+        super().__init__(path, builder, columns, None if self.joined else label, require_label, options)
+        if self.joined is not None:
+            self.names, self.label = CONLLU_COLUMNS + [label], label
+            builder.cols.append([])
         self.block: list[str] = []
         self.block_first_line = 0
 
@@ -84,6 +93,8 @@ class ConlluParser(Parser):
                 continue
             for column, key in zip(builder.cols, _CONLLU_KEYS):
                 column.append(_conllu_value(token[key]))
+            if self.joined is not None:
+                builder.cols[-1].append("|".join([builder.cols[k][-1] for k in self.joined]))
             if token_id < range_last:
                 space_column.append("0")
             else:
@@ -104,6 +115,19 @@ class ConlluParser(Parser):
             except ParseException:
                 return line_number
         return token_lines[0][0]
+
+
+def joined_columns(label):
+    """The CONLLU_COLUMNS indices of a label that joins columns with "+" (``upos+feats``), or None
+    for a plain column name."""
+    if label is None or "+" not in label:
+        return None
+    parts = label.split("+")
+    for part in parts:
+        if part not in CONLLU_COLUMNS:
+            raise ConfigError(f"label {label!r}: {part!r} is not a CoNLL-U column; "
+                              f"choose from {', '.join(CONLLU_COLUMNS)}")
+    return [CONLLU_COLUMNS.index(part) for part in parts]
 
 
 def _space_after(token) -> str:

@@ -1,0 +1,175 @@
+"""Big label sets: UD English EWT with UPOS+FEATS labels (the upos and feats columns joined with |),
+structperc (`pos-rich` templates, order 1, averaged perceptron) with every feature-label pair and with
+only the pairs seen in training, beside python-crfsuite's averaged perceptron with a comparable
+feature function. Every training run is a whole process, timed with its peak RSS (wait4); test
+accuracy comes from a separate tagging process.
+
+usage: python benchmarks/bench_labels.py [--data corpora/ud_english_ewt] [--epochs 5] [--runs 1]
+           [--out benchmarks/labels.md]
+       python benchmarks/bench_labels.py crfsuite-train TRAIN MODEL EPOCHS
+       python benchmarks/bench_labels.py crfsuite-tag TEST MODEL
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ---------------------------------------------------------------- python-crfsuite side
+def read_conllu(path):
+    """[(words, labels)] with labels upos|feats; multiword ranges and empty nodes skipped."""
+    sentences, words, labels = [], [], []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.rstrip("\n")
+            if not line:
+                if words:
+                    sentences.append((words, labels))
+                    words, labels = [], []
+                continue
+            if line.startswith("#"):
+                continue
+            fields = line.split("\t")
+            if "-" in fields[0] or "." in fields[0]:
+                continue
+            words.append(fields[1])
+            labels.append(f"{fields[3]}|{fields[5]}")
+    if words:
+        sentences.append((words, labels))
+    return sentences
+
+
+def shape(word):
+    out = []
+    for ch in word:
+        s = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
+        if not out or out[-1] != s:
+            out.append(s)
+    return "".join(out)
+
+
+def crfsuite_features(words):
+    """The `pos-rich` templates as CRFsuite attribute strings (affixes on every word, not only rare ones)."""
+    n = len(words)
+    lower = [w.lower() for w in words]
+    shapes = [shape(w) for w in words]
+
+    def at(seq, j):
+        return seq[j] if 0 <= j < n else ("__BOS__" if j < 0 else "__EOS__")
+
+    out = []
+    for i, w in enumerate(words):
+        f = ["bias"]
+        f += [f"w[{o}]={at(words, i + o)}" for o in range(-2, 3)]
+        f += [f"p{k}={w[:k]}" for k in range(1, 5)] + [f"s{k}={w[-k:]}" for k in range(1, 5)]
+        f += [f"digit={any(c.isdigit() for c in w)}", f"upper={any(c.isupper() for c in w)}", f"hyphen={'-' in w}"]
+        f += [f"l[{o}]={at(lower, i + o)}" for o in range(-1, 2)]
+        f += [f"shape={shapes[i]}", f"shape3={at(shapes, i - 1)}|{shapes[i]}|{at(shapes, i + 1)}"]
+        f += [f"w[-1]|w[0]={at(words, i - 1)}|{w}", f"w[0]|w[1]={w}|{at(words, i + 1)}"]
+        f += [f"s3[-1]={at(words, i - 1)[-3:]}", f"s3[1]={at(words, i + 1)[-3:]}"]
+        out.append(f)
+    return out
+
+
+def crfsuite_train(train_path, model_path, epochs):
+    import pycrfsuite
+
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for words, labels in read_conllu(train_path):
+        trainer.append(crfsuite_features(words), labels)
+    trainer.select("ap")
+    trainer.set_params({"max_iterations": int(epochs)})
+    trainer.train(model_path)
+
+
+def crfsuite_tag(test_path, model_path):
+    import pycrfsuite
+
+    tagger = pycrfsuite.Tagger()
+    tagger.open(model_path)
+    right = total = 0
+    for words, labels in read_conllu(test_path):
+        for p, g in zip(tagger.tag(crfsuite_features(words)), labels):
+            right += p == g
+            total += 1
+    print(json.dumps({"accuracy": 100.0 * right / total}))
+
+
+# ---------------------------------------------------------------- driver
+def run(cmd, env=None):
+    """(seconds, peak RSS MB, stdout) of one whole process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{err.decode()}")
+    return seconds, usage.ru_maxrss / 1024, out.decode()
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "crfsuite-train":
+        return crfsuite_train(*sys.argv[2:5])
+    if len(sys.argv) > 1 and sys.argv[1] == "crfsuite-tag":
+        return crfsuite_tag(*sys.argv[2:4])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", default=str(ROOT / "corpora" / "ud_english_ewt"))
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--only", default=None, help="comma list of gold,all,crfsuite")
+    args = parser.parse_args()
+    train = Path(args.data) / "en_ewt-ud-train.conllu"
+    test = Path(args.data) / "en_ewt-ud-test.conllu"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    py = sys.executable
+    rows = []
+    systems = {
+        "structperc gold pairs": ("gold", ["--gold-pairs"]),
+        "structperc all pairs": ("all", ["--all-pairs"]),
+        "python-crfsuite AP": ("crfsuite", None),
+    }
+    only = set(args.only.split(",")) if args.only else None
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (key, flags) in systems.items():
+            if only and key not in only:
+                continue
+            times, peaks = [], []
+            for r in range(args.runs):
+                model = Path(tmp) / f"{key}.model"
+                if flags is None:
+                    cmd = [py, __file__, "crfsuite-train", str(train), str(model), str(args.epochs)]
+                else:
+                    cmd = [py, "-m", "structperc", "train", str(train), "--model", str(model), "--label", "upos+feats",
+                           "--templates", "pos-rich", "--epochs", str(args.epochs), "--quiet", *flags]
+                seconds, peak, _ = run(cmd, env)
+                times.append(seconds)
+                peaks.append(peak)
+                print(f"{name} run {r + 1}: {seconds:.1f} s, {peak:.0f} MB", file=sys.stderr)
+            if flags is None:
+                _, _, out = run([py, __file__, "crfsuite-tag", str(test), str(model)], env)
+                accuracy = json.loads(out)["accuracy"]
+            else:
+                _, _, out = run([py, "-m", "structperc", "eval", str(test), "--model", str(model), "--json"], env)
+                accuracy = json.loads(out)["accuracy"]
+            rows.append((name, statistics.median(times), statistics.median(peaks), accuracy))
+            print(f"{name}: {rows[-1][1]:.1f} s, {rows[-1][2]:.0f} MB, {accuracy:.2f} %", file=sys.stderr)
+    lines = ["| system | train seconds | peak RSS MB | test accuracy % |", "|---|---|---|---|"]
+    lines += [f"| {n} | {s:.1f} | {m:.0f} | {a:.2f} |" for n, s, m, a in rows]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

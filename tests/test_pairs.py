@@ -1,0 +1,123 @@
+"""A model with only the feature-label pairs seen in training equals a dense model whose other
+emission weights are held at zero: decoding, Φ, a perceptron epoch and a CRF epoch, against naive
+references over the dense layout."""
+import numpy as np
+import pytest
+
+from builders import TEMPLATES, potentials, random_sentences
+from naive import all_labelings, brute_force_best, brute_force_log_z, sequence_score
+from structperc._kernels.emission import gold_pairs
+from structperc._kernels.perceptron import perceptron_epoch
+from structperc.encode import FeatureEncoder
+from structperc.model import LinearChainModel
+from structperc.tagger import Tagger, _as_corpus
+from structperc.train import Problem
+from structperc.train.crf import CRFRule
+
+
+def sparse_and_dense(seed, n_labels=3, n_sentences=6, max_len=4):
+    """(sparse model, dense model, encoded corpus, embed, mask): embed maps sparse weights to the
+    dense layout (zeros off the pairs); mask is True on the dense weights the sparse model has."""
+    rng = np.random.default_rng(seed)
+    X, y = random_sentences(rng, n_sentences, n_labels, max_len=max_len)
+    corpus = _as_corpus(X, y, ["word", "pos"])
+    encoder = FeatureEncoder(TEMPLATES)
+    enc = encoder.fit_transform(corpus, corpus.columns["label"])
+    n_labels = len(encoder.labels_)
+    pairs = gold_pairs(enc.feature_offsets, enc.feature_ids, enc.labels, encoder.n_features_, n_labels)
+    sparse = LinearChainModel(encoder, emission_pairs=pairs)
+    dense = LinearChainModel(encoder)
+    # naive pair set: every feature of a token with its gold label
+    seen = np.zeros((encoder.n_features_, n_labels), dtype=bool)
+    for i in range(enc.n_tokens):
+        seen[enc.feature_ids[enc.feature_offsets[i]: enc.feature_offsets[i + 1]], enc.labels[i]] = True
+    offsets, labels = pairs
+    assert np.array_equal(np.diff(offsets), seen.sum(axis=1))
+    assert np.array_equal(labels, np.nonzero(seen)[1])
+    off = dense.layout().off_trans
+    mask = np.ones(len(dense.weights), dtype=bool)
+    mask[:off] = seen.ravel()
+
+    def embed(w):
+        out = np.zeros(len(dense.weights))
+        out[:off][seen.ravel()] = w[: sparse.layout().off_trans]
+        out[off:] = w[sparse.layout().off_trans:]
+        return out
+
+    sparse.weights = rng.normal(size=sparse.weights.shape)
+    dense.weights = embed(sparse.weights)
+    return sparse, dense, enc, embed, mask
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_decode_and_phi_equal_the_masked_dense_model(seed):
+    sparse, dense, enc, embed, mask = sparse_and_dense(seed)
+    assert len(sparse.weights) < len(dense.weights)
+    ids_sparse, scores_sparse = sparse.decode(enc)
+    for s in range(enc.n_sentences):
+        a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+        emission, transition, end = potentials(dense, enc, s, dense.weights)
+        best, best_score = brute_force_best(emission, transition, end)
+        assert np.array_equal(ids_sparse[a:b], best)
+        assert scores_sparse[s] == pytest.approx(best_score)
+        for y in all_labelings(b - a, sparse.n_labels)[:20]:
+            np.testing.assert_array_equal(embed(sparse.feature_vector(enc, s, y)), dense.feature_vector(enc, s, y) * mask)
+            assert sparse.score(enc, s, y) == pytest.approx(sequence_score(emission, transition, end, y))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_perceptron_epoch_equals_masked_dense_updates(seed):
+    sparse, dense, enc, embed, mask = sparse_and_dense(seed, n_sentences=8)
+    sparse.weights[:] = 0.0
+    w = np.zeros(len(dense.weights))
+    visits = np.random.default_rng(seed).permutation(enc.n_sentences).astype(np.int64)
+    perceptron_epoch(sparse.weights, np.zeros(0), 0.0, sparse.layout(), sparse.data(enc), visits)
+    for s in visits:
+        a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+        best, _ = brute_force_best(*potentials(dense, enc, s, w))
+        gold = enc.labels[a:b]
+        if not np.array_equal(best, gold):
+            w += mask * (dense.feature_vector(enc, s, gold) - dense.feature_vector(enc, s, best))
+    np.testing.assert_allclose(embed(sparse.weights), w)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_crf_epoch_equals_masked_dense_sgd(seed):
+    sparse, dense, enc, embed, mask = sparse_and_dense(seed, max_len=3)
+    sparse.weights *= 0.1
+    w = embed(sparse.weights)
+    eta0, l2 = 0.5, 0.3
+    visits = np.arange(enc.n_sentences, dtype=np.int64)
+    rule = CRFRule(l2=l2, eta0=eta0, average=False)
+    rule.begin(Problem(sparse, sparse.data(enc)))
+    rule.run(visits)
+    for t, s in enumerate(visits):
+        a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+        emission, transition, end = potentials(dense, enc, s, w)
+        log_z = brute_force_log_z(emission, transition, end)
+        expected = np.zeros_like(w)
+        for y in all_labelings(b - a, dense.n_labels):
+            expected += np.exp(sequence_score(emission, transition, end, y) - log_z) * dense.feature_vector(enc, s, y)
+        gradient = mask * (dense.feature_vector(enc, s, enc.labels[a:b]) - expected)
+        eta = eta0 / (1 + l2 * eta0 * t)
+        w = (1 - eta * l2) * w + eta * gradient
+    np.testing.assert_allclose(embed(rule.weights()), w, atol=1e-10)
+
+
+def test_gold_pairs_model_file_round_trip_and_prune(tmp_path):
+    rng = np.random.default_rng(0)
+    X, y = random_sentences(rng, 30, 4, max_len=6)
+    tagger = Tagger(templates=TEMPLATES, epochs=3, columns=["word", "pos"], all_pairs=False).fit(X, y)
+    model = tagger.model_
+    assert model.emission_pairs is not None
+    offsets, labels = model.emission_pairs
+    assert offsets[-1] == len(labels) == model.layout().off_trans
+    assert np.all(model.weights[: len(labels)] != 0)  # pruned to the non-zero pairs
+    path = tmp_path / "m.npz"
+    tagger.save(path)
+    loaded = Tagger.load(path)
+    assert loaded.predict(X) == tagger.predict(X)
+    np.testing.assert_array_equal(loaded.model_.emission_pairs[1], labels)
+    dense = Tagger(templates=TEMPLATES, epochs=3, columns=["word", "pos"], all_pairs=True).fit(X, y)
+    assert dense.model_.emission_pairs is None
+    assert tagger.describe()["top_features"].keys() == dense.describe()["top_features"].keys()
