@@ -299,6 +299,10 @@ class Tagger:
     def _predict_encoded(self, encoded, forced=None):
         return self.model_.decode(encoded, forced=forced)
 
+    def missing_symbol(self):
+        """The label symbol of a free token in forced labels: ``missing_label``, or "?" when unset."""
+        return self.missing_label if self.missing_label is not None else "?"
+
     def forced_ids(self, corpus, forced):
         """Label ids of ``forced`` (per-sentence lists of labels, or None for a free sentence; a
         token's None or ``missing_label`` is free) for the sentences of ``corpus``, checked."""
@@ -312,7 +316,7 @@ class Tagger:
             if len(labels) != n:
                 raise ValueError(f"forced sentence {i} has {len(labels)} labels, X has {n} tokens")
             flat.extend(labels)
-        ids = forced_label_ids(self.model_, flat, self.missing_label)
+        ids = forced_label_ids(self.model_, flat, self.missing_symbol())
         check_forced(self.model_, ids, o)
         return ids
 
@@ -320,7 +324,8 @@ class Tagger:
         """Per-sentence lists of predicted labels.
 
         forced : None, or per sentence None or a list of labels, one per token: a label keeps the
-            token at that label, None or ``missing_label`` leaves it free.
+            token at that label, None or the missing symbol (``missing_label``, "?" when unset)
+            leaves it free.
         """
         corpus = _as_corpus(X, None, self.columns)
         flat, _ = self.predict_corpus(corpus, None if forced is None else self.forced_ids(corpus, forced))
@@ -411,7 +416,7 @@ class Tagger:
             columns += [f"col{i}" for i in range(len(columns) + 1, int(force_column) + 1)]
             force_name = columns[int(force_column) - 1]
             options["columns"] = columns
-        missing = self.missing_label if self.missing_label is not None else "?"
+        missing = self.missing_symbol()
         start = time.perf_counter()
         sentences = tokens = 0
         with open_output(output) as out:
