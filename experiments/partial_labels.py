@@ -19,7 +19,6 @@ import numpy as np
 
 from structperc.chunks import is_bio
 from structperc.evaluate import evaluate_labels
-from structperc.readers import read_corpus
 from structperc.tagger import Tagger, check_forced, forced_label_ids
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -105,7 +105,8 @@ def check_forced(model, ids, sentence_offsets, path="<forced>", line_numbers=Non
     first[sentence_offsets[:-1][np.diff(sentence_offsets) > 0]] = True
     prev = np.concatenate([[start], ids[:-1]])
     prev[first] = start
-    bad = np.flatnonzero((ids >= 0) & (prev != -1) & (penalty[np.where(prev < 0, start, prev), np.maximum(ids, 0)] == -np.inf))
+    forbidden = penalty[np.where(prev < 0, start, prev), np.maximum(ids, 0)] == -np.inf
+    bad = np.flatnonzero((ids >= 0) & (prev != -1) & forbidden)
     if len(bad):
         i = int(bad[0])
         after = "at the start of a sentence" if prev[i] == start else f"after {model.labels[prev[i]]!r}"
@@ -155,7 +156,8 @@ class Tagger:
 
     def __init__(self, templates="chunk", trainer="perceptron", epochs=10, average=None, min_count=0,
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
-                 missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None):
+                 missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
+                 calibration_sentences=None):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -246,8 +248,9 @@ class Tagger:
             if encoded.word_ids is None:
                 raise ConfigError("--tag-dict needs templates that use the word column")
             known = encoded.labels >= 0
-            tag_dict = build_tag_dict(encoded.word_ids[known], encoded.labels[known],
-                                      len(encoder.vocabularies_["word"]) + FIRST_ID, len(encoder.labels_), self.tag_dict)
+            n_words = len(encoder.vocabularies_["word"]) + FIRST_ID
+            tag_dict = build_tag_dict(encoded.word_ids[known], encoded.labels[known], n_words, len(encoder.labels_),
+                                      self.tag_dict)
         rule = make_rule(self.trainer, **options)
         model = LinearChainModel(encoder, order=self.order, constrain=self.constrain, tag_dict=tag_dict,
                                  normalization=rule.normalization)

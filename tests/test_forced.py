@@ -103,7 +103,7 @@ def test_force_candidates_intersects_nothing_but_replaces_the_forced_tokens():
 def np_sentences(seed=0):
     rng = np.random.default_rng(seed)
     X, y = random_sentences(rng, 40, 3, tags=("B-NP", "I-NP", "O"))
-    y = [[("B-NP" if l == "I-NP" and (i == 0 or s[i - 1] == "O") else l) for i, l in enumerate(s)] for s in y]
+    y = [[("B-NP" if tag == "I-NP" and (i == 0 or s[i - 1] == "O") else tag) for i, tag in enumerate(s)] for s in y]
     return X, y
 
 

@@ -172,8 +172,8 @@ def test_memm_trains_only_tokens_with_a_known_history(small_model):
 def tokens_and_labels(seed, fraction):
     rng = np.random.default_rng(seed)
     X, y = random_sentences(rng, 30, 3, tags=("B-NP", "I-NP", "O"))
-    y = [[("B-NP" if l == "I-NP" and (i == 0 or s[i - 1] == "O") else l) for i, l in enumerate(s)] for s in y]
-    partial = [[("?" if rng.random() < fraction else l) for l in s] for s in y]
+    y = [[("B-NP" if tag == "I-NP" and (i == 0 or s[i - 1] == "O") else tag) for i, tag in enumerate(s)] for s in y]
+    partial = [[("?" if rng.random() < fraction else tag) for tag in s] for s in y]
     return X, y, partial
 
 
