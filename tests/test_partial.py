@@ -201,3 +201,24 @@ def test_partial_labels_round_trip_through_the_model_file(tmp_path):
     loaded = Tagger.load(tmp_path / "m.npz")
     assert loaded.missing_label == "?"
     assert loaded.predict(X) == tagger.predict(X)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_second_order_constrained_decoding_keeps_the_known_labels(seed, fitted_model):
+    rng = np.random.default_rng(seed)
+    model, enc = fitted_model(rng, ["w[0]", "pos[0]", "bias"], n_labels=3, order=2)
+    enc = hide(enc, rng)
+    layout, data = model.layout(), model.data(enc)
+    for s in range(enc.n_sentences):
+        a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+        known = enc.labels[a:b]
+        path, score = decode_sentence(model.weights, layout, data, a, b, known_label_penalty(known, model.n_labels))
+        assert np.isfinite(score) and consistent(path, known)
+
+
+@pytest.mark.parametrize("trainer", ["perceptron", "memm"])
+def test_second_order_training_on_partial_labels(trainer):
+    X, y, partial = tokens_and_labels(3, 0.3)
+    tagger = Tagger(templates=["w[0]", "pos[0]"], trainer=trainer, order=2, epochs=3, missing_label="?").fit(X, partial)
+    assert "?" not in tagger.labels_
+    assert tagger.score(X, y) > 50.0
