@@ -4,7 +4,8 @@
    missing label "?"; the `chunk` templates with the BIO constraint, 10 epochs, trained on the full
    and on the partial file; test F1.
 2. Forced decoding, NP chunks: 20 % of the test tokens (seed 0) are forced to their gold label
-   (``structperc tag --force-column``); test F1 with and without forcing.
+   (``model.decode(..., forced=...)``, as ``structperc tag --force-column`` runs it); test F1 with and
+   without forcing.
 
 Writes the partial training file to corpora/conll2000/train.partial50.txt and the table to
 experiments/results/partial_labels.md.

@@ -222,3 +222,20 @@ def test_second_order_training_on_partial_labels(trainer):
     tagger = Tagger(templates=["w[0]", "pos[0]"], trainer=trainer, order=2, epochs=3, missing_label="?").fit(X, partial)
     assert "?" not in tagger.labels_
     assert tagger.score(X, y) > 50.0
+
+
+def test_cli_train_with_missing_label(tmp_path):
+    from typer.testing import CliRunner
+
+    from structperc.cli import app
+
+    X, _, partial = tokens_and_labels(4, 0.5)
+    train = tmp_path / "train.txt"
+    train.write_text("\n\n".join("\n".join(f"{w} {p} {c}" for (w, p), c in zip(s, lab))
+                                 for s, lab in zip(X, partial)) + "\n")
+    model = tmp_path / "m.npz"
+    result = CliRunner().invoke(app, ["train", str(train), "--model", str(model), "--columns", "word,pos,chunk",
+                                      "--constrain", "bio", "--epochs", "2", "--missing-label", "?", "--quiet"])
+    assert result.exit_code == 0, result.output
+    loaded = Tagger.load(model)
+    assert loaded.labels_ == ["B-NP", "I-NP", "O"] and loaded.missing_label == "?"
