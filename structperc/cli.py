@@ -166,6 +166,8 @@ def train(
     resume: Optional[Path] = typer.Option(
         None, "--resume", help="Continue from this checkpoint up to --epochs (the same command, options and "
         "data as the run that wrote it); the model is the one the uninterrupted run gives."),
+    missing_label: Optional[str] = typer.Option(
+        None, "--missing-label", help="Label symbol of an unlabelled token (e.g. '?'): train on partial labels."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ):
@@ -180,7 +182,7 @@ def train(
     tagger = Tagger(
         templates=templates, trainer=trainer, epochs=epochs, average=average, min_count=min_count,
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
-        l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
+        missing_label=missing_label, l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
         **({} if all_pairs is None else {"all_pairs": all_pairs}),
     )
     tagger.trainer_options()  # a bad option is reported before the corpus is read
@@ -228,6 +230,9 @@ def tag(
         None, help="Append P(label | x) per token: 'best' (the predicted label's; a bare --marginals "
         "means this) or 'all' (one column per label). crf and memm models only."),
     probability: bool = typer.Option(False, help="Write '# probability P(y|x)' before each sentence (crf, memm)."),
+    force_column: Optional[int] = typer.Option(
+        None, "--force-column", help="1-based input column of labels to keep fixed; the missing symbol "
+        "(the model's --missing-label, else '?') leaves a token free."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
     json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout (needs --output)."),
 ):
@@ -246,7 +251,7 @@ def tag(
     tagger = Tagger.load(model)
     _announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input))
     stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability,
-                                              tag_sep=tag_sep)
+                                      tag_sep=tag_sep, force_column=force_column)
     if json_output:
         typer.echo(json.dumps({"output": str(output), **stats}))
     elif not quiet:

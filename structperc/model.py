@@ -56,6 +56,25 @@ def transition_penalty(labels, constrain):
     return CONSTRAINTS[name](labels)
 
 
+def force_candidates(candidates, forced, n_labels):
+    """Candidate CSR (cand_offsets, cand_labels) with token i restricted to the label forced[i]
+    where forced[i] >= 0; the other tokens keep their candidates (every label when ``candidates``
+    is empty). Labels stay ascending within a token."""
+    cand_offsets, cand_labels = candidates
+    n = len(forced)
+    if len(cand_offsets) == 0:
+        allowed = np.ones((n, n_labels), dtype=bool)
+    else:
+        allowed = np.zeros((n, n_labels), dtype=bool)
+        allowed[np.repeat(np.arange(n), np.diff(cand_offsets)), cand_labels] = True
+    rows = np.flatnonzero(forced >= 0)
+    allowed[rows] = False
+    allowed[rows, forced[rows]] = True
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(allowed.sum(axis=1), out=offsets[1:])
+    return offsets, np.nonzero(allowed)[1].astype(np.int64)
+
+
 class LinearChainModel:
     """Weights of a linear-chain model over the features of a fitted ``FeatureEncoder``.
 
@@ -102,9 +121,17 @@ class LinearChainModel:
         return layout_record(self.n_labels, self.n_features, self.n_pair_features, self.order,
                              DECODERS[self.decoder], self.mask_penalty, self.emission_pairs or ALL_PAIRS)
 
-    def data(self, encoded):
-        """The ``Data`` record of the kernels for an EncodedCorpus, with this model's tag dictionary."""
-        return data_record(encoded, self.candidates(encoded))
+    def data(self, encoded, forced=None):
+        """The ``Data`` record of the kernels for an EncodedCorpus, with this model's tag dictionary.
+
+        forced : None, or int64 (n_tokens,) label ids fixed at decoding, -1 where the label is free.
+            A forced token's candidate set is its forced label alone (it replaces the tag
+            dictionary's set), so every decoder, k-best and the marginals keep it.
+        """
+        candidates = self.candidates(encoded)
+        if forced is not None:
+            candidates = force_candidates(candidates, np.asarray(forced, dtype=np.int64), self.n_labels)
+        return data_record(encoded, candidates)
 
     # ------------------------------------------------------------------ views of w
     def emission_weights(self, weights=None):
@@ -168,10 +195,11 @@ class LinearChainModel:
 
         return gather_rows(self.tag_dict[0], self.tag_dict[1], encoded.word_ids)
 
-    def decode(self, encoded, weights=None):
-        """Best label ids of every token (int64 (n_tokens,)) and each sentence's score."""
+    def decode(self, encoded, weights=None, forced=None):
+        """Best label ids of every token (int64 (n_tokens,)) and each sentence's score; ``forced``
+        as in ``data``."""
         w = self.weights if weights is None else weights
-        return decode_corpus(w, self.layout(), self.data(encoded))
+        return decode_corpus(w, self.layout(), self.data(encoded, forced))
 
     def prepare(self):
         """Load the compiled decoder (numba's first call reads its cache) by decoding one empty

@@ -36,7 +36,7 @@ def check_probabilistic(model):
         raise NotProbabilisticError(f"marginals need an order {orders} model, this one has order {model.order}")
 
 
-def marginals(model, encoded, weights=None):
+def marginals(model, encoded, weights=None, forced=None):
     """Label marginals of every token and the log-probability of each sentence's best labeling.
 
     Parameters
@@ -44,6 +44,8 @@ def marginals(model, encoded, weights=None):
     model : LinearChainModel trained by the "crf" or "memm" rule
     encoded : EncodedCorpus from ``model.encoder.transform``
     weights : ndarray of shape (n_weights,), or None for ``model.weights``
+    forced : None, or int64 (n_tokens,) label ids kept fixed, -1 where free (``model.data``); the
+        marginals and probabilities are then conditioned on the forced labels
 
     Returns
     -------
@@ -61,4 +63,4 @@ def marginals(model, encoded, weights=None):
     w = model.weights if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     if w.shape != model.weights.shape:
         raise ValueError(f"weights of shape {w.shape}, the model has {model.weights.shape}")
-    return corpus_marginals(w, model.layout(), model.data(encoded))
+    return corpus_marginals(w, model.layout(), model.data(encoded, forced))

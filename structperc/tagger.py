@@ -14,7 +14,7 @@ import numpy as np
 from .chunks import is_bio
 from .corpus import Corpus
 from .encode import FIRST_ID, FeatureEncoder
-from .errors import ConfigError
+from .errors import ConfigError, InputFormatError
 from .evaluate import evaluate_labels
 from ._kernels.emission import gold_pairs
 from .model import LinearChainModel
@@ -152,6 +152,61 @@ def read_checkpoint(path, run_key=None, epochs=None):
     return LoopState(saved["epoch"], rule_state, history, saved["best_epoch"], best_score, best_weights)
 
 
+def drop_missing_label(encoder, encoded, missing_label):
+    """Unlabelled tokens: remove ``missing_label`` from the encoder's labels and give its tokens
+    the gold id -1 (the later labels move down by one; labels stay in sorted order)."""
+    if missing_label not in encoder.labels_:
+        return
+    missing = encoder.labels_.index(missing_label)
+    encoder.labels_.remove(missing_label)
+    if not encoder.labels_:
+        raise ValueError(f"every training token has the missing label {missing_label!r}")
+    gold = encoded.labels
+    gold[gold == missing] = -1
+    gold[gold > missing] -= 1
+
+
+def forced_label_ids(model, forced, missing_label, path="<forced>", line_numbers=None):
+    """int64 (n_tokens,) label ids of a forced-label column (flat list of str or None), -1 where the
+    label is free (None or ``missing_label``).
+
+    Raises InputFormatError naming path:line (or the token number) for a label the model does not
+    know. The transition constraint is checked by ``check_forced``."""
+    index = {label: i for i, label in enumerate(model.labels)}
+    ids = np.full(len(forced), -1, dtype=np.int64)
+    for i, label in enumerate(forced):
+        if label is None or label == missing_label:
+            continue
+        if label not in index:
+            raise _forced_error(path, line_numbers, i, f"forced label {label!r} is not a label of the model")
+        ids[i] = index[label]
+    return ids
+
+
+def check_forced(model, ids, sentence_offsets, path="<forced>", line_numbers=None):
+    """InputFormatError when the transition constraint forbids a forced label after the start of
+    its sentence or after the forced label of the token before it."""
+    penalty = model.mask_penalty
+    start = model.n_labels
+    first = np.zeros(len(ids), dtype=bool)
+    first[sentence_offsets[:-1][np.diff(sentence_offsets) > 0]] = True
+    prev = np.concatenate([[start], ids[:-1]])
+    prev[first] = start
+    forbidden = penalty[np.where(prev < 0, start, prev), np.maximum(ids, 0)] == -np.inf
+    bad = np.flatnonzero((ids >= 0) & (prev != -1) & forbidden)
+    if len(bad):
+        i = int(bad[0])
+        after = "at the start of a sentence" if prev[i] == start else f"after {model.labels[prev[i]]!r}"
+        raise _forced_error(path, line_numbers, i, f"forced label {model.labels[ids[i]]!r} is not allowed {after} "
+                                                   f"(constraint {model.constrain!r})")
+
+
+def _forced_error(path, line_numbers, i, message):
+    if line_numbers is not None and len(line_numbers) > i and line_numbers[i] > 0:
+        return InputFormatError(path, int(line_numbers[i]), message)
+    return InputFormatError(path, None, f"token {i + 1}: {message}")
+
+
 class Tagger:
     """A sequence tagger trained on-line by one of ``structperc.train.TRAINERS``.
 
@@ -171,6 +226,11 @@ class Tagger:
     all_pairs : True: a weight for every (feature, label) pair; False: only for the pairs seen in
         training (a feature with each gold label it occurs with), as CRFsuite's default
     columns : names of the token values when fitting on plain lists
+    missing_label : None, or the label symbol (e.g. "?") of an unlabelled token. Training takes
+        the best labeling consistent with the known labels as the gold (perceptron, hinge), the
+        likelihood of the known labels (crf) or only the tokens whose label and history are known
+        (memm); the symbol is never a label of the model. In ``predict(X, forced=...)`` it marks a
+        free token.
     l2, eta0, batch_size, cost, average_start, calibration_sentences : options of the learning rules
         that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
         Setting one that the chosen rule does not take is a ConfigError.
@@ -187,6 +247,10 @@ class Tagger:
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
                  l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None,
                  all_pairs=ALL_PAIRS_DEFAULT):
+
+
+                 missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
+                 calibration_sentences=None):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -198,6 +262,7 @@ class Tagger:
         self.tag_dict = tag_dict
         self.seed = seed
         self.columns = columns
+        self.missing_label = missing_label
         self.l2 = l2
         self.eta0 = eta0
         self.batch_size = batch_size
@@ -284,6 +349,10 @@ class Tagger:
                           "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
         # the training strings are not needed past encoding (freed here when the caller holds none)
         del X, y, corpus
+
+
+        if self.missing_label is not None:
+            drop_missing_label(encoder, encoded, self.missing_label)
         tag_dict = None
         if self.tag_dict:
             if encoded.word_ids is None:
@@ -296,6 +365,12 @@ class Tagger:
         if not self.all_pairs:
             emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
                                         encoder.n_features_, len(encoder.labels_))
+
+
+            known = encoded.labels >= 0
+            n_words = len(encoder.vocabularies_["word"]) + FIRST_ID
+            tag_dict = build_tag_dict(encoded.word_ids[known], encoded.labels[known], n_words, len(encoder.labels_),
+                                      self.tag_dict)
         rule = make_rule(self.trainer, **options)
         model = LinearChainModel(encoder, order=self.order, constrain=self.constrain, tag_dict=tag_dict,
                                  normalization=rule.normalization, emission_pairs=emission_pairs)
@@ -357,19 +432,48 @@ class Tagger:
         return self
 
     # ------------------------------------------------------------------ prediction
-    def predict_corpus(self, corpus):
-        """Predicted label strings, flat over the tokens of a Corpus, and each sentence's score."""
+    def predict_corpus(self, corpus, forced=None):
+        """Predicted label strings, flat over the tokens of a Corpus, and each sentence's score.
+
+        forced : None, or int64 (n_tokens,) label ids to keep, -1 where free (``forced_label_ids``).
+        """
         encoded = self.model_.encoder.transform(corpus, with_labels=False)
-        ids, scores = self._predict_encoded(encoded)
+        ids, scores = self._predict_encoded(encoded, forced)
         return [self.model_.labels[i] for i in ids], scores
 
-    def _predict_encoded(self, encoded):
-        return self.model_.decode(encoded)
+    def _predict_encoded(self, encoded, forced=None):
+        return self.model_.decode(encoded, forced=forced)
 
-    def predict(self, X):
-        """Per-sentence lists of predicted labels."""
+    def missing_symbol(self):
+        """The label symbol of a free token in forced labels: ``missing_label``, or "?" when unset."""
+        return self.missing_label if self.missing_label is not None else "?"
+
+    def forced_ids(self, corpus, forced):
+        """Label ids of ``forced`` (per-sentence lists of labels, or None for a free sentence; a
+        token's None or ``missing_label`` is free) for the sentences of ``corpus``, checked."""
+        o = corpus.sentence_offsets
+        if len(forced) != len(o) - 1:
+            raise ValueError(f"forced has {len(forced)} sentences, X has {len(o) - 1}")
+        flat = []
+        for i, labels in enumerate(forced):
+            n = int(o[i + 1] - o[i])
+            labels = [None] * n if labels is None else list(labels)
+            if len(labels) != n:
+                raise ValueError(f"forced sentence {i} has {len(labels)} labels, X has {n} tokens")
+            flat.extend(labels)
+        ids = forced_label_ids(self.model_, flat, self.missing_symbol())
+        check_forced(self.model_, ids, o)
+        return ids
+
+    def predict(self, X, forced=None):
+        """Per-sentence lists of predicted labels.
+
+        forced : None, or per sentence None or a list of labels, one per token: a label keeps the
+            token at that label, None or the missing symbol (``missing_label``, "?" when unset)
+            leaves it free.
+        """
         corpus = _as_corpus(X, None, self.columns)
-        flat, _ = self.predict_corpus(corpus)
+        flat, _ = self.predict_corpus(corpus, None if forced is None else self.forced_ids(corpus, forced))
         o = corpus.sentence_offsets
         return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
 
@@ -419,7 +523,8 @@ class Tagger:
         """``evaluate`` on a labelled corpus file read as the training corpus was."""
         return self.evaluate(self.read(path, format, tag_sep=tag_sep))
 
-    def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None):
+    def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
+                 force_column=None):
         """Read, tag and write batch by batch: the input columns plus the predicted label.
 
         input : file, or "-" for standard input; read lazily, so files larger than memory stream.
@@ -428,6 +533,10 @@ class Tagger:
         marginals : None, "best" (P(predicted label | x) per token) or "all" (one "label:P" column
             per label); probability : write "# probability P(y|x)" before each sentence. Both need a
             probabilistic model (crf, memm).
+        force_column : None, or the 1-based input column holding a forced label or the missing
+            symbol (``missing_label``, or "?" when the model was trained without one) per token;
+            decoding and the marginals keep the forced labels. A forced label that the model does
+            not know or that the transition constraint forbids is an InputFormatError at its line.
 
         Returns counts and the time from opening the input to the last write: sentences, tokens,
         seconds, tokens_per_second.
@@ -443,15 +552,31 @@ class Tagger:
 
             check_probabilistic(model)
         labels = np.asarray(model.labels, dtype=object)
+        options = self.reader_options(format, tag_sep)
+        force_name = None
+        if force_column is not None:
+            columns = list(options.get("columns") or [])
+            if int(force_column) < 1:
+                raise ConfigError(f"--force-column is 1-based, got {force_column!r}")
+            columns += [f"col{i}" for i in range(len(columns) + 1, int(force_column) + 1)]
+            force_name = columns[int(force_column) - 1]
+            options["columns"] = columns
+        missing = self.missing_symbol()
         start = time.perf_counter()
         sentences = tokens = 0
         with open_output(output) as out:
-            for batch in iter_corpus(input, **self.reader_options(format, tag_sep), require_label=False):
+            for batch in iter_corpus(input, **options, require_label=False):
                 encoded = model.encoder.transform(batch, with_labels=False)
-                ids, _ = self._predict_encoded(encoded)
+                forced = None
+                if force_name is not None:
+                    if force_name not in batch.columns:
+                        raise ConfigError(f"--force-column {force_column}: the input has no column {force_column}")
+                    forced = forced_label_ids(model, batch.columns[force_name], missing, batch.path, batch.line_numbers)
+                    check_forced(model, forced, batch.sentence_offsets, batch.path, batch.line_numbers)
+                ids, _ = self._predict_encoded(encoded, forced)
                 extra, headers = None, None
                 if marginals or probability:
-                    node, log_probability = label_marginals(model, encoded)
+                    node, log_probability = label_marginals(model, encoded, forced=forced)
                     if marginals == "best":
                         extra = [[f"{p:.4f}" for p in node[np.arange(len(ids)), ids]]]
                     elif marginals == "all":

@@ -8,13 +8,23 @@ and its gradient is Φ(x, y) - E_{P(y' | x)}[Φ(x, y')] - λ w. The expectation 
 forward-backward marginals: an emission feature f at token t contributes P(y_t = c | x) to
 the weight of (f, c) (``emission.py``); a transition (p, c) and a pair feature at t contribute
 P(y_{t-1} = p, y_t = c | x); the end block contributes P(y_{n-1} = c | x).
+
+Partial labels (Tsuboi et al. 2008). When some tokens are unlabelled (gold label id -1), a
+sentence contributes the log-likelihood of its known labels, marginalizing over the rest:
+
+    log P(y_K | x) = log Z_K(x) - log Z(x),   Z_K(x) = sum over y consistent with y_K of exp(w · Φ(x, y))
+
+Z_K is the forward-backward of the same tables with -inf at every label other than a known one
+(``scoring.known_label_penalty``). Its gradient is E_{P(y' | y_K, x)}[Φ(x, y')] - E_{P(y' | x)}[Φ(x, y')]:
+the constrained marginals take the place of Φ(x, y). With every label known, Z_K = exp(w · Φ(x, y))
+and the two agree. A sentence with no known label contributes nothing (log P = 0, zero gradient).
 """
 import numpy as np
 from numba import njit
 
 from .emission import scatter_row
 from .forward_backward import forward_backward, forward_backward_scaled
-from .scoring import add_phi, phi_indices, sentence_scores
+from .scoring import add_phi, has_missing, known_label_penalty, phi_indices, sentence_scores
 from .sgd import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, scaled_scores
 
 
@@ -75,6 +85,29 @@ def crf_sentence(v, scale, layout, data, a, b):
 
 
 @njit(cache=True)
+def crf_partial_sentence(v, scale, layout, data, a, b):
+    """log P(known labels | x) = log Z_K - log Z of tokens [a, b) under w = scale * v, with the free
+    node and edge marginals and the constrained ones (conditioned on the known labels).
+
+    log P is -inf when no labeling is consistent with the known labels."""
+    emission, transition, end = scaled_scores(v, scale, layout, data, a, b)
+    log_z, node, edge = forward_backward_scaled(emission, transition, end)
+    emission += known_label_penalty(data.gold[a:b], layout.n_labels)
+    log_z_known, known_node, known_edge = forward_backward_scaled(emission, transition, end)
+    if log_z_known == -np.inf or log_z == -np.inf:
+        return -np.inf, node, edge, known_node, known_edge
+    return log_z_known - log_z, node, edge, known_node, known_edge
+
+
+@njit(cache=True)
+def any_known(gold):
+    for t in range(gold.shape[0]):
+        if gold[t] >= 0:
+            return True
+    return False
+
+
+@njit(cache=True)
 def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
     """SGD on sum_i log P(y_i | x_i) - (N λ / 2) ||w||² over the sentences ``visit_order``.
 
@@ -100,10 +133,31 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
         node_all = np.empty((n_tokens, n_labels))
         edge_all = np.empty((n_tokens, n_labels + 1, n_labels))
         usable = np.zeros(hi - lo, dtype=np.bool_)
+        partial = np.zeros(hi - lo, dtype=np.bool_)
+        known_node_all = np.empty((0, n_labels))
+        known_edge_all = np.empty((0, n_labels + 1, n_labels))
         start = 0
         for j in range(lo, hi):
             a, b = sentence_offsets[visit_order[j]], sentence_offsets[visit_order[j] + 1]
-            if b > a:
+            if b > a and has_missing(gold[a:b]):
+                if not any_known(gold[a:b]):
+                    start += b - a
+                    continue
+                if known_node_all.shape[0] == 0:
+                    known_node_all = np.empty((n_tokens, n_labels))
+                    known_edge_all = np.empty((n_tokens, n_labels + 1, n_labels))
+                ll, node, edge, known_node, known_edge = crf_partial_sentence(v, state[SCALE], layout, data, a, b)
+                if ll == -np.inf:
+                    skipped += 1
+                else:
+                    usable[j - lo] = True
+                    partial[j - lo] = True
+                    log_likelihood += ll
+                    node_all[start: start + b - a] = node
+                    edge_all[start: start + b - a] = edge
+                    known_node_all[start: start + b - a] = known_node
+                    known_edge_all[start: start + b - a] = known_edge
+            elif b > a:
                 ll, node, edge = crf_sentence(v, state[SCALE], layout, data, a, b)
                 if ll == -np.inf:
                     skipped += 1
@@ -118,7 +172,19 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
         start = 0
         for j in range(lo, hi):
             a, b = sentence_offsets[visit_order[j]], sentence_offsets[visit_order[j] + 1]
-            if usable[j - lo]:
+            if usable[j - lo] and partial[j - lo]:
+                node = node_all[start: start + b - a]
+                edge = edge_all[start: start + b - a]
+                known_node = known_node_all[start: start + b - a]
+                known_edge = known_edge_all[start: start + b - a]
+                x = eta / state[SCALE]
+                add_expected_counts(v, x, layout, data, a, b, known_node, known_edge)
+                add_expected_counts(v, -x, layout, data, a, b, node, edge)
+                if u.shape[0] > 0:
+                    y = state[SCALE_SUM] * x
+                    add_expected_counts(u, y, layout, data, a, b, known_node, known_edge)
+                    add_expected_counts(u, -y, layout, data, a, b, node, edge)
+            elif usable[j - lo]:
                 phi = phi_indices(layout, data, a, b, gold[a:b])
                 node = node_all[start: start + b - a]
                 edge = edge_all[start: start + b - a]

@@ -8,13 +8,18 @@ The inner max is the shared Viterbi on emission scores plus cost at every non-go
 ŷ the loss-augmented argmax, Φ(x, y) - Φ(x, ŷ) is a subgradient of -loss, so a step on
 loss + (λ / 2) ||w||² is  w <- (1 - η_t λ) w + η_t [loss > 0] (Φ(x, y) - Φ(x, ŷ)).
 Weights are w = s v, lazily scaled and averaged as in ``sgd.py``.
+
+A partially labelled sentence (gold label id -1 at an unlabelled token) takes as y the best
+labeling consistent with its known labels under the current weights (latent structural SVM, the
+constrained Viterbi of ``scoring.known_label_penalty``); the cost and the update are then taken
+against that y. A sentence with no known label is skipped.
 """
 import numpy as np
 from numba import njit
 
 from .cost import hamming_cost
 from .decoders import decode_sentence
-from .scoring import phi_dot, phi_indices
+from .scoring import has_missing, known_label_penalty, phi_dot, phi_indices
 from .sgd import EXAMPLES, SCALE, add_phi_scaled, decay, finish_step, learning_rate
 
 
@@ -39,10 +44,17 @@ def labeling_allowed(y, a, layout, data):
 
 @njit(cache=True)
 def loss_augmented_decode(v, scale, layout, data, a, b, cost):
-    """argmax_y' of scale * v · Φ(x, y') + cost Δ(gold, y') and that maximum.
+    """argmax_y' of scale * v · Φ(x, y') + cost Δ(gold, y') and that maximum."""
+    return loss_augmented_decode_against(v, scale, layout, data, a, b, cost, data.gold[a:b])
+
+
+@njit(cache=True)
+def loss_augmented_decode_against(v, scale, layout, data, a, b, cost, target):
+    """argmax_y' of scale * v · Φ(x, y') + cost Δ(target, y') and that maximum; target is the
+    (possibly latent) gold labeling of tokens [a, b).
 
     Decodes v with cost / scale added (argmax is unchanged by the positive factor scale)."""
-    extra = hamming_cost(data.gold[a:b], layout.n_labels, cost / scale)
+    extra = hamming_cost(target, layout.n_labels, cost / scale)
     path, score = decode_sentence(v, layout, data, a, b, extra)
     return path, scale * score
 
@@ -64,14 +76,27 @@ def hinge_epoch(v, u, state, layout, data, visit_order, rate, cost):
     for s in visit_order:
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
         loss, wrong = 0.0, 0
-        if b > a and not labeling_allowed(gold[a:b], a, layout, data):
+        target = gold[a:b]
+        known = b > a
+        if known and has_missing(target):
+            known = False
+            for t in range(b - a):
+                known = known or target[t] >= 0
+            if known:
+                target, target_score = decode_sentence(v, layout, data, a, b,
+                                                       known_label_penalty(target, layout.n_labels))
+                if target_score == -np.inf:
+                    skipped += 1
+                    known = False
+        elif known and not labeling_allowed(target, a, layout, data):
             skipped += 1
-        elif b > a:
-            path, augmented = loss_augmented_decode(v, state[SCALE], layout, data, a, b, cost)
-            phi_gold = phi_indices(layout, data, a, b, gold[a:b])
+            known = False
+        if known:
+            path, augmented = loss_augmented_decode_against(v, state[SCALE], layout, data, a, b, cost, target)
+            phi_gold = phi_indices(layout, data, a, b, target)
             loss = augmented - state[SCALE] * phi_dot(v, phi_gold)
             for t in range(b - a):
-                if path[t] != gold[a + t]:
+                if path[t] != target[t]:
                     wrong += 1
         eta = learning_rate(rate, state[EXAMPLES])
         decay(v, state, 1.0 - eta * rate.l2)

@@ -18,6 +18,11 @@ pp = y_{t-2} (L before the sentence):
 
 and the gradient [c == y_t] - q_t(c) also goes to transition2 (pp, p, c). Decoding is the
 second-order Viterbi with each history's -log Z_t(pp, p) (``scoring.local_context_scores2``).
+
+Partial labels: a local classifier is trained on the tokens whose label and whole history
+(y_{t-1}, and y_{t-2} at order 2) are known; a token with an unlabelled position among them
+(gold label id -1) contributes nothing. Unlike the global rules there is no latent completion: the
+MEMM's objective is a sum of per-token terms, and only the fully observed ones are kept.
 """
 import numpy as np
 from numba import njit
@@ -26,6 +31,15 @@ from .emission import scatter_row
 from .scoring import local_context_scores2, local_log_probabilities, second_order_scores, sentence_scores
 from .second_order import history_block
 from .sgd import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, scaled_scores
+
+
+@njit(cache=True)
+def history_known(gold, t, order):
+    """True when gold[t] and the ``order`` labels before it (inside the sentence) are known (>= 0)."""
+    for k in range(order + 1):
+        if t - k >= 0 and gold[t - k] < 0:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -44,6 +58,9 @@ def gold_history_probabilities2(emission, transition, second, scale, gold):
     for t in range(n):
         tt = t if per_token else 0
         p = gold[t - 1] if t > 0 else n_labels
+        if not history_known(gold, t, 2 if second_order else 1):
+            gold_log_q[t] = -np.inf
+            continue
         # log Z_t = logsumexp_c of the scores of c
         top = -np.inf
         for c in range(n_labels):
@@ -130,7 +147,8 @@ def memm_epoch(v, u, state, layout, data, visit_order, rate):
         q, gold_log_q = memm_sentence(v, state[SCALE], layout, data, a, b)
         for t in range(b - a):
             if gold_log_q[t] == -np.inf:
-                skipped += 1
+                if history_known(data.gold[a:b], t, layout.order):
+                    skipped += 1
             else:
                 log_likelihood += gold_log_q[t]
         eta = learning_rate(rate, state[EXAMPLES])

@@ -1,9 +1,18 @@
-"""One epoch of the (averaged) structured perceptron, Collins (2002)."""
+"""One epoch of the (averaged) structured perceptron, Collins (2002).
+
+Partially labelled sentences (gold label id -1 at an unlabelled token) train as the latent
+structured perceptron: the gold labeling is the best one consistent with the known labels under
+the current weights ("constrained Viterbi", ``scoring.known_label_penalty``),
+
+    y* = argmax over y with y_t = gold_t at every known t of w · Φ(x, y)
+
+and the update is w += Φ(x, y*) - Φ(x, ŷ). A sentence with no known label is skipped.
+"""
 import numpy as np
 from numba import njit
 
 from .decoders import decode_sentence
-from .scoring import add_phi, phi_indices
+from .scoring import add_phi, has_missing, known_label_penalty, phi_indices
 
 # Lazy averaging. Let w_t be the weights after the t-th training example of the whole run
 # (t = 1..c). Collins' averaged weights are  avg = (1/c) * sum_t w_t.  An update delta made
@@ -30,16 +39,26 @@ def perceptron_epoch(w, u, counter, layout, data, visit_order):
     token_errors = 0
     for s in visit_order:
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        if b > a:
+        target = gold[a:b]
+        usable = b > a
+        if usable and has_missing(target):
+            usable = False
+            for t in range(b - a):
+                usable = usable or target[t] >= 0
+            if usable:
+                penalty = known_label_penalty(target, layout.n_labels)
+                target, target_score = decode_sentence(w, layout, data, a, b, penalty)
+                usable = target_score > -np.inf
+        if usable:
             path, _ = decode_sentence(w, layout, data, a, b, no_extra)
             wrong = 0
             for t in range(b - a):
-                if path[t] != gold[a + t]:
+                if path[t] != target[t]:
                     wrong += 1
             if wrong > 0:
                 sentence_errors += 1
                 token_errors += wrong
-                phi_gold = phi_indices(layout, data, a, b, gold[a:b])
+                phi_gold = phi_indices(layout, data, a, b, target)
                 phi_pred = phi_indices(layout, data, a, b, path)
                 add_phi(w, 1.0, phi_gold)
                 add_phi(w, -1.0, phi_pred)

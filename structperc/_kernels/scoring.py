@@ -244,3 +244,29 @@ def phi_dot(w, phi):
     for i in phi:
         total += w[i]
     return total
+
+
+@njit(cache=True)
+def has_missing(gold):
+    """True when some token of ``gold`` is unlabelled (label id < 0)."""
+    for t in range(gold.shape[0]):
+        if gold[t] < 0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def known_label_penalty(gold, n_labels):
+    """(n, L) extra emission scores that fix the known labels of a partially labelled sentence:
+
+        penalty[t, c] = 0 if gold[t] < 0 (unlabelled) or c == gold[t], else -inf
+
+    Added to the emission scores, every decoder (first or second order, Viterbi or forward-backward)
+    runs over the labelings consistent with the known labels only."""
+    penalty = np.zeros((gold.shape[0], n_labels))
+    for t in range(gold.shape[0]):
+        if gold[t] >= 0:
+            for c in range(n_labels):
+                if c != gold[t]:
+                    penalty[t, c] = -np.inf
+    return penalty
