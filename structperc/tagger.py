@@ -245,12 +245,8 @@ class Tagger:
 
     def __init__(self, templates="chunk", trainer="perceptron", epochs=10, average=None, min_count=0,
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
-                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None,
-                 all_pairs=ALL_PAIRS_DEFAULT):
-
-
                  missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
-                 calibration_sentences=None):
+                 calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -349,28 +345,22 @@ class Tagger:
                           "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
         # the training strings are not needed past encoding (freed here when the caller holds none)
         del X, y, corpus
-
-
         if self.missing_label is not None:
             drop_missing_label(encoder, encoded, self.missing_label)
         tag_dict = None
         if self.tag_dict:
             if encoded.word_ids is None:
                 raise ConfigError("--tag-dict needs templates that use the word column")
-            tag_dict = build_tag_dict(encoded.word_ids, encoded.labels, len(encoder.vocabularies_["word"]) + FIRST_ID,
-                                      len(encoder.labels_), self.tag_dict)
+            known = encoded.labels >= 0
+            n_words = len(encoder.vocabularies_["word"]) + FIRST_ID
+            tag_dict = build_tag_dict(encoded.word_ids[known], encoded.labels[known], n_words, len(encoder.labels_),
+                                      self.tag_dict)
         else:
             encoded.word_ids = None  # only the tag dictionary reads the word ids
         emission_pairs = None
         if not self.all_pairs:
             emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
                                         encoder.n_features_, len(encoder.labels_))
-
-
-            known = encoded.labels >= 0
-            n_words = len(encoder.vocabularies_["word"]) + FIRST_ID
-            tag_dict = build_tag_dict(encoded.word_ids[known], encoded.labels[known], n_words, len(encoder.labels_),
-                                      self.tag_dict)
         rule = make_rule(self.trainer, **options)
         model = LinearChainModel(encoder, order=self.order, constrain=self.constrain, tag_dict=tag_dict,
                                  normalization=rule.normalization, emission_pairs=emission_pairs)
@@ -427,7 +417,7 @@ class Tagger:
             model.metadata["dev_history"] = [r.dev for r in self.history_]
         model.metadata["training"]["features_seen"] = encoder.n_features_
         model.metadata["training"]["pair_features_seen"] = encoder.n_pair_features_
-        del rule  # its buffers (the raw weights, the averaging sums) are no longer needed
+        rule = None  # its buffers (the raw weights, the averaging sums) are no longer needed
         model.prune()
         return self
 
