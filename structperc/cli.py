@@ -145,6 +145,11 @@ def train(
     average_start: Optional[int] = typer.Option(
         None, help="Epoch after which SGD averaging starts (default 1)" + _takers("average_start") + "."),
     seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
+    workers: int = typer.Option(1, min=1, help="Train by parameter mixing on N local dask workers (1: serially)."),
+    scheduler: Optional[str] = typer.Option(None, help="Train by parameter mixing on the dask cluster at this address."),
+    mix: Optional[str] = typer.Option(None, help="Parameter mixing: uniform (default) or errors."),
+    hash_bits: Optional[int] = typer.Option(None, help="Feature ids from a hash modulo 2^B (no feature dictionary)."),
+    cache_dir: Optional[Path] = typer.Option(None, help="Keep the encoded training corpus here; later runs map it."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ):
@@ -160,8 +165,12 @@ def train(
         templates=templates, trainer=trainer, epochs=epochs, average=average, min_count=min_count,
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
         l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
+        workers=workers, scheduler=scheduler, mix=mix or "uniform", hash_bits=hash_bits, cache_dir=cache_dir,
     )
+    if mix is not None and workers == 1 and scheduler is None:
+        raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
     tagger.trainer_options()  # a bad option is reported before the corpus is read
+    tagger.check_engine()
     _announce_compiling(training_kernels(trainer))
     progress = Progress(epochs, quiet)
     tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, format=format,

@@ -5,6 +5,7 @@ label, encoding, ...) in the model, so that ``read``, ``tag_file`` and ``evaluat
 inputs the same way.
 """
 import inspect
+import os
 import time
 
 import numpy as np
@@ -14,6 +15,7 @@ from .corpus import Corpus
 from .encode import FIRST_ID, FeatureEncoder
 from .errors import ConfigError
 from .evaluate import evaluate_labels
+from .cache import file_sha256
 from .model import LinearChainModel
 
 # Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
@@ -85,6 +87,12 @@ class Tagger:
     l2, eta0, batch_size, cost, average_start, calibration_sentences : options of the learning rules
         that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
         Setting one that the chosen rule does not take is a ConfigError.
+    workers : 1 (train here, serially), or N > 1: iterative parameter mixing over N shards on a
+        dask LocalCluster started for the run (``structperc.train.mixing``)
+    scheduler : address of a running dask scheduler to train on instead (one shard per worker)
+    mix : "uniform" or "errors": how the shards' weights are mixed (with workers > 1 or scheduler)
+    hash_bits : None (exact feature index) or B: feature ids are hashes modulo 2^B
+    cache_dir : None, or a folder where ``fit_file`` keeps the encoded training corpus (``cache.py``)
 
     Attributes
     ----------
@@ -96,7 +104,8 @@ class Tagger:
 
     def __init__(self, templates="chunk", trainer="perceptron", epochs=10, average=None, min_count=0,
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
-                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None):
+                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None,
+                 workers=1, scheduler=None, mix="uniform", hash_bits=None, cache_dir=None):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -114,6 +123,11 @@ class Tagger:
         self.cost = cost
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
+        self.workers = workers
+        self.scheduler = scheduler
+        self.mix = mix
+        self.hash_bits = hash_bits
+        self.cache_dir = cache_dir
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -143,8 +157,27 @@ class Tagger:
         check_options(self.trainer, options)
         return options
 
+    def _mixing(self, client=None):
+        return client is not None or self.scheduler is not None or self.workers != 1
+
+    def check_engine(self, client=None):
+        """ConfigError for engine options that are invalid or do not apply (--mix without mixing)."""
+        from .train.mixing import MIXES
+
+        if int(self.workers) != self.workers or self.workers < 1:
+            raise ConfigError(f"workers must be a positive integer, got {self.workers!r}")
+        if self.scheduler is not None and self.workers != 1:
+            raise ConfigError("--workers and --scheduler exclude each other (the scheduler's workers are used)")
+        if self.mix not in MIXES:
+            raise ConfigError(f"unknown mix {self.mix!r}: choose one of {', '.join(MIXES)}")
+        if self.mix != "uniform" and not self._mixing(client):
+            raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
+
+    def _encoder(self):
+        return FeatureEncoder(self.templates, self.min_count, self.rare_threshold, hash_bits=self.hash_bits)
+
     # ------------------------------------------------------------------ training
-    def fit_file(self, path, dev=None, callback=None, progress=None, **reader_options):
+    def fit_file(self, path, dev=None, callback=None, progress=None, client=None, **reader_options):
         """Read a labelled corpus file (and a dev file) with ``read_corpus`` and fit; returns self.
 
         reader_options : keyword arguments of ``read_corpus`` (format, columns, label, encoding,
@@ -154,31 +187,78 @@ class Tagger:
         from .readers import read_corpus
 
         self.trainer_options()  # a bad option fails before a large corpus is read
-        corpus = read_corpus(path, **reader_options)
+        self.check_engine(client)
         dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
-        self.fit(corpus, dev=dev_corpus, callback=callback, progress=progress)
+        if self.cache_dir is not None:
+            encoder, encoded, found = self._cached_encoding(path, reader_options)
+            self._fit_encoded(encoder, encoded, found, dev_corpus, None, progress, callback, client)
+        else:
+            corpus = read_corpus(path, **reader_options)
+            found = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+            self.fit(corpus, dev=dev_corpus, callback=callback, progress=progress, client=client)
         reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
         self.model_.metadata["input"] = {
-            **reader_options, "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label,
+            **reader_options, **found,
         }
         return self
 
-    def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None):
+    def _cached_encoding(self, path, reader_options):
+        """(encoder, encoded corpus, what was read: format, columns, label) of the training file
+        ``path``, from ``cache_dir`` (memory-mapped) or read, encoded and stored there."""
+        from .cache import load_or_build
+        from .encode import EncodedCorpus
+        from .readers import read_corpus
+
+        fields = ("sentence_offsets", "feature_offsets", "feature_ids", "pair_offsets", "pair_ids", "labels",
+                  "word_ids")
+
+        def build():
+            corpus = read_corpus(path, **reader_options)
+            if corpus.label is None:
+                raise ValueError("training data has no label column")
+            encoder = self._encoder()
+            encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+            state, meta = encoder.state()
+            arrays = {f"encoder__{k}": v for k, v in state.items()}
+            arrays.update({f"encoded__{k}": getattr(encoded, k) for k in fields if getattr(encoded, k) is not None})
+            read = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+            return arrays, {"encoder": meta, "input": read}
+
+        templates = self.templates if isinstance(self.templates, str) else list(self.templates)
+        options = {"templates": templates, "min_count": self.min_count, "rare_threshold": self.rare_threshold,
+                   "hash_bits": self.hash_bits, "reader": reader_options}
+        if isinstance(templates, str) and os.path.isfile(templates):
+            options["template_file"] = file_sha256(templates)
+        arrays, meta, _ = load_or_build(self.cache_dir, path, options, build)
+        state = {k[len("encoder__"):]: v for k, v in arrays.items() if k.startswith("encoder__")}
+        encoder = FeatureEncoder.from_state(state, meta["encoder"])
+        encoded = EncodedCorpus(**{k: arrays.get(f"encoded__{k}") for k in fields})
+        return encoder, encoded, meta["input"]
+
+    def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, client=None):
         """Train on X (a Corpus with labels, or token lists with labels y); returns self.
 
         dev : optional held-out data (Corpus, or token lists with dev_y); when given, the weights of
             the best dev epoch are kept (Collins' Numits).
         progress : callable(epoch, done, total, stats), called during each epoch, or None.
         callback : callable(EpochRecord), called as each epoch ends (with its dev score), or None.
+        client : a dask.distributed Client: train by parameter mixing on its workers (one shard each).
         """
-        from .train import Problem, make_rule, train_online
-
-        options = self.trainer_options()
+        self.trainer_options()
+        self.check_engine(client)
         corpus = _as_corpus(X, y, self.columns)
         if corpus.label is None:
             raise ValueError("training data has no label column")
-        encoder = FeatureEncoder(self.templates, self.min_count, self.rare_threshold)
+        encoder = self._encoder()
         encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+        read = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        return self._fit_encoded(encoder, encoded, read, dev, dev_y, progress, callback, client)
+
+    def _fit_encoded(self, encoder, encoded, read, dev, dev_y, progress, callback, client):
+        from .train import Problem, make_rule, train_online
+
+        options = self.trainer_options()
+        self.check_engine(client)
         tag_dict = None
         if self.tag_dict:
             if encoded.word_ids is None:
@@ -204,17 +284,29 @@ class Tagger:
                 result["score"] = result["f1"] if chunks else result["accuracy"]
                 return result
 
-        self.history_, self.n_iter_ = train_online(
-            rule, Problem(model, model.data(encoded)), self.epochs, seed=self.seed,
-            dev_score=dev_score, progress=progress, callback=callback,
-        )
+        problem = Problem(model, model.data(encoded))
+        if self._mixing(client):
+            self.history_, self.n_iter_ = self._train_mixed(rule, problem, dev_score, progress, callback, client)
+        else:
+            self.history_, self.n_iter_ = train_online(
+                rule, problem, self.epochs, seed=self.seed,
+                dev_score=dev_score, progress=progress, callback=callback,
+            )
         params = self.get_params()
+        # how and where the run was computed is not part of the model; parameter mixing is
+        for name, default in (("workers", 1), ("scheduler", None), ("mix", "uniform"), ("hash_bits", None),
+                              ("cache_dir", None)):
+            if params[name] == default or name in ("scheduler", "cache_dir"):
+                del params[name]
+        if self._mixing(client):
+            params["workers"] = self.n_shards_
+            params["mix"] = self.mix
         params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
         model.metadata["training"] = {
             **params, "trainer_options": options,
             "best_epoch": self.n_iter_, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
         }
-        model.metadata["input"] = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        model.metadata["input"] = dict(read)
         if dev is not None:
             model.metadata["dev_history"] = [r.dev for r in self.history_]
         model.metadata["training"]["features_seen"] = encoder.n_features_
@@ -222,6 +314,19 @@ class Tagger:
         del rule  # its buffers (the raw weights, the averaging sums) are no longer needed
         model.prune()
         return self
+
+    def _train_mixed(self, rule, problem, dev_score, progress, callback, client):
+        from .train.mixing import dask_client, train_mixed
+
+        def run(client):
+            self.n_shards_ = len(client.scheduler_info(n_workers=-1)["workers"])
+            return train_mixed(rule, problem, self.epochs, client, seed=self.seed, mix=self.mix,
+                               dev_score=dev_score, progress=progress, callback=callback)
+
+        if client is not None:
+            return run(client)
+        with dask_client(self.workers, self.scheduler) as client:
+            return run(client)
 
     # ------------------------------------------------------------------ prediction
     def predict_corpus(self, corpus):
