@@ -311,6 +311,11 @@ def info(
                f"{summary['weights']:,} weights; order {summary['order']}; "
                f"constraint {summary['constrain'] or 'none'}")
     typer.echo(f"templates: {', '.join(summary['templates'])}")
+    if "hashing" in summary:
+        hashing = summary["hashing"]
+        rate = hashing.get("collision_rate")
+        typer.echo(f"hashing: 2^{hashing['hash_bits']} ids" + ("" if rate is None else
+                   f"; collision rate {100 * rate:.2f}% ({hashing['keys']:,} keys on {hashing['ids']:,} ids)"))
     for key in ("input", "training"):
         if key in summary:
             typer.echo(f"{key}: {json.dumps(summary[key])}")

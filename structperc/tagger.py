@@ -451,8 +451,14 @@ class Tagger:
             "labels": model.labels, "features": model.encoder.n_features_,
             "pair_features": model.encoder.n_pair_features_, "weights": int(len(model.weights)),
             "order": model.order, "constrain": model.constrain, "templates": model.encoder.template_strings_,
-            **model.metadata, "top_features": top_features,
+            **model.metadata, **self._hashing(), "top_features": top_features,
         }
+
+    def _hashing(self):
+        encoder = self.model_.encoder
+        if encoder.hash_bits is None:
+            return {}
+        return {"hashing": {"hash_bits": int(encoder.hash_bits), **(getattr(encoder, "hash_stats_", None) or {})}}
 
     # ------------------------------------------------------------------ persistence
     def save(self, path):

@@ -22,6 +22,7 @@ order, never in completion order: the same seed and S give the same model bytes.
 from __future__ import annotations
 
 import time
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -187,8 +188,11 @@ def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=
     for i, sentences in enumerate(shard_sentences(n, n_shards)):
         shard = type(rule)(**options)
         target = {"workers": [workers[i % len(workers)]]} if workers else {}
-        future = client.submit(Shard, shard, layout, subset_data(problem.data, sentences), sentences, n, seed,
-                               weights, actor=True, pure=False, **target)
+        with warnings.catch_warnings():
+            # the shard's data is large and is meant to travel once, with the actor that keeps it
+            warnings.filterwarnings("ignore", message="Sending large graph")
+            future = client.submit(Shard, shard, layout, subset_data(problem.data, sentences), sentences, n, seed,
+                                   weights, actor=True, pure=False, **target)
         actors.append(future)
     actors = [_result(f, 0) for f in actors]
     history = []
