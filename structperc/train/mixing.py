@@ -160,6 +160,17 @@ def shard_options(rule, problem):
     return options
 
 
+def _call(actors, method, epoch, *args):
+    """``method(*args)`` on every shard's actor, in parallel; the results in shard order."""
+    try:
+        futures = [getattr(actor, method)(*args) for actor in actors]
+        return [future.result() for future in futures]
+    except StructpercError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any loss of a worker or its actor ends the run
+        raise EngineError(f"worker lost during epoch {epoch}; no model written ({type(exc).__name__})") from None
+
+
 def _result(future, epoch):
     try:
         return future.result()
@@ -200,8 +211,7 @@ def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=
     mixed = None
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
-        futures = [a.epoch(mixed) for a in actors]
-        results = [_result(f, epoch) for f in futures]
+        results = _call(actors, "epoch", epoch, mixed)
         counts = [c for c, _ in results]
         mistakes = [c.get(MISTAKES.get(rule.name, ""), 0) for c in counts]
         mixed = mix_weights([w for _, w in results], mixing_weights(mix, mistakes))
@@ -234,7 +244,7 @@ def _weights(actors, mixed, rule, epoch):
     """The weights to use after an epoch: the combined averages, or the mixed weights."""
     if not getattr(rule, "average", False):
         return mixed.copy()
-    return combine_averages([_result(a.averaged(), epoch) for a in actors])
+    return combine_averages(_call(actors, "averaged", epoch))
 
 
 @contextmanager
