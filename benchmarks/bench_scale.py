@@ -188,6 +188,10 @@ def write_report(rows, mixing, cluster, args, out):
     lines = [
         "# Scaling (`make bench-scale`)",
         "",
+        (f"Settings of this run: sizes {' '.join(map(str, args.sizes))}, {args.runs} run(s) per size up to 8× "
+         f"(one above), mixing on CoNLL-2000 × {args.mixing_copies}, {args.epochs} epochs; load average "
+         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores when the report was written."),
+        "",
         ("CoNLL-2000 train (all chunk types, `chunk` templates, averaged perceptron, seed 0) replicated k times; "
          "each figure is one whole `structperc train` process (median of the runs), peak RSS by wait4 of that "
          "process. Time per epoch is the epoch line the trainer prints; seconds are the whole process "

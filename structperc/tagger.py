@@ -162,7 +162,8 @@ class Tagger:
 
     def check_engine(self, client=None):
         """ConfigError for engine options that are invalid or do not apply (--mix without mixing)."""
-        from .train.mixing import MIXES
+        from .train import TRAINERS
+        from .train.mixing import MIXES, check_mix
 
         if int(self.workers) != self.workers or self.workers < 1:
             raise ConfigError(f"workers must be a positive integer, got {self.workers!r}")
@@ -172,6 +173,8 @@ class Tagger:
             raise ConfigError(f"unknown mix {self.mix!r}: choose one of {', '.join(MIXES)}")
         if self.mix != "uniform" and not self._mixing(client):
             raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
+        if self.trainer in TRAINERS:
+            check_mix(self.mix, TRAINERS[self.trainer])
 
     def _encoder(self):
         return FeatureEncoder(self.templates, self.min_count, self.rare_threshold, hash_bits=self.hash_bits)

@@ -268,6 +268,6 @@ def dask_client(workers=1, scheduler=None, processes=False):
             with client:
                 yield client
             return
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=":0",
                           silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
             yield client
