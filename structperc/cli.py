@@ -146,7 +146,7 @@ def train(
         None, help="Epoch after which SGD averaging starts (default 1)" + _takers("average_start") + "."),
     seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
     workers: int = typer.Option(1, min=1, help="Train by parameter mixing on N local dask workers (1: serially)."),
-    scheduler: Optional[str] = typer.Option(None, help="Train by parameter mixing on the dask cluster at this address."),
+    scheduler: Optional[str] = typer.Option(None, help="Train by parameter mixing on the dask cluster at ADDRESS."),
     mix: Optional[str] = typer.Option(None, help="Parameter mixing: uniform (default) or errors."),
     hash_bits: Optional[int] = typer.Option(None, help="Feature ids from a hash modulo 2^B (no feature dictionary)."),
     cache_dir: Optional[Path] = typer.Option(None, help="Keep the encoded training corpus here; later runs map it."),

@@ -160,6 +160,18 @@ def _cli(*args, timeout=120):
                           env=env, timeout=timeout)
 
 
+def test_same_seed_and_workers_give_the_same_model_bytes(client, tmp_path):
+    from structperc.tagger import Tagger
+
+    models = []
+    for run in range(3):
+        out = tmp_path / f"m{run}.npz"
+        Tagger(epochs=3, seed=4).fit_file(TINY, client=client).save(out)
+        models.append(out.read_bytes())
+    assert models[0] == models[1] == models[2]
+
+
+@pytest.mark.slow
 def test_workers_two_is_deterministic(tmp_path):
     models = []
     for run in range(2):
