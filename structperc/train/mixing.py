@@ -28,6 +28,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..errors import ConfigError, StructpercError
+from .._kernels.sgd import STEPS
 from .base import EpochRecord, Problem
 
 MIXES = ("uniform", "errors")
@@ -107,7 +108,7 @@ class Shard:
     def averaged(self):
         """(the rule's weights now, what its average counts: examples or SGD steps)."""
         rule = self.rule
-        count = rule.counter if hasattr(rule, "counter") else float(rule.state[3])
+        count = rule.counter if hasattr(rule, "counter") else rule.state[STEPS]
         return rule.weights(), float(count)
 
 
@@ -160,24 +161,29 @@ def shard_options(rule, problem):
     return options
 
 
-def _call(actors, method, epoch, *args):
-    """``method(*args)`` on every shard's actor, in parallel; the results in shard order."""
+def _lost(when):
+    return EngineError(f"worker lost {when}; no model written")
+
+
+def _call(actors, method, when, *args):
+    """``method(*args)`` on every shard's actor, in parallel; the results in shard order. A lost
+    worker (or actor) is an EngineError saying ``when``."""
     try:
         futures = [getattr(actor, method)(*args) for actor in actors]
         return [future.result() for future in futures]
     except StructpercError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any loss of a worker or its actor ends the run
-        raise EngineError(f"worker lost during epoch {epoch}; no model written ({type(exc).__name__})") from None
+    except Exception:  # noqa: BLE001 - whatever dask raises for a lost worker, the run ends here
+        raise _lost(when) from None
 
 
-def _result(future, epoch):
+def _start_actors(futures):
     try:
-        return future.result()
+        return [future.result() for future in futures]
     except StructpercError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any loss of a worker or its actor ends the run
-        raise EngineError(f"worker lost during epoch {epoch}; no model written ({type(exc).__name__})") from None
+    except Exception:  # noqa: BLE001
+        raise _lost("while the shards were sent") from None
 
 
 def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=None, progress=None,
@@ -205,13 +211,13 @@ def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=
             future = client.submit(Shard, shard, layout, subset_data(problem.data, sentences), sentences, n, seed,
                                    weights, actor=True, pure=False, **target)
         actors.append(future)
-    actors = [_result(f, 0) for f in actors]
+    actors = _start_actors(actors)
     history = []
     best_epoch, best_score, best_weights = 0, -np.inf, None
     mixed = None
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
-        results = _call(actors, "epoch", epoch, mixed)
+        results = _call(actors, "epoch", f"during epoch {epoch}", mixed)
         counts = [c for c, _ in results]
         mistakes = [c.get(MISTAKES.get(rule.name, ""), 0) for c in counts]
         mixed = mix_weights([w for _, w in results], mixing_weights(mix, mistakes))
@@ -244,7 +250,7 @@ def _weights(actors, mixed, rule, epoch):
     """The weights to use after an epoch: the combined averages, or the mixed weights."""
     if not getattr(rule, "average", False):
         return mixed.copy()
-    return combine_averages(_call(actors, "averaged", epoch))
+    return combine_averages(_call(actors, "averaged", f"after epoch {epoch}"))
 
 
 @contextmanager
