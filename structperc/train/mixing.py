@@ -196,7 +196,9 @@ def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=
     """
     check_mix(mix, rule)
     workers = sorted(client.scheduler_info(n_workers=-1)["workers"]) if n_shards is None else None
-    n_shards = n_shards or max(len(workers), 1)
+    if workers is not None and not workers:
+        raise EngineError("the dask cluster has no workers")
+    n_shards = n_shards or len(workers)
     n = problem.n_sentences
     layout = problem.model.layout()
     weights = problem.model.weights
