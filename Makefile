@@ -7,7 +7,7 @@ MIRROR_DIR := ../shared/corpora
 MIRROR := $(if $(wildcard $(MIRROR_DIR)),--mirror $(MIRROR_DIR),)
 NP_MODEL := corpora/np-chunker.npz
 
-.PHONY: install data demo test test-slow bench reproduce rerank-experiment ewt-features lint clean
+.PHONY: install data demo test test-slow bench bench-scale reproduce rerank-experiment ewt-features lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ bench: install
 	$(BIN)/python benchmarks/bench_conll2000.py
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python benchmarks/bench_order2.py
+
+bench-scale: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(BIN)/python benchmarks/bench_scale.py
 
 reproduce: install data
 	$(SP) reproduce collins2002

@@ -168,6 +168,11 @@ def train(
         "data as the run that wrote it); the model is the one the uninterrupted run gives."),
     missing_label: Optional[str] = typer.Option(
         None, "--missing-label", help="Label symbol of an unlabelled token (e.g. '?'): train on partial labels."),
+    workers: int = typer.Option(1, min=1, help="Train by parameter mixing on N local dask workers (1: serially)."),
+    scheduler: Optional[str] = typer.Option(None, help="Train by parameter mixing on the dask cluster at ADDRESS."),
+    mix: Optional[str] = typer.Option(None, help="Parameter mixing: uniform (default) or errors."),
+    hash_bits: Optional[int] = typer.Option(None, help="Feature ids from a hash modulo 2^B (no feature dictionary)."),
+    cache_dir: Optional[Path] = typer.Option(None, help="Keep the encoded training corpus here; later runs map it."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ):
@@ -184,8 +189,12 @@ def train(
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
         missing_label=missing_label, l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
         **({} if all_pairs is None else {"all_pairs": all_pairs}),
+        workers=workers, scheduler=scheduler, mix=mix or "uniform", hash_bits=hash_bits, cache_dir=cache_dir,
     )
+    if mix is not None and workers == 1 and scheduler is None:
+        raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
     tagger.trainer_options()  # a bad option is reported before the corpus is read
+    tagger.check_engine()
     _announce_compiling(training_kernels(trainer, dev))
     checkpoint = checkpoint_path(model) if checkpoint_every else None
     progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
@@ -331,6 +340,11 @@ def info(
                f"{summary['weights']:,} weights; order {summary['order']}; "
                f"constraint {summary['constrain'] or 'none'}")
     typer.echo(f"templates: {', '.join(summary['templates'])}")
+    if "hashing" in summary:
+        hashing = summary["hashing"]
+        rate = hashing.get("collision_rate")
+        typer.echo(f"hashing: 2^{hashing['hash_bits']} ids" + ("" if rate is None else
+                   f"; collision rate {100 * rate:.2f}% ({hashing['keys']:,} keys on {hashing['ids']:,} ids)"))
     for key in ("input", "training"):
         if key in summary:
             typer.echo(f"{key}: {json.dumps(summary[key])}")

@@ -7,6 +7,7 @@ inputs the same way.
 import copy
 import inspect
 import json
+import os
 import time
 
 import numpy as np
@@ -17,6 +18,7 @@ from .encode import FIRST_ID, FeatureEncoder
 from .errors import ConfigError, InputFormatError
 from .evaluate import evaluate_labels
 from ._kernels.emission import gold_pairs
+from .cache import file_sha256
 from .model import LinearChainModel
 
 # Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
@@ -234,6 +236,12 @@ class Tagger:
     l2, eta0, batch_size, cost, average_start, calibration_sentences : options of the learning rules
         that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
         Setting one that the chosen rule does not take is a ConfigError.
+    workers : 1 (train here, serially), or N > 1: iterative parameter mixing over N shards on a
+        dask LocalCluster started for the run (``structperc.train.mixing``)
+    scheduler : address of a running dask scheduler to train on instead (one shard per worker)
+    mix : "uniform" or "errors": how the shards' weights are mixed (with workers > 1 or scheduler)
+    hash_bits : None (exact feature index) or B: feature ids are hashes modulo 2^B
+    cache_dir : None, or a folder where ``fit_file`` keeps the encoded training corpus (``cache.py``)
 
     Attributes
     ----------
@@ -246,7 +254,8 @@ class Tagger:
     def __init__(self, templates="chunk", trainer="perceptron", epochs=10, average=None, min_count=0,
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
                  missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
-                 calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT):
+                 calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
+                 mix="uniform", hash_bits=None, cache_dir=None):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -266,6 +275,11 @@ class Tagger:
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
         self.all_pairs = all_pairs
+        self.workers = workers
+        self.scheduler = scheduler
+        self.mix = mix
+        self.hash_bits = hash_bits
+        self.cache_dir = cache_dir
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -295,28 +309,87 @@ class Tagger:
         check_options(self.trainer, options)
         return options
 
+    def _mixing(self, client=None):
+        return client is not None or self.scheduler is not None or self.workers != 1
+
+    def check_engine(self, client=None):
+        """ConfigError for engine options that are invalid or do not apply (--mix without mixing)."""
+        from .train import TRAINERS
+        from .train.mixing import MIXES, check_mix
+
+        if int(self.workers) != self.workers or self.workers < 1:
+            raise ConfigError(f"workers must be a positive integer, got {self.workers!r}")
+        if self.scheduler is not None and self.workers != 1:
+            raise ConfigError("--workers and --scheduler exclude each other (the scheduler's workers are used)")
+        if self.mix not in MIXES:
+            raise ConfigError(f"unknown mix {self.mix!r}: choose one of {', '.join(MIXES)}")
+        if self.mix != "uniform" and not self._mixing(client):
+            raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
+        if self.trainer in TRAINERS:
+            check_mix(self.mix, TRAINERS[self.trainer])
+
+    def _encoder(self):
+        return FeatureEncoder(self.templates, self.min_count, self.rare_threshold, hash_bits=self.hash_bits)
+
     # ------------------------------------------------------------------ training
     def fit_file(self, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
-                 resume=None, **reader_options):
+                 resume=None, client=None, **reader_options):
         """Read a labelled corpus file (and a dev file) with ``read_corpus`` and fit; returns self.
 
         reader_options : keyword arguments of ``read_corpus`` (format, columns, label, encoding,
             only_types, ...). They are recorded in the model with the format and columns found, and
             ``read``, ``tag_file`` and ``evaluate_file`` use them.
-        checkpoint, checkpoint_every, resume : as in ``fit``.
+        checkpoint, checkpoint_every, resume, client : as in ``fit``.
         """
         from .readers import read_corpus
 
         self.trainer_options()  # a bad option fails before a large corpus is read
+        self.check_engine(client)
         dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
         reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
+        run = dict(dev=dev_corpus, progress=progress, callback=callback, checkpoint=checkpoint,
+                   checkpoint_every=checkpoint_every, resume=resume, client=client)
+        if self.cache_dir is not None:
+            encoder, encoded, found = self._cached_encoding(path, reader_options)
+            return self._fit_encoded(encoder, encoded, {**reader_options, **found}, **run)
         # no reference to the training corpus is kept here: ``fit`` drops its strings once encoded
-        return self.fit(read_training_corpus(path, **reader_options), dev=dev_corpus, callback=callback,
-                        progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-                        input_metadata=reader_options)
+        return self.fit(read_training_corpus(path, **reader_options), input_metadata=reader_options, **run)
+
+    def _cached_encoding(self, path, reader_options):
+        """(encoder, encoded corpus, what was read: format, columns, label) of the training file
+        ``path``, from ``cache_dir`` (memory-mapped) or read, encoded and stored there."""
+        from .cache import load_or_build
+        from .encode import EncodedCorpus
+        from .readers import read_corpus
+
+        fields = ("sentence_offsets", "feature_offsets", "feature_ids", "pair_offsets", "pair_ids", "labels",
+                  "word_ids")
+
+        def build():
+            corpus = read_corpus(path, **reader_options)
+            if corpus.label is None:
+                raise ValueError("training data has no label column")
+            encoder = self._encoder()
+            encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+            state, meta = encoder.state()
+            arrays = {f"encoder__{k}": v for k, v in state.items()}
+            arrays.update({f"encoded__{k}": getattr(encoded, k) for k in fields if getattr(encoded, k) is not None})
+            read = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+            return arrays, {"encoder": meta, "input": read}
+
+        templates = self.templates if isinstance(self.templates, str) else list(self.templates)
+        options = {"templates": templates, "min_count": self.min_count, "rare_threshold": self.rare_threshold,
+                   "hash_bits": self.hash_bits, "reader": reader_options}
+        if isinstance(templates, str) and os.path.isfile(templates):
+            options["template_file"] = file_sha256(templates)
+        arrays, meta, _ = load_or_build(self.cache_dir, path, options, build)
+        state = {k[len("encoder__"):]: v for k, v in arrays.items() if k.startswith("encoder__")}
+        encoder = FeatureEncoder.from_state(state, meta["encoder"])
+        encoded = EncodedCorpus(**{k: arrays.get(f"encoded__{k}") for k in fields})
+        return encoder, encoded, meta["input"]
 
     def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
-            checkpoint_every=1, resume=None, input_metadata=None):
+            checkpoint_every=1, resume=None, input_metadata=None, client=None):
         """Train on X (a Corpus with labels, or token lists with labels y); returns self.
 
         dev : optional held-out data (Corpus, or token lists with dev_y); when given, the weights of
@@ -332,19 +405,30 @@ class Tagger:
             ConfigError.
         input_metadata : reader options to record in the model's "input" metadata (how the corpus was
             read), beside the format, columns and label found.
+        client : a dask.distributed Client: train by parameter mixing on its workers (one shard each).
         """
-        from .train import Problem, make_rule, train_online
-
-        options = self.trainer_options()
+        self.trainer_options()
+        self.check_engine(client)
         corpus = _as_corpus(X, y, self.columns)
         if corpus.label is None:
             raise ValueError("training data has no label column")
-        encoder = FeatureEncoder(self.templates, self.min_count, self.rare_threshold)
+        encoder = self._encoder()
         encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
-        input_metadata = {**(input_metadata or {}),
-                          "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
+                "label": corpus.label}
         # the training strings are not needed past encoding (freed here when the caller holds none)
         del X, y, corpus
+        return self._fit_encoded(encoder, encoded, read, dev, dev_y, progress, callback, checkpoint,
+                                 checkpoint_every, resume, client)
+
+    def _fit_encoded(self, encoder, encoded, read, dev=None, dev_y=None, progress=None, callback=None,
+                     checkpoint=None, checkpoint_every=1, resume=None, client=None):
+        from .train import Problem, make_rule, train_online
+
+        options = self.trainer_options()
+        self.check_engine(client)
+        if self._mixing(client) and (checkpoint is not None or resume is not None):
+            raise ConfigError("checkpoints and --resume apply to serial training, not to parameter mixing")
         if self.missing_label is not None:
             drop_missing_label(encoder, encoded, self.missing_label)
         tag_dict = None
@@ -381,13 +465,18 @@ class Tagger:
                 return result
 
         params = self.get_params()
+        # how and where the run was computed is not part of the model; parameter mixing is
+        for name, default in (("workers", 1), ("scheduler", None), ("mix", "uniform"), ("hash_bits", None),
+                              ("cache_dir", None)):
+            if params[name] == default or name in ("scheduler", "cache_dir"):
+                del params[name]
         params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
         if params["all_pairs"] == ALL_PAIRS_DEFAULT:
             del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
         # what a checkpoint must share with the run that continues it (epochs may grow)
         run_key = _plain({
             "params": {k: v for k, v in params.items() if k != "epochs"}, "trainer_options": options,
-            "input": input_metadata, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
+            "input": read, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
             "features_seen": encoder.n_features_, "pair_features_seen": encoder.n_pair_features_,
             "dev_sentences": None if dev is None else len(dev_corpus.sentence_offsets) - 1,
         })
@@ -401,18 +490,23 @@ class Tagger:
 
             def write_checkpoint(state):
                 if state.epoch % checkpoint_every == 0:
-                    _write_checkpoint(checkpoint, model, rule, state, run_key, input_metadata)
+                    _write_checkpoint(checkpoint, model, rule, state, run_key, read)
 
-        self.history_, self.n_iter_ = train_online(
-            rule, Problem(model, model.data(encoded)), self.epochs, seed=self.seed,
-            dev_score=dev_score, progress=progress, callback=callback, checkpoint=write_checkpoint,
-            resume=loop_state,
-        )
+        problem = Problem(model, model.data(encoded))
+        if self._mixing(client):
+            self.history_, self.n_iter_ = self._train_mixed(rule, problem, dev_score, progress, callback, client)
+            params["workers"] = self.n_shards_
+            params["mix"] = self.mix
+        else:
+            self.history_, self.n_iter_ = train_online(
+                rule, problem, self.epochs, seed=self.seed, dev_score=dev_score, progress=progress,
+                callback=callback, checkpoint=write_checkpoint, resume=loop_state,
+            )
         model.metadata["training"] = {
             **params, "trainer_options": options,
             "best_epoch": self.n_iter_, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
         }
-        model.metadata["input"] = input_metadata
+        model.metadata["input"] = read
         if dev is not None:
             model.metadata["dev_history"] = [r.dev for r in self.history_]
         model.metadata["training"]["features_seen"] = encoder.n_features_
@@ -420,6 +514,19 @@ class Tagger:
         rule = None  # its buffers (the raw weights, the averaging sums) are no longer needed
         model.prune()
         return self
+
+    def _train_mixed(self, rule, problem, dev_score, progress, callback, client):
+        from .train.mixing import dask_client, train_mixed
+
+        def run(client):
+            self.n_shards_ = len(client.scheduler_info(n_workers=-1)["workers"])
+            return train_mixed(rule, problem, self.epochs, client, seed=self.seed, mix=self.mix,
+                               dev_score=dev_score, progress=progress, callback=callback)
+
+        if client is not None:
+            return run(client)
+        with dask_client(self.workers, self.scheduler) as client:
+            return run(client)
 
     # ------------------------------------------------------------------ prediction
     def predict_corpus(self, corpus, forced=None):
@@ -594,8 +701,14 @@ class Tagger:
             "labels": model.labels, "features": model.encoder.n_features_,
             "pair_features": model.encoder.n_pair_features_, "weights": int(len(model.weights)),
             "order": model.order, "constrain": model.constrain, "templates": model.encoder.template_strings_,
-            **model.metadata, "top_features": top_features,
+            **model.metadata, **self._hashing(), "top_features": top_features,
         }
+
+    def _hashing(self):
+        encoder = self.model_.encoder
+        if encoder.hash_bits is None:
+            return {}
+        return {"hashing": {"hash_bits": int(encoder.hash_bits), **(getattr(encoder, "hash_stats_", None) or {})}}
 
     # ------------------------------------------------------------------ persistence
     def save(self, path):

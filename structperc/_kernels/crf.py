@@ -107,7 +107,7 @@ def any_known(gold):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # releases the GIL: shards train in parallel threads
 def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
     """SGD on sum_i log P(y_i | x_i) - (N λ / 2) ||w||² over the sentences ``visit_order``.
 

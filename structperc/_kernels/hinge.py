@@ -59,7 +59,7 @@ def loss_augmented_decode_against(v, scale, layout, data, a, b, cost, target):
     return path, scale * score
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # releases the GIL: shards train in parallel threads
 def hinge_epoch(v, u, state, layout, data, visit_order, rate, cost):
     """Subgradient steps on the structured hinge loss over the sentences ``visit_order``, one per
     sentence, η_t = η0 / (1 + λ η0 t). v, u, state, rate as in ``crf.crf_epoch``.

@@ -132,7 +132,7 @@ def memm_sentence(v, scale, layout, data, a, b):
                                        data.gold[a:b])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # releases the GIL: shards train in parallel threads
 def memm_epoch(v, u, state, layout, data, visit_order, rate):
     """One SGD step per sentence of ``visit_order`` on sum_t log q_t(y_t) - (λ / 2) ||w||²:
         w <- (1 - η_t λ) w + η_t sum_t grad log q_t(y_t),   η_t = η0 / (1 + λ η0 t).

@@ -24,7 +24,7 @@ from .scoring import add_phi, has_missing, known_label_penalty, phi_indices
 # ``counter`` is s - 1: the number of examples seen before the current one.
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # releases the GIL: shards train in parallel threads
 def perceptron_epoch(w, u, counter, layout, data, visit_order):
     """Visit the sentences in ``visit_order``; on a mistake, w += Φ(x, y) - Φ(x, ŷ).
 

@@ -32,6 +32,22 @@ class PerceptronRule(LearningRule):
             return self.w - self.u / self.counter
         return self.w.copy()
 
+    def raw_weights(self):
+        """The current (non-averaged) weights w, as a new array."""
+        return self.w.copy()
+
+    def reset_weights(self, weights):
+        """Continue from ``weights`` (parameter mixing) without breaking the lazy average.
+
+        The jump w -> weights counts as one dense update δ = weights - w made at the next example
+        (s = counter + 1), so, as in ``_kernels/perceptron.py``, u += counter * δ; then
+        w - u / c stays the mean of every w held after an example, the jump included.
+        """
+        delta = weights - self.w
+        if self.average:
+            self.u += self.counter * delta
+        self.w[:] = weights
+
     def final_weights(self):
         if self.average and self.counter > 0:
             # avg = w - u / c, computed in the buffer of u

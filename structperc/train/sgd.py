@@ -4,7 +4,7 @@ calibration of the initial learning rate on a sample.
 """
 import numpy as np
 
-from .._kernels.sgd import EXAMPLES, SCALE, Rate, learning_rate, new_state, real_weights, restart_average
+from .._kernels.sgd import EXAMPLES, SCALE, SCALE_SUM, Rate, learning_rate, new_state, real_weights, restart_average
 from ..errors import ConfigError
 from .base import LearningRule
 
@@ -142,3 +142,21 @@ class ScaledSGDRule(LearningRule):
         self.u = np.array(state["u"], dtype=np.float64)
         self.state = np.array(state["sgd_state"], dtype=np.float64)
         self._gain, self._visits, self._epochs = 0.0, 0, int(state["epochs"])
+
+    def raw_weights(self):
+        """The current real weights s v (not averaged), as a new array."""
+        return self.state[SCALE] * self.v
+
+    def reset_weights(self, weights):
+        """Continue from the real weights ``weights`` (parameter mixing); the average stays exact.
+
+        The jump is one change of v made at the next step k: δv = weights / s - v, so that s v =
+        weights. As for every other change of v (``_kernels/sgd.py``), u += S_{k-1} δv with
+        S_{k-1} = state[SCALE_SUM] the sum of s over the finished steps; (S_T v_T - u) / T is then
+        still the mean of the real weights over the steps, each step after the jump starting from
+        ``weights``.
+        """
+        new_v = weights / self.state[SCALE]
+        if self.average:
+            self.u += self.state[SCALE_SUM] * (new_v - self.v)
+        self.v[:] = new_v

@@ -1,0 +1,281 @@
+"""Iterative parameter mixing (McDonald, Hall & Mann 2010) on dask.distributed.
+
+The training sentences are split into S shards, one per worker; a shard's data and its learning
+rule stay on its worker for the whole run (a dask Actor). Each epoch every shard runs one pass
+of the rule over its own sentences, starting from the current mixed weights; then the client mixes
+the shards' weights, w = sum_i μ_i w_i, with μ_i = 1 / S (``uniform``) or μ_i proportional to
+the mistakes shard i made in the epoch (``errors``, the paper's error-weighted mixing).
+
+What is averaged. Every rule keeps its own lazy average on its shard, and the jump to the mixed
+weights at the start of an epoch is one more (dense) update of that shard (``reset_weights`` of
+each rule derives why the lazy sums stay exact). So shard i's average is avg_i = (1 / c_i)
+sum_t w_i,t over the c_i weight vectors it held after each of its examples (for the SGD rules,
+after each of its steps), and
+    sum_i (c_i / C) avg_i = (1 / C) sum_i sum_t w_i,t,      C = sum_i c_i,
+the mean of every weight vector any shard held: with S = 1 exactly the serial average.
+
+Visit order. Each shard draws the same global permutation as the serial loop
+(``default_rng(seed).permutation(n)`` per epoch) and visits its own sentences in that order, so
+one shard replays the serial run exactly and any S is deterministic. The mixing sums in shard
+order, never in completion order: the same seed and S give the same model bytes.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..errors import ConfigError, StructpercError
+from .._kernels.sgd import STEPS
+from .base import EpochRecord, Problem
+
+MIXES = ("uniform", "errors")
+# the counter of each rule that counts mistakes (for --mix errors)
+MISTAKES = {"perceptron": "sentence_errors", "hinge": "violations"}
+CONNECT_TIMEOUT = "5s"
+
+
+class EngineError(StructpercError):
+    """The cluster cannot be reached, or a worker was lost during training."""
+
+
+def shard_sentences(n_sentences, n_shards):
+    """Sentence indices of each shard, strided (sentence s goes to shard s mod S): every shard gets
+    a sample of the whole corpus, however it is ordered."""
+    return [np.arange(i, n_sentences, n_shards, dtype=np.int64) for i in range(n_shards)]
+
+
+def _gather_csr(offsets, values, rows):
+    """(offsets, values) of the CSR rows ``rows`` (an int64 array) of a CSR array, rebased."""
+    lengths = offsets[rows + 1] - offsets[rows]
+    new_offsets = np.zeros(len(rows) + 1, dtype=offsets.dtype)
+    np.cumsum(lengths, out=new_offsets[1:])
+    index = np.repeat(offsets[rows] - new_offsets[:-1], lengths) + np.arange(new_offsets[-1], dtype=np.int64)
+    return new_offsets, values[index]
+
+
+def subset_data(data, sentences):
+    """The ``Data`` record of the sentences ``sentences`` (ascending int64) of ``data``, its offsets
+    rebased to the subset."""
+    so = data.sentence_offsets
+    sentence_offsets, tokens = _gather_csr(so, np.arange(so[-1], dtype=np.int64), sentences)
+    feature_offsets, feature_ids = _gather_csr(data.feature_offsets, data.feature_ids, tokens)
+    pair_offsets, pair_ids = _gather_csr(data.pair_offsets, data.pair_ids, tokens)
+    gold = data.gold[tokens] if len(data.gold) else data.gold
+    if len(data.cand_offsets):
+        cand_offsets, cand_labels = _gather_csr(data.cand_offsets, data.cand_labels, tokens)
+    else:
+        cand_offsets, cand_labels = data.cand_offsets, data.cand_labels
+    return type(data)(sentence_offsets.astype(so.dtype), feature_offsets, feature_ids, pair_offsets, pair_ids,
+                      gold, cand_offsets, cand_labels)
+
+
+class ShardModel:
+    """What a learning rule needs of a model on a worker: the layout, the order and the weights."""
+
+    def __init__(self, layout, weights):
+        self._layout = layout
+        self.order = layout.order
+        self.weights = weights
+
+    def layout(self):
+        return self._layout
+
+
+class Shard:
+    """One shard's learning rule over its sentences; lives on one worker for the whole run."""
+
+    def __init__(self, rule, layout, data, sentences, n_total, seed, weights):
+        self.rule = rule
+        self.rule.begin(Problem(ShardModel(layout, weights.copy()), data))
+        self.local = np.full(n_total, -1, dtype=np.int64)
+        self.local[sentences] = np.arange(len(sentences), dtype=np.int64)
+        self.rng = np.random.default_rng(seed)
+
+    def epoch(self, weights=None):
+        """One pass from ``weights`` (None: from the current weights); returns (counters, the
+        non-averaged weights reached)."""
+        order = self.local[self.rng.permutation(len(self.local))]
+        order = order[order >= 0]
+        if weights is not None:
+            self.rule.reset_weights(weights)
+        counts = dict(self.rule.run(order))
+        counts.update(self.rule.end_epoch())
+        return counts, self.rule.raw_weights()
+
+    def averaged(self):
+        """(the rule's weights now, what its average counts: examples or SGD steps)."""
+        rule = self.rule
+        count = rule.counter if hasattr(rule, "counter") else rule.state[STEPS]
+        return rule.weights(), float(count)
+
+
+def check_mix(mix, rule):
+    """ValueError for an unknown mix; ConfigError for an error-weighted mix of a rule that counts
+    no mistakes."""
+    if mix not in MIXES:
+        raise ValueError(f"unknown mix {mix!r}: choose one of {', '.join(MIXES)}")
+    if mix == "errors" and rule.name not in MISTAKES:
+        raise ConfigError(f"--mix errors needs a rule that counts mistakes; the {rule.name} trainer counts none "
+                          f"(use --mix uniform)")
+
+
+def mixing_weights(mix, mistakes):
+    """μ of each shard: 1 / S, or proportional to ``mistakes`` (uniform when no shard erred)."""
+    mistakes = np.asarray(mistakes, dtype=np.float64)
+    if mix == "errors" and mistakes.sum() > 0:
+        return mistakes / mistakes.sum()
+    return np.full(len(mistakes), 1.0 / len(mistakes))
+
+
+def mix_weights(weights, mu):
+    """sum_i μ_i w_i, summed in shard order (so the result does not depend on timing)."""
+    mixed = mu[0] * weights[0]
+    for m, w in zip(mu[1:], weights[1:]):
+        mixed += m * w
+    return mixed
+
+
+def combine_averages(averaged):
+    """The weights to use from the shards' (weights, count): sum_i (c_i / C) avg_i for an averaged
+    rule; one shard's own weights when S = 1."""
+    if len(averaged) == 1:
+        return averaged[0][0]
+    total = sum(c for _, c in averaged)
+    if total <= 0:
+        total, averaged = len(averaged), [(w, 1.0) for w, _ in averaged]
+    return mix_weights([w for w, _ in averaged], np.array([c / total for _, c in averaged]))
+
+
+def shard_options(rule, problem):
+    """The options of the shards' copies of ``rule``, with what depends on the whole corpus settled
+    here: the SGD rules' l2 (its default comes from the corpus size) and eta0 (calibrated on a
+    sample of the whole corpus), so that every shard optimizes the same objective."""
+    options = {name: getattr(rule, name) for name in rule.params}
+    if "l2" in options:
+        rule.begin(problem)
+        options["l2"], options["eta0"] = rule.l2_, rule.eta0_
+        rule.v = rule.u = None  # the client trains nothing
+    return options
+
+
+def _lost(when):
+    return EngineError(f"worker lost {when}; no model written")
+
+
+def _call(actors, method, when, *args):
+    """``method(*args)`` on every shard's actor, in parallel; the results in shard order. A lost
+    worker (or actor) is an EngineError saying ``when``."""
+    try:
+        futures = [getattr(actor, method)(*args) for actor in actors]
+        return [future.result() for future in futures]
+    except StructpercError:
+        raise
+    except Exception:  # noqa: BLE001 - whatever dask raises for a lost worker, the run ends here
+        raise _lost(when) from None
+
+
+def _start_actors(futures):
+    try:
+        return [future.result() for future in futures]
+    except StructpercError:
+        raise
+    except Exception:  # noqa: BLE001
+        raise _lost("while the shards were sent") from None
+
+
+def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=None, progress=None,
+                callback=None, n_shards=None):
+    """``train_online`` by iterative parameter mixing over the workers of ``client``.
+
+    Same arguments and result as ``train_online`` (the best dev epoch's weights, or the last
+    epoch's, end up in the model), plus the dask ``client``, ``mix`` ("uniform" or "errors") and
+    ``n_shards`` (default: one per worker). Returns (history, best_epoch).
+    """
+    check_mix(mix, rule)
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"]) if n_shards is None else None
+    if workers is not None and not workers:
+        raise EngineError("the dask cluster has no workers")
+    n_shards = n_shards or len(workers)
+    n = problem.n_sentences
+    layout = problem.model.layout()
+    weights = problem.model.weights
+    options = shard_options(rule, problem)
+    actors = []
+    for i, sentences in enumerate(shard_sentences(n, n_shards)):
+        shard = type(rule)(**options)
+        target = {"workers": [workers[i % len(workers)]]} if workers else {}
+        with warnings.catch_warnings():
+            # the shard's data is large and is meant to travel once, with the actor that keeps it
+            warnings.filterwarnings("ignore", message="Sending large graph")
+            future = client.submit(Shard, shard, layout, subset_data(problem.data, sentences), sentences, n, seed,
+                                   weights, actor=True, pure=False, **target)
+        actors.append(future)
+    actors = _start_actors(actors)
+    history = []
+    best_epoch, best_score, best_weights = 0, -np.inf, None
+    mixed = None
+    for epoch in range(1, epochs + 1):
+        start = time.perf_counter()
+        results = _call(actors, "epoch", f"during epoch {epoch}", mixed)
+        counts = [c for c, _ in results]
+        mistakes = [c.get(MISTAKES.get(rule.name, ""), 0) for c in counts]
+        mixed = mix_weights([w for _, w in results], mixing_weights(mix, mistakes))
+        del results
+        totals = {}
+        for c in counts:
+            for k, v in c.items():
+                totals[k] = totals.get(k, 0) + v
+        for k in ("objective", "eta"):
+            if k in totals:  # per-shard figures: report the mean, not the sum
+                totals[k] /= len(counts)
+        if progress is not None:
+            progress(epoch, n, n, totals)
+        record = EpochRecord(epoch, time.perf_counter() - start, totals)
+        if dev_score is not None:
+            current = _weights(actors, mixed, rule, epoch)
+            record.dev = dev_score(current)
+            if record.dev["score"] > best_score:
+                best_epoch, best_score, best_weights = epoch, record.dev["score"], current
+        else:
+            best_epoch = epoch
+        history.append(record)
+        if callback is not None:
+            callback(record)
+    problem.model.weights = best_weights if best_weights is not None else _weights(actors, mixed, rule, epochs)
+    return history, best_epoch
+
+
+def _weights(actors, mixed, rule, epoch):
+    """The weights to use after an epoch: the combined averages, or the mixed weights."""
+    if not getattr(rule, "average", False):
+        return mixed.copy()
+    return combine_averages(_call(actors, "averaged", f"after epoch {epoch}"))
+
+
+@contextmanager
+def dask_client(workers=1, scheduler=None, processes=False):
+    """A dask Client for a run: on the cluster at ``scheduler``, or on a LocalCluster of ``workers``
+    single-threaded workers started here (threads of this process unless ``processes``), always
+    closed at the end. An unreachable scheduler is an EngineError within a few seconds."""
+    import logging
+
+    import dask
+    from dask.distributed import Client, LocalCluster
+
+    with dask.config.set({"distributed.comm.timeouts.connect": CONNECT_TIMEOUT}):
+        if scheduler is not None:
+            try:
+                client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError) as exc:
+                raise EngineError(f"cannot reach the dask scheduler at {scheduler} ({type(exc).__name__})") from None
+            except ValueError as exc:
+                raise EngineError(f"bad scheduler address {scheduler!r}: {exc}") from None
+            with client:
+                yield client
+            return
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=":0",
+                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+            yield client
