@@ -144,6 +144,12 @@ def train(
     cost: Optional[float] = typer.Option(None, help="Hamming cost per wrong token" + _takers("cost") + "."),
     average_start: Optional[int] = typer.Option(
         None, help="Epoch after which SGD averaging starts (default 1)" + _takers("average_start") + "."),
+    l1: Optional[float] = typer.Option(
+        None, help="L1 strength per example, cumulative penalty (elastic net with --l2)" + _takers("l1") + "."),
+    promotion: Optional[float] = typer.Option(None, help="Winnow promotion factor α > 1" + _takers("promotion") + "."),
+    demotion: Optional[float] = typer.Option(None, help="Winnow demotion factor 0 < β < 1" + _takers("demotion") + "."),
+    initial_weight: Optional[float] = typer.Option(
+        None, help="Starting value of w⁺ and w⁻" + _takers("initial_weight") + "."),
     seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
@@ -160,6 +166,7 @@ def train(
         templates=templates, trainer=trainer, epochs=epochs, average=average, min_count=min_count,
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
         l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
+        l1=l1, promotion=promotion, demotion=demotion, initial_weight=initial_weight,
     )
     tagger.trainer_options()  # a bad option is reported before the corpus is read
     _announce_compiling(training_kernels(trainer))

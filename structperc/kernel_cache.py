@@ -11,7 +11,8 @@ import pickle
 TAGGING = ("keys.lookup_template", "keys.columns_to_csr", "decoders.decode_corpus")
 TRAINING = ("keys.intern_template", "keys.number_features", "keys.columns_to_csr", "decoders.decode_corpus")
 EPOCH_KERNELS = {"perceptron": "perceptron.perceptron_epoch", "crf": "crf.crf_epoch",
-                 "memm": "memm.memm_epoch", "hinge": "hinge.hinge_epoch"}
+                 "memm": "memm.memm_epoch", "hinge": "hinge.hinge_epoch",
+                 "winnow": "winnow.winnow_epoch"}
 MARGINALS = {"global": "marginals.corpus_marginals", "local": "marginals.corpus_marginals"}
 
 

@@ -18,7 +18,8 @@ from .model import LinearChainModel
 
 # Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
 # default) leaves the rule's own default, and only the options that are set reach the rule.
-TRAINER_OPTIONS = ("average", "l2", "eta0", "batch_size", "cost", "average_start", "calibration_sentences")
+TRAINER_OPTIONS = ("average", "l2", "eta0", "batch_size", "cost", "average_start", "calibration_sentences",
+                   "l1", "promotion", "demotion", "initial_weight")
 
 
 def _as_corpus(X, y=None, columns=None):
@@ -82,7 +83,8 @@ class Tagger:
     tag_dict : None, or k: words seen >= k times may only take the tags seen with them
     seed : seed of the per-epoch shuffles
     columns : names of the token values when fitting on plain lists
-    l2, eta0, batch_size, cost, average_start, calibration_sentences : options of the learning rules
+    l2, eta0, batch_size, cost, average_start, calibration_sentences, l1, promotion, demotion,
+    initial_weight : options of the learning rules
         that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
         Setting one that the chosen rule does not take is a ConfigError.
 
@@ -96,7 +98,8 @@ class Tagger:
 
     def __init__(self, templates="chunk", trainer="perceptron", epochs=10, average=None, min_count=0,
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
-                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None):
+                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None,
+                 l1=None, promotion=None, demotion=None, initial_weight=None):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -114,6 +117,10 @@ class Tagger:
         self.cost = cost
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
+        self.l1 = l1
+        self.promotion = promotion
+        self.demotion = demotion
+        self.initial_weight = initial_weight
 
     # ------------------------------------------------------------------ parameters
     @classmethod
