@@ -352,9 +352,10 @@ def data_list(json_output: bool = typer.Option(False, "--json", help="One JSON a
 
 
 def _register_extensions():
-    from . import cli_clusters, cli_reproduce, cli_rerank
+    from . import cli_clusters, cli_ensemble, cli_reproduce, cli_rerank
 
     cli_rerank.register(app, handles_errors)
+    cli_ensemble.register(app, handles_errors)
     app.command("clusters", epilog=cli_clusters.CLUSTERS_EPILOG)(handles_errors(cli_clusters.clusters))
     app.command("reproduce", epilog=cli_reproduce.REPRODUCE_EPILOG)(handles_errors(cli_reproduce.reproduce_command))
     app.command("compare", epilog=cli_reproduce.COMPARE_EPILOG)(handles_errors(cli_reproduce.compare_command))
