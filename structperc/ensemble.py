@@ -141,3 +141,30 @@ def vote_file(model_paths, input, output=None, method="token", weights=None, for
     with open_output(output) as out:
         write_tagged(out, corpus, labels)
     return {"sentences": corpus.n_sentences, "tokens": corpus.n_tokens, "seconds": time.perf_counter() - start}
+
+
+# ---------------------------------------------------------------------------------------- bagging
+def bag_indices(n_sentences, n_bags, seed=0):
+    """Bootstrap samples: for each bag, ``n_sentences`` sentence indices drawn with replacement.
+
+    Bag b draws from its own generator, seeded by (seed, b), so a bag's sample does not depend on
+    how many bags there are or on which worker trains it. Returns a list of int64 arrays.
+    """
+    return [np.random.default_rng([seed, b]).integers(0, n_sentences, n_sentences) for b in range(n_bags)]
+
+
+def train_bag(corpus, tagger_params, seed, indices):
+    """Train one bag: a Tagger with ``tagger_params`` (and shuffle seed ``seed``) on the sentences
+    ``indices`` of ``corpus``. The unit of work a parallel scheduler hands out."""
+    from .tagger import Tagger
+
+    return Tagger(**{**tagger_params, "seed": seed}).fit(corpus.subset(indices))
+
+
+def train_bagging(corpus, tagger_params, n_bags, seed=0):
+    """``n_bags`` Taggers, each trained by ``train_bag`` on its bootstrap sample (``bag_indices``);
+    vote over them with ``vote``."""
+    if n_bags < 1:
+        raise ConfigError(f"bagging needs at least one bag, got {n_bags}")
+    samples = bag_indices(corpus.n_sentences, n_bags, seed)
+    return [train_bag(corpus, tagger_params, seed + b, indices) for b, indices in enumerate(samples)]
