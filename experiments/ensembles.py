@@ -17,7 +17,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 from structperc.ensemble import vote_chunks, vote_marginals, vote_tokens
 from structperc.evaluate import evaluate_labels, paired_bootstrap, split

@@ -105,7 +105,7 @@ def models(tmp_path_factory):
     y = [[tags[w] for w, _ in s] for s in X]
     with open(folder / "train.txt", "w") as out:
         for sentence, labels in zip(X, y):
-            out.writelines(f"{w} {p} {l}\n" for (w, p), l in zip(sentence, labels))
+            out.writelines(f"{w} {p} {tag}\n" for (w, p), tag in zip(sentence, labels))
             out.write("\n")
     paths = []
     for trainer in ("perceptron", "crf", "memm"):
