@@ -169,7 +169,7 @@ def train(
         l1=l1, promotion=promotion, demotion=demotion, initial_weight=initial_weight,
     )
     tagger.trainer_options()  # a bad option is reported before the corpus is read
-    _announce_compiling(training_kernels(trainer))
+    _announce_compiling(training_kernels(trainer, l1=bool(l1)))
     progress = Progress(epochs, quiet)
     tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, format=format,
                     columns=_split_list(columns), label=label, encoding=encoding, only_types=_split_list(only_types),

@@ -16,9 +16,13 @@ EPOCH_KERNELS = {"perceptron": "perceptron.perceptron_epoch", "crf": "crf.crf_ep
 MARGINALS = {"global": "marginals.corpus_marginals", "local": "marginals.corpus_marginals"}
 
 
-def training_kernels(trainer):
-    """Entry points that training with the rule ``trainer`` calls."""
-    return TRAINING + ((EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ())
+L1_EPOCH_KERNELS = {"crf": "elastic.crf_l1_epoch", "memm": "elastic.memm_l1_epoch", "hinge": "elastic.hinge_l1_epoch"}
+
+
+def training_kernels(trainer, l1=False):
+    """Entry points that training with the rule ``trainer`` calls (with ``l1``: its L1 epoch too)."""
+    kernels = TRAINING + ((EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ())
+    return kernels + ((L1_EPOCH_KERNELS[trainer],) if l1 and trainer in L1_EPOCH_KERNELS else ())
 
 
 def tagging_kernels(normalization=None):

@@ -4,8 +4,8 @@ calibration of the initial learning rate on a sample.
 """
 import numpy as np
 
-from .._kernels.sgd import (EXAMPLES, SCALE, SCALE_SUM, Rate, l1_after_step, l1_batch, l1_catch_up_all, learning_rate,
-                            new_state, real_weights, restart_average)
+from .._kernels.sgd import (EXAMPLES, SCALE, Rate, l1_catch_up_all, learning_rate, new_state, real_weights,
+                            restart_average)
 from ..errors import ConfigError
 from .base import LearningRule
 
@@ -66,8 +66,8 @@ class ScaledSGDRule(LearningRule):
     ``params``; a subclass adds its own.
 
     With ``l1`` > 0 each step also pays Tsuruoka et al.'s cumulative L1 penalty, lazily on the
-    entries the step reads (the elastic net; ``_kernels/sgd.py``); the steps then go one batch per
-    kernel call. The initial learning rate is calibrated without it.
+    entries the step reads (the elastic net; ``_kernels/sgd.py``), through the epoch kernels of
+    ``_kernels/elastic.py`` (crf, memm and hinge). The initial learning rate is calibrated without it.
     """
 
     params = {"l2": None, "eta0": None, "average": True, "average_start": 1, "calibration_sentences": 1000,
@@ -125,21 +125,19 @@ class ScaledSGDRule(LearningRule):
         return counters
 
     def _l1_pass(self, visit_order, rate):
-        """``_pass`` one step (batch) at a time, with the lazy cumulative L1 penalty around each."""
-        v, u, q, state, data = self.v, self.u, self.q, self.state, self.problem.data
-        batch_size = int(getattr(self, "batch_size", 1))
+        """``_pass`` with the lazy cumulative L1 penalty around each step (``_kernels/elastic.py``)."""
+        from .._kernels.elastic import crf_l1_epoch, hinge_l1_epoch, memm_l1_epoch
+
+        args = (self.v, self.u, self.q, self.state, self.layout, self.problem.data, visit_order, rate)
         l1 = float(self.l1)
-        gain, totals = 0.0, {}
-        for lo in range(0, len(visit_order), batch_size):
-            batch = visit_order[lo: lo + batch_size]
-            l1_batch(v, u, q, state, self.layout, data, batch, state[SCALE_SUM])
-            eta = learning_rate(rate, state[EXAMPLES])
-            step_gain, counters = self._pass(v, u, state, batch, rate)
-            l1_after_step(v, u, q, state, self.layout, data, batch, eta, l1)
-            gain += step_gain
-            for key, value in counters.items():
-                totals[key] = totals.get(key, 0) + value
-        return gain, totals
+        if self.name == "crf":
+            log_likelihood, skipped = crf_l1_epoch(*args, int(self.batch_size), l1)
+            return log_likelihood, {"skipped": skipped}
+        if self.name == "memm":
+            log_likelihood, skipped = memm_l1_epoch(*args, l1)
+            return log_likelihood, {"skipped_tokens": skipped}
+        loss, violations, token_errors, skipped = hinge_l1_epoch(*args, float(self.cost), l1)
+        return -loss, {"violations": violations, "token_errors": token_errors, "skipped": skipped}
 
     def _epoch_stats(self, gain, penalty):
         return {self.gain_name: gain, "objective": gain - penalty}
