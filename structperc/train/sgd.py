@@ -68,7 +68,8 @@ class ScaledSGDRule(LearningRule):
     With ``l1`` > 0 each step also pays Tsuruoka et al.'s cumulative L1 penalty, lazily on the
     entries the step reads (the elastic net; ``_kernels/sgd.py``), through the epoch kernels of
     ``_kernels/elastic.py`` (crf, memm and hinge). The last iterate is then sparse; an average keeps
-    every entry that was nonzero at some averaged step, so use ``average=False`` for a sparse model. The initial learning rate is calibrated without it.
+    every entry that was nonzero at some averaged step, so use ``average=False`` for a sparse model.
+    The initial learning rate is calibrated without the L1 penalty.
     """
 
     params = {"l2": None, "eta0": None, "average": True, "average_start": 1, "calibration_sentences": 1000,
