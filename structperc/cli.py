@@ -145,6 +145,13 @@ def train(
     average_start: Optional[int] = typer.Option(
         None, help="Epoch after which SGD averaging starts (default 1)" + _takers("average_start") + "."),
     seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
+    lexicon: Optional[list[str]] = typer.Option(
+        None, "--lexicon", help="NAME=FILE: word<TAB>value (or cluster paths) for the fields NAME[k], NAME.pK[k]."),
+    lexicon_lower: bool = typer.Option(False, "--lexicon-lower", help="Look words up in lexicons lower-cased."),
+    unlabeled: Optional[list[Path]] = typer.Option(
+        None, "--unlabeled", help="Unlabelled text (same format, label column absent) for --semi."),
+    semi: Optional[str] = typer.Option(None, "--semi", help="Learn from --unlabeled: self or tri."),
+    rounds: int = typer.Option(2, min=1, help="Rounds of --semi training at most."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ):
@@ -160,6 +167,7 @@ def train(
         templates=templates, trainer=trainer, epochs=epochs, average=average, min_count=min_count,
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
         l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
+        lexicons=lexicon or None, lexicon_lower=lexicon_lower,
     )
     tagger.trainer_options()  # a bad option is reported before the corpus is read
     _announce_compiling(training_kernels(trainer))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import lexicon
 from ._kernels import keys
 from .errors import ConfigError
 from .templates import ATTRIBUTES, load_templates, parse_template
@@ -106,6 +107,8 @@ class FeatureEncoder:
         training); an integer B for feature hashing: a key's feature id is ``mix64(key) mod 2**B``
         (Weinberger et al. 2009), so any process can encode any shard without the dictionary.
         With hashing, min_count applies to each id's total count.
+    lexicons : None or dict name -> ``lexicon.Lexicon``: the lexicon fields ``NAME[k]`` and
+        ``NAME.pK[k]`` (see ``structperc.lexicon``); the model stores the lexicons its templates use.
 
     Attributes (hashing)
     --------------------
@@ -113,8 +116,9 @@ class FeatureEncoder:
         feature ids they hash to) and ``collision_rate`` = 1 - ids / keys.
     """
 
-    def __init__(self, templates="chunk", min_count=0, rare_threshold=5, hash_bits=None):
+    def __init__(self, templates="chunk", min_count=0, rare_threshold=5, hash_bits=None, lexicons=None):
         self.templates = templates
+        self.lexicons = lexicons
         self.min_count = min_count
         self.rare_threshold = rare_threshold
         self.hash_bits = hash_bits
@@ -132,17 +136,25 @@ class FeatureEncoder:
         for t in parsed:
             fields |= t.fields
         self.fields_ = sorted(fields)
-        self._needs_word = any(f in ATTRIBUTES for f in fields) or any(t.rare_only for t in parsed)
+        # word attributes: the built-in ones and the lexicon fields
+        self._lexicon_fields = lexicon.lexicon_fields(self.fields_, self.lexicons or {})
+        self._attributes = {f for f in fields if f in ATTRIBUTES} | set(self._lexicon_fields)
+        self._needs_word = bool(self._attributes) or any(t.rare_only for t in parsed)
+
+    def _attribute_fn(self, field):
+        if field in ATTRIBUTES:
+            return ATTRIBUTES[field]
+        return lexicon.attribute_function(field, self.lexicons)
 
     def _check_columns(self, corpus):
-        needed = {f for f in self.fields_ if f not in ATTRIBUTES}
+        needed = {f for f in self.fields_ if f not in self._attributes}
         if self._needs_word:
             needed.add("word")
         missing = sorted(needed - set(corpus.columns))
         if missing:
             raise ConfigError(
                 f"{corpus.path}: templates use column(s) {', '.join(missing)} but the input has "
-                f"{', '.join(corpus.columns)} (name columns with --columns)"
+                f"{', '.join(corpus.columns)} (name columns with --columns, or give a lexicon with --lexicon NAME=FILE)"
             )
 
     # ---------------------------------------------------------------- values
@@ -152,10 +164,12 @@ class FeatureEncoder:
         Columns are read once each; word attributes are computed once per distinct word and
         gathered by word id."""
         values = {}
-        base = {f for f in self.fields_ if f not in ATTRIBUTES}
+        base = {f for f in self.fields_ if f not in self._attributes}
         if self._needs_word:
             base.add("word")
-        attributes = [f for f in self.fields_ if f in ATTRIBUTES]
+        # gazetteer fields (lexicons with multi-word entries) depend on the context, not the word alone
+        phrases = [f for f in self._lexicon_fields if lexicon.has_phrases(f, self.lexicons)]
+        attributes = [f for f in self.fields_ if f in self._attributes and f not in phrases]
         word_local = word_distinct = None
         for field in sorted(base):
             column = corpus.columns[field]
@@ -176,7 +190,7 @@ class FeatureEncoder:
             pass
         elif fit or len(word_distinct) * _ATTRIBUTE_TABLE_SHARE < len(self.vocabularies_["word"]):
             for field in attributes:
-                fn = ATTRIBUTES[field]
+                fn = self._attribute_fn(field)
                 attr_local, attr_distinct = _intern_column([fn(w) for w in word_distinct])
                 values[field] = self._map_distinct(field, attr_local[word_local], attr_distinct, fit)
         else:
@@ -186,10 +200,14 @@ class FeatureEncoder:
             unseen_words = [word_distinct[i] for i in unseen]
             for field in attributes:
                 per_distinct = self._attribute_table(field)[word_model]
-                index, fn = self._vocab_index(field), ATTRIBUTES[field]
+                index, fn = self._vocab_index(field), self._attribute_fn(field)
                 per_distinct[unseen] = np.fromiter((index[fn(w)] for w in unseen_words), dtype=np.int64,
                                                    count=len(unseen_words))
                 values[field] = per_distinct[word_local]
+        for field in phrases:
+            column = lexicon.phrase_values(field, self.lexicons, corpus.columns["word"], corpus.sentence_offsets)
+            local, distinct = _intern_column(column)
+            values[field] = self._map_distinct(field, local, distinct, fit)
         rare = None
         if self._needs_word:
             word_ids = values["word"]
@@ -212,7 +230,7 @@ class FeatureEncoder:
         """int64 (n_words + FIRST_ID,): model id of attribute `field` of each vocabulary word."""
         cache = self.__dict__.setdefault("_attribute_cache", {})
         if field not in cache:
-            index, fn = self._vocab_index(field), ATTRIBUTES[field]
+            index, fn = self._vocab_index(field), self._attribute_fn(field)
             words = self.vocabularies_["word"]
             table = np.full(len(words) + FIRST_ID, UNKNOWN, dtype=np.int64)
             table[FIRST_ID:] = np.fromiter((index[fn(w)] for w in words), dtype=np.int64, count=len(words))
@@ -463,6 +481,8 @@ class FeatureEncoder:
             arrays[f"vocab__{field}"] = np.array(vocab, dtype=np.str_) if vocab else np.zeros(0, dtype="<U1")
         if self._needs_word:
             arrays["word_counts"] = self.word_counts_
+        lexicon_arrays, lexicon_meta = lexicon.state(self.lexicons, self._lexicon_fields)
+        arrays.update(lexicon_arrays)
         meta = {
             "templates": self.template_strings_,
             "min_count": self.min_count,
@@ -470,6 +490,8 @@ class FeatureEncoder:
             "labels": self.labels_,
             "fields": sorted(self.vocabularies_),
         }
+        if lexicon_meta:
+            meta["lexicons"] = lexicon_meta
         if self.hash_bits is not None:
             # with hashing, feature_keys and pair_keys hold the hashed ids that were kept
             meta["hash_bits"] = int(self.hash_bits)
@@ -479,7 +501,7 @@ class FeatureEncoder:
     @classmethod
     def from_state(cls, arrays, meta):
         enc = cls(templates=meta["templates"], min_count=meta["min_count"], rare_threshold=meta["rare_threshold"],
-                  hash_bits=meta.get("hash_bits"))
+                  hash_bits=meta.get("hash_bits"), lexicons=lexicon.from_state(arrays, meta.get("lexicons", {})))
         enc._parse()
         enc.labels_ = list(meta["labels"])
         enc.vocabularies_ = {f: arrays[f"vocab__{f}"].tolist() for f in meta["fields"]}

@@ -14,6 +14,7 @@ from .corpus import Corpus
 from .encode import FIRST_ID, FeatureEncoder
 from .errors import ConfigError
 from .evaluate import evaluate_labels
+from .lexicon import read_lexicons
 from .model import LinearChainModel
 
 # Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
@@ -85,6 +86,9 @@ class Tagger:
     l2, eta0, batch_size, cost, average_start, calibration_sentences : options of the learning rules
         that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
         Setting one that the chosen rule does not take is a ConfigError.
+    lexicons : None, a list of ``NAME=FILE`` strings, or a dict name -> file or ``lexicon.Lexicon``:
+        the lexicons of the template fields ``NAME[k]`` and ``NAME.pK[k]``
+    lexicon_lower : look words up in the lexicons lower-cased
 
     Attributes
     ----------
@@ -96,7 +100,8 @@ class Tagger:
 
     def __init__(self, templates="chunk", trainer="perceptron", epochs=10, average=None, min_count=0,
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
-                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None):
+                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None,
+                 lexicons=None, lexicon_lower=False):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -114,6 +119,8 @@ class Tagger:
         self.cost = cost
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
+        self.lexicons = lexicons
+        self.lexicon_lower = lexicon_lower
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -177,7 +184,8 @@ class Tagger:
         corpus = _as_corpus(X, y, self.columns)
         if corpus.label is None:
             raise ValueError("training data has no label column")
-        encoder = FeatureEncoder(self.templates, self.min_count, self.rare_threshold)
+        lexicons = read_lexicons(self.lexicons, self.lexicon_lower)
+        encoder = FeatureEncoder(self.templates, self.min_count, self.rare_threshold, lexicons=lexicons)
         encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
         tag_dict = None
         if self.tag_dict:
@@ -210,6 +218,7 @@ class Tagger:
         )
         params = self.get_params()
         params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
+        params["lexicons"] = {name: lex.source for name, lex in lexicons.items()} or None
         model.metadata["training"] = {
             **params, "trainer_options": options,
             "best_epoch": self.n_iter_, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
