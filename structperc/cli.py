@@ -172,9 +172,16 @@ def train(
     tagger.trainer_options()  # a bad option is reported before the corpus is read
     _announce_compiling(training_kernels(trainer))
     progress = Progress(epochs, quiet)
-    tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, format=format,
-                    columns=_split_list(columns), label=label, encoding=encoding, only_types=_split_list(only_types),
-                    **({} if tag_sep is None else {"tag_sep": tag_sep}))
+    reader_options = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding,
+                          only_types=_split_list(only_types), **({} if tag_sep is None else {"tag_sep": tag_sep}))
+    if semi is not None or unlabeled:
+        from .semisupervised import semi_fit_file
+
+        if dev is not None:
+            raise ConfigError("--semi does not take --dev")
+        tagger = semi_fit_file(tagger, train_file, unlabeled, semi, rounds, seed=seed, **reader_options)
+    else:
+        tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, **reader_options)
     tagger.save(model)
     training = tagger.model_.metadata["training"]
     summary = {

@@ -174,6 +174,10 @@ class LinearChainModel:
     # ------------------------------------------------------------------ file
     def save(self, path):
         """Write ``.npz`` arrays plus JSON metadata atomically (temp file, then rename)."""
+        return write_npz(path, *self.state())
+
+    def state(self):
+        """(arrays, metadata) of the model file."""
         arrays, encoder_meta = self.encoder.state()
         arrays = {f"encoder__{k}": v for k, v in arrays.items()}
         arrays["weights"] = self.weights
@@ -189,11 +193,15 @@ class LinearChainModel:
             "encoder": encoder_meta,
             **self.metadata,
         }
-        return write_npz(path, arrays, meta)
+        return arrays, meta
 
     @classmethod
     def load(cls, path):
-        arrays, meta = read_npz(path, "model")
+        return cls.from_state(*read_npz(path, "model"), path)
+
+    @classmethod
+    def from_state(cls, arrays, meta, path):
+        """The model of ``state()``'s arrays and metadata; `path` names the file in errors."""
         version = meta.get("format_version")
         if version != FORMAT_VERSION:
             raise ModelFileError(

@@ -364,8 +364,17 @@ class Tagger:
 
     @classmethod
     def load(cls, path):
-        """A fitted Tagger from a model file, with every constructor argument it was fitted with."""
-        model = LinearChainModel.load(path)
+        """A fitted Tagger from a model file, with every constructor argument it was fitted with (a
+        ``semisupervised.VotingTagger`` for a file of several voting models)."""
+        from .semisupervised import VotingTagger, is_voting_file
+
+        if is_voting_file(path):
+            return VotingTagger.load(path)
+        return cls.from_model(LinearChainModel.load(path))
+
+    @classmethod
+    def from_model(cls, model):
+        """A fitted Tagger around a LinearChainModel, with the constructor arguments it records."""
         training = model.metadata.get("training", {})
         names = cls._param_names()
         params = {k: training[k] for k in names if k in training}
