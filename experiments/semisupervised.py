@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "experiments" / "results" / "semisupervised.md"
 FIGURES = RESULT.with_suffix(".json")
 PATHS = Path(os.environ.get("CLUSTER_PATHS", ROOT / "corpora" / "clusters" / "paths.txt"))
-UNLABELED = sorted((ROOT.parent / "shared" / "corpora" / "unlabeled_en").glob("*.txt"))
+UNLABELED = sorted(Path(os.environ.get("UNLABELED_DIR", ROOT.parent / "shared" / "corpora" / "unlabeled_en")).glob("*.txt"))
 EWT = dict(order=2, tag_dict=5, epochs=10, seed=0)
 CHUNK = dict(epochs=10, seed=0)
 U_SENTENCES = int(os.environ.get("U_SENTENCES", 20000))

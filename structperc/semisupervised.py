@@ -48,6 +48,8 @@ def read_unlabeled(paths, like, limit=None, seed=0, reader_options=None):
     from .readers import read_corpus
 
     parts = []
+    if not paths:
+        raise ConfigError("no unlabelled files given")
     for path in ([paths] if isinstance(paths, (str, bytes)) or not hasattr(paths, "__iter__") else paths):
         if detect_clusters_format(path) == "raw":
             sentences = [s for s in read_sentences(path, format="raw") if s]
