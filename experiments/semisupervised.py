@@ -33,7 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "experiments" / "results" / "semisupervised.md"
 FIGURES = RESULT.with_suffix(".json")
 PATHS = Path(os.environ.get("CLUSTER_PATHS", ROOT / "corpora" / "clusters" / "paths.txt"))
-UNLABELED = sorted(Path(os.environ.get("UNLABELED_DIR", ROOT.parent / "shared" / "corpora" / "unlabeled_en")).glob("*.txt"))
+UNLABELED_DIR = Path(os.environ.get("UNLABELED_DIR", ROOT.parent / "shared" / "corpora" / "unlabeled_en"))
+UNLABELED = sorted(UNLABELED_DIR.glob("*.txt"))
 EWT = dict(order=2, tag_dict=5, epochs=10, seed=0)
 CHUNK = dict(epochs=10, seed=0)
 U_SENTENCES = int(os.environ.get("U_SENTENCES", 20000))
@@ -150,7 +151,8 @@ def report(figures):
             f"{rich['seconds']:.0f} s |",
             f"| `pos-clusters` | {clus['accuracy']:.2f} | ≥ 95.0 | {clus['unseen']:.1f} | ≥ 80 | "
             f"{clus['features']:,} | {clus['seconds']:.0f} s |",
-            "", f"Gain {clus['accuracy'] - rich['accuracy']:+.2f}; McNemar p = {_p(figures['ewt clusters mcnemar'])}.", ""]
+            "", f"Gain {clus['accuracy'] - rich['accuracy']:+.2f}; "
+            f"McNemar p = {_p(figures['ewt clusters mcnemar'])}.", ""]
     if "chunk chunk" in figures:
         base, clus = figures["chunk chunk"], figures["chunk chunk-clusters"]
         lines += [
