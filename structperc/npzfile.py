@@ -11,6 +11,7 @@ loading wrong weights. Files written before the checksum existed load without th
 import hashlib
 import json
 import struct
+import tokenize
 import zipfile
 import zlib
 from pathlib import Path
@@ -53,7 +54,7 @@ def read_npz(path, what="model"):
             raise ModelFileError(f"{path}: corrupt {what} file (checksum mismatch)")
         metadata = json.loads(str(arrays.pop("metadata")))
     except (OSError, ValueError, KeyError, EOFError, NotImplementedError, zipfile.BadZipFile, zlib.error,
-            struct.error) as exc:
+            struct.error, SyntaxError, tokenize.TokenError) as exc:
         if _looks_like_npz(path):  # an archive that fails inside: damaged, not foreign
             raise ModelFileError(f"{path}: corrupt {what} file ({exc})") from None
         raise ModelFileError(f"{path}: not a structperc {what} file ({exc})") from None

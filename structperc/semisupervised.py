@@ -333,5 +333,5 @@ def is_voting_file(path):
     try:
         with zipfile.ZipFile(path) as archive:
             return f"{_MARKER}.npy" in archive.namelist()
-    except (OSError, zipfile.BadZipFile):
-        return False
+    except (OSError, ValueError, EOFError, NotImplementedError, zipfile.BadZipFile):
+        return False  # not a readable archive: the model reader reports it
