@@ -106,7 +106,8 @@ def tri_rows(figures):
     unlabeled = read_unlabeled(UNLABELED, data.train, limit=U_SENTENCES, seed=0)
     params = dict(templates="pos-rich", **{**EWT, "epochs": TRI_EPOCHS})
     start = time.perf_counter()
-    tri = figures["tri"] = {"u_sentences": unlabeled.n_sentences, "u_tokens": unlabeled.n_tokens,
+    key = f"tri U={U_SENTENCES} rounds={ROUNDS} epochs={TRI_EPOCHS}"
+    tri = figures[key] = {"u_sentences": unlabeled.n_sentences, "u_tokens": unlabeled.n_tokens,
                             "rounds_limit": ROUNDS, "epochs": TRI_EPOCHS, "rounds": []}
     voters = {}
 
@@ -159,8 +160,8 @@ def report(figures):
             f"| `chunk-clusters` | {clus['f1']:.2f} | ≥ 94.0 | {clus['accuracy']:.2f} | {clus['seconds']:.0f} s |",
             "", f"Gain {clus['f1'] - base['f1']:+.2f} F1; McNemar p (tokens) = "
             f"{_p(figures['chunk clusters mcnemar'])}.", ""]
-    if "tri" in figures:
-        tri = figures["tri"]
+    for key in sorted(k for k in figures if k.startswith("tri")):
+        tri = figures[key]
         lines += [
             "## Tri-training on EWT (`pos-rich`, order 2, tag dictionary 5)", "",
             f"U: {tri['u_sentences']:,} sentences ({tri['u_tokens']:,} tokens) drawn at random (seed 0) from "
