@@ -74,7 +74,7 @@ def ewt_rows(figures):
         log(f"EWT {templates}: {figures[f'ewt {templates}']}")
     figures["ewt clusters mcnemar"] = mcnemar(gold, predictions["pos-clusters"], predictions["pos-rich"])
     figures["ewt unseen share"] = 100 * unseen.mean()
-    figures["paths"] = str(PATHS)
+    figures["paths"] = f"`{PATHS}`"
     save_figures(figures)
 
 
@@ -137,7 +137,7 @@ def _p(test):
 def report(figures):
     lines = ["# Learning from unlabelled text: cluster features and tri-training", "",
              __doc__.split("\n\n")[1], "",
-             f"Clusters: `{figures.get('paths', PATHS)}` (256 clusters, min count 3, `unlabeled_en` + EWT "
+             f"Clusters: {figures.get('paths', PATHS)} (256 clusters, min count 3, `unlabeled_en` + EWT "
              "train words, `structperc clusters`; `make clusters`).", ""]
     if "ewt pos-rich" in figures:
         rich, clus = figures["ewt pos-rich"], figures["ewt pos-clusters"]
