@@ -37,9 +37,9 @@ UNLABELED_DIR = Path(os.environ.get("UNLABELED_DIR", ROOT.parent / "shared" / "c
 UNLABELED = sorted(UNLABELED_DIR.glob("*.txt"))
 EWT = dict(order=2, tag_dict=5, epochs=10, seed=0)
 CHUNK = dict(epochs=10, seed=0)
-U_SENTENCES = int(os.environ.get("U_SENTENCES", 4000))
-ROUNDS = int(os.environ.get("ROUNDS", 1))
-TRI_EPOCHS = int(os.environ.get("TRI_EPOCHS", 2))
+U_SENTENCES = int(os.environ.get("U_SENTENCES", 20000))
+ROUNDS = int(os.environ.get("ROUNDS", 2))
+TRI_EPOCHS = int(os.environ.get("TRI_EPOCHS", 5))
 
 
 def log(message):
