@@ -232,9 +232,14 @@ class LinearChainModel:
     def save(self, path, extra_arrays=None):
         """Write ``.npz`` arrays plus JSON metadata atomically (temp file, then rename).
         extra_arrays : more named arrays to store (``load`` ignores them)."""
+        arrays, meta = self.state()
+        arrays.update(extra_arrays or {})
+        return write_npz(path, arrays, meta)
+
+    def state(self):
+        """(arrays, metadata) of the model file."""
         arrays, encoder_meta = self.encoder.state()
         arrays = {f"encoder__{k}": v for k, v in arrays.items()}
-        arrays.update(extra_arrays or {})
         arrays["weights"] = self.weights
         arrays["dims"] = layout_dims(self.layout())
         if self.tag_dict is not None:
@@ -250,11 +255,15 @@ class LinearChainModel:
             "encoder": encoder_meta,
             **self.metadata,
         }
-        return write_npz(path, arrays, meta)
+        return arrays, meta
 
     @classmethod
     def load(cls, path):
-        arrays, meta = read_npz(path, "model")
+        return cls.from_state(*read_npz(path, "model"), path)
+
+    @classmethod
+    def from_state(cls, arrays, meta, path):
+        """The model of ``state()``'s arrays and metadata; `path` names the file in errors."""
         version = meta.get("format_version")
         if version not in _READS:
             raise ModelFileError(

@@ -19,6 +19,7 @@ from .errors import ConfigError, InputFormatError
 from .evaluate import evaluate_labels
 from ._kernels.emission import gold_pairs
 from .cache import file_sha256
+from .lexicon import read_lexicons
 from .model import LinearChainModel
 
 # Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
@@ -244,6 +245,9 @@ class Tagger:
     mix : "uniform" or "errors": how the shards' weights are mixed (with workers > 1 or scheduler)
     hash_bits : None (exact feature index) or B: feature ids are hashes modulo 2^B
     cache_dir : None, or a folder where ``fit_file`` keeps the encoded training corpus (``cache.py``)
+    lexicons : None, a list of ``NAME=FILE`` strings, or a dict name -> file or ``lexicon.Lexicon``:
+        the lexicons of the template fields ``NAME[k]`` and ``NAME.pK[k]``
+    lexicon_lower : look words up in the lexicons lower-cased
 
     Attributes
     ----------
@@ -258,7 +262,8 @@ class Tagger:
                  missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
                  calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
                  mix="uniform", hash_bits=None, cache_dir=None, l1=None, promotion=None, demotion=None,
-                 initial_weight=None):
+                 initial_weight=None, lexicons=None,
+                 lexicon_lower=False):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -287,6 +292,8 @@ class Tagger:
         self.promotion = promotion
         self.demotion = demotion
         self.initial_weight = initial_weight
+        self.lexicons = lexicons
+        self.lexicon_lower = lexicon_lower
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -336,7 +343,9 @@ class Tagger:
             check_mix(self.mix, TRAINERS[self.trainer])
 
     def _encoder(self):
-        return FeatureEncoder(self.templates, self.min_count, self.rare_threshold, hash_bits=self.hash_bits)
+        lexicons = read_lexicons(self.lexicons, self.lexicon_lower)
+        return FeatureEncoder(self.templates, self.min_count, self.rare_threshold, hash_bits=self.hash_bits,
+                              lexicons=lexicons)
 
     # ------------------------------------------------------------------ training
     def fit_file(self, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
@@ -478,6 +487,7 @@ class Tagger:
             if params[name] == default or name in ("scheduler", "cache_dir"):
                 del params[name]
         params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
+        params["lexicons"] = {name: lex.source for name, lex in (encoder.lexicons or {}).items()} or None
         if params["all_pairs"] == ALL_PAIRS_DEFAULT:
             del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
         # what a checkpoint must share with the run that continues it (epochs may grow)
@@ -723,8 +733,17 @@ class Tagger:
 
     @classmethod
     def load(cls, path):
-        """A fitted Tagger from a model file, with every constructor argument it was fitted with."""
-        model = LinearChainModel.load(path)
+        """A fitted Tagger from a model file, with every constructor argument it was fitted with (a
+        ``semisupervised.VotingTagger`` for a file of several voting models)."""
+        from .semisupervised import VotingTagger, is_voting_file
+
+        if is_voting_file(path):
+            return VotingTagger.load(path)
+        return cls.from_model(LinearChainModel.load(path))
+
+    @classmethod
+    def from_model(cls, model):
+        """A fitted Tagger around a LinearChainModel, with the constructor arguments it records."""
         training = model.metadata.get("training", {})
         names = cls._param_names()
         params = {k: training[k] for k in names if k in training}
