@@ -24,7 +24,14 @@ from .rerank_features import (  # noqa: F401
     check_feature_names,
     featurize,
 )
-from .rerank_learners import FORMAT_VERSION, Reranker  # noqa: F401
+from .rerank_learners import (  # noqa: F401
+    FORMAT_VERSION,
+    LEARNERS,
+    BoostReranker,
+    DualReranker,
+    Reranker,
+    load_reranker,
+)
 
 
 def write_nbest_file(tagger, input, k, output=None, format="block", features=None, vocab=None, vocab_out=None):
@@ -56,14 +63,21 @@ def write_nbest_file(tagger, input, k, output=None, format="block", features=Non
     return summary
 
 
-def train_reranker_file(path, vocab=None, **params):
-    """A Reranker(**params) trained on an SVMrank file; with ``vocab`` (a feature vocabulary file)
-    its features and vocabulary are stored in the reranker. Returns (reranker, summary)."""
+def train_reranker_file(path, vocab=None, learner="perceptron", **params):
+    """A reranker trained on an SVMrank file: ``LEARNERS[learner](**params)`` (perceptron, dual or
+    boost); with ``vocab`` (a feature vocabulary file) its features and vocabulary are stored in the
+    reranker. Returns (reranker, summary)."""
+    if learner not in LEARNERS:
+        raise ConfigError(f"unknown reranker learner {learner!r}: choose one of {', '.join(LEARNERS)}")
     data = read_svmrank(path)
     features, vocabulary = read_vocabulary(vocab) if vocab else (None, None)
-    reranker = Reranker(features=features, **params).fit_ranking(data, vocabulary)
-    summary = {"groups": data.n_groups, "candidates": data.n_rows,
-               "weights": len(reranker.weights_), "history": reranker.history_}
+    reranker = LEARNERS[learner](features=features, **params).fit_ranking(data, vocabulary)
+    summary = {"learner": learner, "groups": data.n_groups, "candidates": data.n_rows,
+               "history": reranker.history_}
+    if hasattr(reranker, "weights_"):
+        summary["weights"] = len(reranker.weights_)
+    if learner == "dual":
+        summary["support_rows"] = len(reranker.support_offsets_) - 1
     return reranker, summary
 
 

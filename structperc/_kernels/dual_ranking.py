@@ -1,0 +1,167 @@
+"""The ranking perceptron in dual form: voted and averaged prediction, linear and polynomial kernels
+(Freund & Schapire 1999; Collins & Duffy 2002).
+
+Candidates are CSR rows as in ``ranking.py``. The m-th mistake of training stores the rows of the
+gold candidate g_m and of the prediction p_m (indices into the training rows). With initial weights
+w0 (applied linearly) the weight vector after m mistakes, in feature space φ, is
+
+    v_m = w0 + sum_{l < m} (φ(x_{g_l}) - φ(x_{p_l})),   so   v_m · φ(x) = w0 · x + sum_{l < m} Δ_l(x),
+    Δ_l(x) = K(x_{g_l}, x) - K(x_{p_l}, x),   K(x, z) = x · z (degree 1) or (1 + x · z)^D.
+
+survival[m] counts the groups visited while v_m was the current vector (the group that created it
+included), as in Freund & Schapire's c_m. Prediction on a group of candidates:
+
+    voted:     each v_m votes survival[m] for its argmax candidate; the most votes win.
+    averaged:  argmax_x sum_m survival[m] v_m · φ(x) = (sum_m c_m) w0 · x + sum_l A_l Δ_l(x),
+               A_l = sum_{m > l} survival[m].
+
+Both come from one pass over the mistakes per group: the running sum of Δ_l(x_j) over l gives
+v_m · φ(x_j) for every m in turn. Cost: 2 kernel values per (mistake, candidate), each a merge of
+two sorted index lists, so O(M × C × nnz) for M mistakes, C candidates and nnz features per row;
+training pays the same per visited group with the mistakes made so far.
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def sparse_dot(ids_a, values_a, a0, a1, ids_b, values_b, b0, b1):
+    """x_a · x_b of two rows whose ids ascend (a sorted-index merge)."""
+    total = 0.0
+    i, j = a0, b0
+    while i < a1 and j < b1:
+        fa, fb = ids_a[i], ids_b[j]
+        if fa == fb:
+            total += values_a[i] * values_b[j]
+            i += 1
+            j += 1
+        elif fa < fb:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+@njit(cache=True)
+def kernel_value(dot, degree):
+    """x · z for degree 1, else (1 + x · z)^degree."""
+    if degree == 1:
+        return dot
+    return (1.0 + dot) ** degree
+
+
+@njit(cache=True)
+def mistake_delta(sv_offsets, sv_ids, sv_values, gold_row, predicted_row, row_offsets, ids, values, j, degree):
+    """Δ(x_j) = K(x_gold, x_j) - K(x_predicted, x_j); the support rows live in (sv_offsets, sv_ids, sv_values)."""
+    a0, a1 = row_offsets[j], row_offsets[j + 1]
+    good = sparse_dot(sv_ids, sv_values, sv_offsets[gold_row], sv_offsets[gold_row + 1], ids, values, a0, a1)
+    bad = sparse_dot(sv_ids, sv_values, sv_offsets[predicted_row], sv_offsets[predicted_row + 1], ids, values, a0, a1)
+    return kernel_value(good, degree) - kernel_value(bad, degree)
+
+
+@njit(cache=True)
+def _linear(w0, row_offsets, ids, values, j):
+    total = 0.0
+    for k in range(row_offsets[j], row_offsets[j + 1]):
+        f = ids[k]
+        if f < w0.shape[0]:
+            total += w0[f] * values[k]
+    return total
+
+
+@njit(cache=True)
+def dual_epoch(w0, mistakes, n_mistakes, survival, groups, degree, visit_order):
+    """One epoch of the dual ranking perceptron over a ``records.Groups`` (the training rows).
+
+    mistakes : int64 (capacity, 2) rows (gold, predicted) of the mistakes, filled up to n_mistakes;
+    survival : float64 (capacity + 1,), survival[m] of v_m. Returns (n_mistakes, mistakes this
+    epoch, kernel evaluations), or (-1, 0, 0) when the capacity is exhausted (the caller grows the
+    arrays and reruns the epoch from saved copies).
+    """
+    group_offsets, row_offsets = groups.group_offsets, groups.row_offsets
+    ids, values, targets, best = groups.feature_ids, groups.values, groups.targets, groups.best
+    capacity = mistakes.shape[0]
+    made = 0
+    evaluations = 0
+    scores = np.zeros(0)
+    for g in visit_order:
+        a, b = group_offsets[g], group_offsets[g + 1]
+        if b - a > 1:
+            if scores.shape[0] < b - a:
+                scores = np.zeros(b - a)
+            for j in range(a, b):
+                s = _linear(w0, row_offsets, ids, values, j)
+                for m in range(n_mistakes):
+                    s += mistake_delta(row_offsets, ids, values, mistakes[m, 0], mistakes[m, 1],
+                                       row_offsets, ids, values, j, degree)
+                scores[j - a] = s
+            evaluations += 2 * n_mistakes * (b - a)
+            predicted = a
+            for j in range(a + 1, b):
+                if scores[j - a] > scores[predicted - a]:
+                    predicted = j
+            gold = best[g]
+            if targets[predicted] < targets[gold]:
+                if n_mistakes == capacity:
+                    return -1, 0, 0
+                mistakes[n_mistakes, 0] = gold
+                mistakes[n_mistakes, 1] = predicted
+                n_mistakes += 1
+                made += 1
+        survival[n_mistakes] += 1.0
+    return n_mistakes, made, evaluations
+
+
+@njit(cache=True)
+def dual_predict(w0, sv_offsets, sv_ids, sv_values, survival, group_offsets, row_offsets, ids, values, degree):
+    """Voted choice and averaged scores of every group, in one pass over the mistakes per group.
+
+    The support rows are 2M rows of (sv_offsets, sv_ids, sv_values): row 2m is g_m, row 2m + 1 is p_m.
+    survival : float64 (M + 1,). Returns (voted int64 (G,) chosen row, -1 for an empty group;
+    averaged float64 (C,) scores sum_m survival[m] v_m · φ(x_j)).
+    """
+    n_groups = group_offsets.shape[0] - 1
+    n_mistakes = survival.shape[0] - 1
+    total = 0.0
+    for m in range(n_mistakes + 1):
+        total += survival[m]
+    # after[l] = A_l = sum_{m > l} survival[m]
+    after = np.zeros(n_mistakes)
+    running = 0.0
+    for k in range(n_mistakes - 1, -1, -1):
+        running += survival[k + 1]
+        after[k] = running
+    voted = np.full(n_groups, -1, dtype=np.int64)
+    averaged = np.zeros(row_offsets.shape[0] - 1)
+    current = np.zeros(0)
+    votes = np.zeros(0)
+    for g in range(n_groups):
+        a, b = group_offsets[g], group_offsets[g + 1]
+        if b == a:
+            continue
+        if current.shape[0] < b - a:
+            current = np.zeros(b - a)
+            votes = np.zeros(b - a)
+        for j in range(a, b):
+            current[j - a] = _linear(w0, row_offsets, ids, values, j)
+            averaged[j] = total * current[j - a]
+            votes[j - a] = 0.0
+        for m in range(n_mistakes + 1):
+            if m > 0:
+                for j in range(a, b):
+                    d = mistake_delta(sv_offsets, sv_ids, sv_values, 2 * (m - 1), 2 * (m - 1) + 1,
+                                      row_offsets, ids, values, j, degree)
+                    current[j - a] += d
+                    averaged[j] += after[m - 1] * d
+            if survival[m] > 0:
+                top = 0
+                for j in range(1, b - a):
+                    if current[j] > current[top]:
+                        top = j
+                votes[top] += survival[m]
+        top = 0
+        for j in range(1, b - a):
+            if votes[j] > votes[top]:
+                top = j
+        voted[g] = a + top
+    return voted, averaged
