@@ -19,6 +19,7 @@ from .rerank_data import (  # noqa: F401
 )
 from .rerank_features import (  # noqa: F401
     DEFAULT_FEATURES,
+    ENTITY_FEATURES,
     GLOBAL_FEATURES,
     candidate_feature_strings,
     check_feature_names,

@@ -53,6 +53,39 @@ GLOBAL_FEATURES = {
 DEFAULT_FEATURES = list(GLOBAL_FEATURES)
 
 
+def _context(tok, a, b, field, offsets, render=str):
+    """The values of ``field`` at the given offsets from the chunk [a, b) (negative: before a,
+    positive: after b - 1), padded with <s> and </s>, joined by "_"."""
+    values = tok[field]
+    out = []
+    for o in offsets:
+        i = a + o if o < 0 else b - 1 + o
+        out.append("<s>" if i < 0 else "</s>" if i >= len(values) else render(values[i]))
+    return "_".join(out)
+
+
+# Collins (2002), named-entity reranking: features of every entity of a candidate.
+GLOBAL_FEATURES.update({
+    # the whole entity, e.g. PER:Professor_Cohen, and its capitalization pattern, e.g. PER:Xx_Xx
+    "entity_words": _chunk_feature("ew", lambda tok, a, b: "_".join(tok["word"][a:b])),
+    "entity_shape": _chunk_feature("es", lambda tok, a, b: "_".join(word_shape(w) for w in tok["word"][a:b])),
+    # its last word, and that word's capitalization
+    "entity_last": _chunk_feature("el", lambda tok, a, b: tok["word"][b - 1]),
+    "entity_last_shape": _chunk_feature("els", lambda tok, a, b: word_shape(tok["word"][b - 1])),
+})
+# word and capitalization bigrams and trigrams before and after the entity (entity_before2 ...
+# entity_after3_shape)
+for _side, _sign in (("before", -1), ("after", 1)):
+    for _n in (2, 3):
+        _offsets = tuple(sorted(_sign * k for k in range(1, _n + 1)))
+        _name = f"entity_{_side}{_n}"
+        GLOBAL_FEATURES[_name] = _chunk_feature(
+            f"e{_side[0]}{_n}", lambda tok, a, b, o=_offsets: _context(tok, a, b, "word", o))
+        GLOBAL_FEATURES[_name + "_shape"] = _chunk_feature(
+            f"e{_side[0]}{_n}s", lambda tok, a, b, o=_offsets: _context(tok, a, b, "word", o, word_shape))
+ENTITY_FEATURES = [name for name in GLOBAL_FEATURES if name.startswith("entity_")]
+
+
 def check_feature_names(names):
     """The list of feature names (default: all), or ConfigError naming the unknown one."""
     names = DEFAULT_FEATURES if names is None else list(names)

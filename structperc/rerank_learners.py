@@ -261,13 +261,18 @@ class DualReranker(_RerankerBase):
         mistakes = np.zeros((1024, 2), dtype=np.int64)
         survival = np.zeros(1025)
         n_mistakes = 0
+        n_weights = max(data.n_features, FIRST_FEATURE_ID)
+        w = np.zeros(n_weights if degree == 1 else 0)
+        if degree == 1:
+            w[SCORE_FEATURE] = self.score_weight
         self.history_ = []
         for epoch in range(1, self.epochs + 1):
             order = rng.permutation(data.n_groups).astype(np.int64)
             start = time.perf_counter()
             while True:
-                saved = survival.copy()
-                result, made, evaluations = dual_epoch(w0, mistakes, n_mistakes, survival, groups, degree, order)
+                saved, saved_w = survival.copy(), w.copy()
+                result, made, evaluations = dual_epoch(w0, w, mistakes, n_mistakes, survival, groups, degree,
+                                                       order)
                 if result >= 0:
                     n_mistakes = result
                     break
@@ -277,6 +282,7 @@ class DualReranker(_RerankerBase):
                 mistakes = grown
                 survival = np.zeros(len(mistakes) + 1)
                 survival[: len(saved)] = saved
+                w = saved_w
             self.history_.append({"epoch": epoch, "mistakes": int(made), "kernel_evaluations": int(evaluations),
                                   "seconds": time.perf_counter() - start})
         rows = mistakes[:n_mistakes].ravel()

@@ -70,8 +70,12 @@ def _linear(w0, row_offsets, ids, values, j):
 
 
 @njit(cache=True)
-def dual_epoch(w0, mistakes, n_mistakes, survival, groups, degree, visit_order):
+def dual_epoch(w0, w, mistakes, n_mistakes, survival, groups, degree, visit_order):
     """One epoch of the dual ranking perceptron over a ``records.Groups`` (the training rows).
+
+    With the linear kernel (degree 1) the current vector is also kept in primal form, w (n_weights,)
+    = v_m, so that a training score costs one sparse dot product instead of a pass over the
+    mistakes; the stored mistakes and survival counts are the same. Other degrees ignore w.
 
     mistakes : int64 (capacity, 2) rows (gold, predicted) of the mistakes, filled up to n_mistakes;
     survival : float64 (capacity + 1,), survival[m] of v_m. Returns (n_mistakes, mistakes this
@@ -90,12 +94,16 @@ def dual_epoch(w0, mistakes, n_mistakes, survival, groups, degree, visit_order):
             if scores.shape[0] < b - a:
                 scores = np.zeros(b - a)
             for j in range(a, b):
+                if degree == 1:
+                    scores[j - a] = _linear(w, row_offsets, ids, values, j)
+                    continue
                 s = _linear(w0, row_offsets, ids, values, j)
                 for m in range(n_mistakes):
                     s += mistake_delta(row_offsets, ids, values, mistakes[m, 0], mistakes[m, 1],
                                        row_offsets, ids, values, j, degree)
                 scores[j - a] = s
-            evaluations += 2 * n_mistakes * (b - a)
+            if degree != 1:
+                evaluations += 2 * n_mistakes * (b - a)
             predicted = a
             for j in range(a + 1, b):
                 if scores[j - a] > scores[predicted - a]:
@@ -106,6 +114,11 @@ def dual_epoch(w0, mistakes, n_mistakes, survival, groups, degree, visit_order):
                     return -1, 0, 0
                 mistakes[n_mistakes, 0] = gold
                 mistakes[n_mistakes, 1] = predicted
+                if degree == 1:
+                    for k in range(row_offsets[gold], row_offsets[gold + 1]):
+                        w[ids[k]] += values[k]
+                    for k in range(row_offsets[predicted], row_offsets[predicted + 1]):
+                        w[ids[k]] -= values[k]
                 n_mistakes += 1
                 made += 1
         survival[n_mistakes] += 1.0
