@@ -146,7 +146,7 @@ def run_rows(parts, lists, start):
                           seed=SEED).fit_ranking(train, vocabulary)
     timings["kernel_train"] = time.perf_counter() - t
     t = time.perf_counter()
-    voted_rows, averaged_scores = kernel._predict(dev)
+    voted_rows, averaged_scores = kernel.vote_and_average(dev)
     timings["kernel_dev_prediction"] = time.perf_counter() - t
     from structperc._kernels.ranking import group_argmax
     scores = {"averaged": dev_f1(group_argmax(averaged_scores, dev.group_offsets)), "voted": dev_f1(voted_rows)}

@@ -146,7 +146,7 @@ def main():
     t = time.perf_counter()
     held = DualReranker(features=DEFAULT_FEATURES, epochs=KERNEL_EPOCHS, kernel=KERNEL, seed=SEED)
     held.fit_ranking(fit_data, vocabulary)
-    held_voted, held_averaged = held._predict(dev_data)
+    held_voted, held_averaged = held.vote_and_average(dev_data)
     kernel_dev = {"voted": chosen_score(dev_data, held_voted)["f1"],
                   "averaged": chosen_score(dev_data, group_argmax(held_averaged, dev_data.group_offsets))["f1"]}
     log(f"  kernel {KERNEL}: held-out F1 {kernel_dev} ({time.perf_counter() - t:.0f}s)")

@@ -5,6 +5,8 @@ perceptron in dual form with a linear or polynomial kernel, ``BoostReranker`` Co
 boosting. They share featurizing, the scaling of the base score (feature 1) and the model file
 (``load_reranker`` reads any of them).
 """
+import time
+
 import numpy as np
 
 from ._kernels.dual_ranking import dual_epoch, dual_predict
@@ -249,8 +251,6 @@ class DualReranker(_RerankerBase):
 
     def fit_ranking(self, data, vocabulary=None):
         """Train on RankingData; returns self."""
-        import time
-
         degree = self._check()
         self._fit_scale(data)
         values = self._scaled_values(data)
@@ -300,7 +300,9 @@ class DualReranker(_RerankerBase):
         w0[SCORE_FEATURE] = self.score_weight
         return w0
 
-    def _predict(self, data):
+    def vote_and_average(self, data):
+        """(voted choice int64 (G,), averaged scores float64 (C,)) of every group, from one pass
+        over the mistakes per group."""
         return dual_predict(self._w0(), self.support_offsets_, self.support_ids_, self.support_values_,
                             self.survival_, data.group_offsets, data.row_offsets, data.feature_ids,
                             self._scaled_values(data), kernel_degree(self.kernel))
@@ -308,12 +310,12 @@ class DualReranker(_RerankerBase):
     def decision_function(self, data):
         """Averaged scores Σ_m survival[m] v_m · φ(x) of every row (float64 (C,)); the voted choice
         is not a function of one score."""
-        return self._predict(data)[1]
+        return self.vote_and_average(data)[1]
 
     def choose(self, data):
         """Row of the chosen candidate of every group: the most votes, or the best averaged score
         (ties to the first row)."""
-        voted, averaged = self._predict(data)
+        voted, averaged = self.vote_and_average(data)
         return voted if self.vote == "voted" else group_argmax(averaged, data.group_offsets)
 
     def _params(self):
