@@ -20,7 +20,9 @@ from .rerank_data import (  # noqa: F401
 from .rerank_features import (  # noqa: F401
     DEFAULT_FEATURES,
     ENTITY_FEATURES,
+    FEATURES,
     GLOBAL_FEATURES,
+    NER_FEATURES,
     candidate_feature_strings,
     check_feature_names,
     featurize,

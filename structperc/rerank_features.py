@@ -64,34 +64,37 @@ def _context(tok, a, b, field, offsets, render=str):
     return "_".join(out)
 
 
-# Collins (2002), named-entity reranking: features of every entity of a candidate.
-GLOBAL_FEATURES.update({
+# Collins (2002), named-entity reranking: features of every entity of a candidate. Kept apart from
+# GLOBAL_FEATURES (the chunking set); every name of either registry is accepted wherever a feature
+# name is.
+NER_FEATURES = {
     # the whole entity, e.g. PER:Professor_Cohen, and its capitalization pattern, e.g. PER:Xx_Xx
     "entity_words": _chunk_feature("ew", lambda tok, a, b: "_".join(tok["word"][a:b])),
     "entity_shape": _chunk_feature("es", lambda tok, a, b: "_".join(word_shape(w) for w in tok["word"][a:b])),
     # its last word, and that word's capitalization
     "entity_last": _chunk_feature("el", lambda tok, a, b: tok["word"][b - 1]),
     "entity_last_shape": _chunk_feature("els", lambda tok, a, b: word_shape(tok["word"][b - 1])),
-})
+}
 # word and capitalization bigrams and trigrams before and after the entity (entity_before2 ...
 # entity_after3_shape)
 for _side, _sign in (("before", -1), ("after", 1)):
     for _n in (2, 3):
         _offsets = tuple(sorted(_sign * k for k in range(1, _n + 1)))
         _name = f"entity_{_side}{_n}"
-        GLOBAL_FEATURES[_name] = _chunk_feature(
+        NER_FEATURES[_name] = _chunk_feature(
             f"e{_side[0]}{_n}", lambda tok, a, b, o=_offsets: _context(tok, a, b, "word", o))
-        GLOBAL_FEATURES[_name + "_shape"] = _chunk_feature(
+        NER_FEATURES[_name + "_shape"] = _chunk_feature(
             f"e{_side[0]}{_n}s", lambda tok, a, b, o=_offsets: _context(tok, a, b, "word", o, word_shape))
-ENTITY_FEATURES = [name for name in GLOBAL_FEATURES if name.startswith("entity_")]
+ENTITY_FEATURES = list(NER_FEATURES)
+FEATURES = {**GLOBAL_FEATURES, **NER_FEATURES}
 
 
 def check_feature_names(names):
     """The list of feature names (default: all), or ConfigError naming the unknown one."""
     names = DEFAULT_FEATURES if names is None else list(names)
     for name in names:
-        if name not in GLOBAL_FEATURES:
-            raise ConfigError(f"unknown global feature {name!r}: choose from {', '.join(GLOBAL_FEATURES)}")
+        if name not in FEATURES:
+            raise ConfigError(f"unknown global feature {name!r}: choose from {', '.join(FEATURES)}")
     return names
 
 
@@ -104,7 +107,7 @@ def candidate_feature_strings(tokens, labels, names):
     counts = collections.Counter()
     for name in names:
         try:
-            counts.update(GLOBAL_FEATURES[name](tokens, labels))
+            counts.update(FEATURES[name](tokens, labels))
         except KeyError as exc:
             raise _missing_column(name, exc) from None
     return counts
@@ -122,7 +125,7 @@ def featurize(nb, names=None, vocabulary=None, grow=False):
     ``candidate_feature_strings`` produces the strings.
     """
     names = check_feature_names(names)
-    features = [GLOBAL_FEATURES[name] for name in names]
+    features = [FEATURES[name] for name in names]
     vocabulary = {} if vocabulary is None else vocabulary
     corpus = nb.corpus
     o = corpus.sentence_offsets

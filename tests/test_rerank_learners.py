@@ -271,3 +271,16 @@ def test_cli_trains_voted_kernel_and_boosted_rerankers(tmp_path):
     assert bad.returncode == 2 and "unknown kernel 'rbf'" in bad.stderr
     both = run_cli("rerank", "train", tmp_path / "train.svm", "--model", tmp_path / "x.npz", "--boost", "--voted")
     assert both.returncode == 2 and "--boost" in both.stderr
+
+
+def test_collins_entity_features_of_a_hand_made_candidate():
+    from structperc.rerank import ENTITY_FEATURES, GLOBAL_FEATURES, candidate_feature_strings
+
+    tokens = {"word": ["Toen", "zei", "Professor", "Cohen", "dat", "het"]}
+    labels = ["O", "O", "B-PER", "I-PER", "O", "O"]
+    assert not set(ENTITY_FEATURES) & set(GLOBAL_FEATURES)
+    assert candidate_feature_strings(tokens, labels, ENTITY_FEATURES) == {
+        "ew=PER:Professor_Cohen": 1, "es=PER:Xx_Xx": 1, "el=PER:Cohen": 1, "els=PER:Xx": 1,
+        "eb2=PER:Toen_zei": 1, "eb2s=PER:Xx_x": 1, "eb3=PER:<s>_Toen_zei": 1, "eb3s=PER:<s>_Xx_x": 1,
+        "ea2=PER:dat_het": 1, "ea2s=PER:x_x": 1, "ea3=PER:dat_het_</s>": 1, "ea3s=PER:x_x_</s>": 1,
+    }
