@@ -200,6 +200,7 @@ class Reranker(_RerankerBase):
 
 # ------------------------------------------------------------------------------------ dual form
 VOTES = ("voted", "averaged")
+INITIAL_MISTAKES = 1024  # room for mistakes before the arrays grow (doubling)
 
 
 def kernel_degree(kernel):
@@ -258,20 +259,30 @@ class DualReranker(_RerankerBase):
         best = data.best_rows()
         groups = Groups(data.group_offsets, data.row_offsets, data.feature_ids, values, data.targets, best)
         rng = np.random.default_rng(self.seed)
-        mistakes = np.zeros((1024, 2), dtype=np.int64)
-        survival = np.zeros(1025)
+        mistakes = np.zeros((INITIAL_MISTAKES, 2), dtype=np.int64)
+        survival = np.zeros(INITIAL_MISTAKES + 1)
         n_mistakes = 0
         n_weights = max(data.n_features, FIRST_FEATURE_ID)
         w = np.zeros(n_weights if degree == 1 else 0)
         if degree == 1:
             w[SCORE_FEATURE] = self.score_weight
+        widest = int(np.diff(data.row_offsets).max()) if data.n_rows else 0
+
+        def postings(capacity):
+            # room for the 2 rows of every possible mistake
+            entries = 2 * capacity * widest if degree != 1 else 0
+            return (np.full(n_weights if degree != 1 else 0, -1, dtype=np.int64), np.empty(entries, dtype=np.int64),
+                    np.empty(entries, dtype=np.int64), np.empty(entries), np.zeros(1, dtype=np.int64))
+
+        index = postings(len(mistakes))
         self.history_ = []
         for epoch in range(1, self.epochs + 1):
             order = rng.permutation(data.n_groups).astype(np.int64)
             start = time.perf_counter()
             while True:
                 saved, saved_w = survival.copy(), w.copy()
-                result, made, evaluations = dual_epoch(w0, w, mistakes, n_mistakes, survival, groups, degree,
+                saved_index = tuple(array.copy() for array in index)
+                result, made, evaluations = dual_epoch(w0, w, mistakes, n_mistakes, survival, index, groups, degree,
                                                        order)
                 if result >= 0:
                     n_mistakes = result
@@ -283,6 +294,11 @@ class DualReranker(_RerankerBase):
                 survival = np.zeros(len(mistakes) + 1)
                 survival[: len(saved)] = saved
                 w = saved_w
+                index = postings(len(mistakes))
+                for new, old in zip(index, saved_index):
+                    if new.ndim and len(old):
+                        new[: len(old)] = old
+                index[4][0] = saved_index[4][0]
             self.history_.append({"epoch": epoch, "mistakes": int(made), "kernel_evaluations": int(evaluations),
                                   "seconds": time.perf_counter() - start})
         rows = mistakes[:n_mistakes].ravel()

@@ -145,6 +145,20 @@ def test_dual_grows_past_its_initial_capacity():
     assert small.choose(train).tolist() == primal.choose(train).tolist()
 
 
+@pytest.mark.parametrize("degree", [1, 2])
+def test_growing_the_mistake_arrays_changes_nothing(monkeypatch, degree):
+    import structperc.rerank_learners as learners
+
+    monkeypatch.setattr(learners, "INITIAL_MISTAKES", 2)
+    train, test = random_data(41, groups=12), random_data(42)
+    kernel = "linear" if degree == 1 else f"poly:{degree}"
+    reranker = DualReranker(epochs=3, kernel=kernel, vote="voted", seed=4, score_weight=1.0).fit_ranking(train)
+    chosen, mistakes, survival = naive_voted(train, test, 3, 4, 1.0, degree)
+    assert len(mistakes) > 2
+    assert np.array_equal(reranker.survival_, survival)
+    assert reranker.choose(test).tolist() == chosen
+
+
 @pytest.mark.parametrize("kernel", ["rbf", "poly:0", "poly:x", "poly"])
 def test_bad_kernel_names(kernel):
     with pytest.raises(ConfigError, match="unknown kernel"):
