@@ -27,8 +27,10 @@ def cached_lists(name, settings, corpus, build, log=print):
                            z["scores"], meta["metric"], z["counts"] if meta["metric"] else None,
                            z["task_scores"] if meta["metric"] else None, meta["k"], meta["seconds"])
         log(f"{name}: n-best lists read from {path}")
+        nb.from_cache = True
         return nb
     nb = build()
+    nb.from_cache = False
     CACHE.mkdir(parents=True, exist_ok=True)
     meta = {"label_names": list(nb.label_names), "metric": nb.metric, "k": nb.k, "seconds": nb.seconds}
     arrays = dict(candidate_offsets=nb.candidate_offsets, path_offsets=nb.path_offsets, paths=nb.paths,

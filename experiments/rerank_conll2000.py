@@ -190,7 +190,9 @@ def main():
         f"Data: CoNLL-2000, all chunk types, {train.n_tokens:,} training / {test.n_tokens:,} test tokens.",
         f"Base: `Tagger({', '.join(f'{k}={v!r}' for k, v in BASE.items())})`, first order, exact k-best Viterbi.",
         f"Reranker training lists: {FOLDS}-fold jackknifed {K}-best lists of the training set "
-        f"(1-best F1 {train_summary['one_best']:.2f}, oracle {train_summary['oracle']:.2f}; {jackknife_seconds:.0f}s).",
+        f"(1-best F1 {train_summary['one_best']:.2f}, oracle {train_summary['oracle']:.2f}; "
+        + ("read from experiments/cache/, made by an earlier run)." if train_lists.from_cache
+           else f"{jackknife_seconds:.0f}s)."),
         f"Reranker: averaged ranking perceptron, global features {', '.join(DEFAULT_FEATURES)} plus the relative "
         f"base score (divided by its mean absolute value); {len(vocabulary):,} features; "
         f"epochs = {epochs}, initial base-score weight = {score_weight}, chosen on a held-out tenth of the "
