@@ -268,9 +268,9 @@ def render(result):
          f"Target (voted perceptron >= 10 % relative error reduction, p < 0.05): NOT met; measured "
          f"{v['relative_error_reduction']:.1f} %, p = {v['p_value']:.4f}."),
         "",
-        "Differences from Collins: his data was an English web-text NER set with a maximum-entropy tagger "
-        "of his own; here the base is our MEMM on CoNLL-2002 Dutch, so the absolute figures differ and "
-        "only the relative error reductions compare.",
+        "Differences from Collins: his data and his maximum-entropy tagger are not these; here the base is "
+        "our MEMM on CoNLL-2002 Dutch, so the absolute figures differ and only the relative error "
+        "reductions compare.",
         "",
     ]
     return "\n".join(lines)
