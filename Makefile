@@ -7,7 +7,7 @@ MIRROR_DIR := ../shared/corpora
 MIRROR := $(if $(wildcard $(MIRROR_DIR)),--mirror $(MIRROR_DIR),)
 NP_MODEL := corpora/np-chunker.npz
 
-.PHONY: install data demo test test-slow bench bench-scale reproduce rerank-experiment ewt-features clusters semisupervised lint clean
+.PHONY: install data demo test test-slow bench bench-scale reproduce reproduce-ner rerank-experiment ewt-features clusters semisupervised lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ bench-scale: install
 
 reproduce: install data
 	$(SP) reproduce collins2002
+
+reproduce-ner: install
+	$(SP) data fetch conll2002_nl $(MIRROR)
+	$(BIN)/python experiments/collins2002_ner.py
 
 rerank-experiment: install
 	$(SP) data fetch conll2000 $(MIRROR)
