@@ -128,7 +128,8 @@ def plot(rows, path):
     right.set_title("Peak RSS, 1 epoch, whole process")
     for ax in (left, right):
         ax.grid(alpha=0.3)
-    fig.suptitle("structperc on CoNLL-2000 train replicated 1..32 times (averaged perceptron, chunk templates)")
+    copies = f"{rows[0]['copies']}..{rows[-1]['copies']}"
+    fig.suptitle(f"structperc on CoNLL-2000 train replicated {copies} times (averaged perceptron, chunk templates)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
