@@ -128,7 +128,8 @@ def plot(rows, path):
     right.set_title("Peak RSS, 1 epoch, whole process")
     for ax in (left, right):
         ax.grid(alpha=0.3)
-    fig.suptitle("structperc on CoNLL-2000 train replicated 1..32 times (averaged perceptron, chunk templates)")
+    copies = f"{rows[0]['copies']}..{rows[-1]['copies']}"
+    fig.suptitle(f"structperc on CoNLL-2000 train replicated {copies} times (averaged perceptron, chunk templates)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -217,8 +218,9 @@ def write_report(rows, mixing, cluster, args, out):
         f"| `--workers 1` (serial) | {one['seconds']:.1f} | 1.00 | {one['rss_mb']:.0f} | {one['f1']:.2f} |",
         (f"| `--workers 2` | {two['seconds']:.1f} | {two['seconds'] / one['seconds']:.2f} | {two['rss_mb']:.0f} | "
          f"{two['f1']:.2f} |"),
-        (f"| `--scheduler` (a `dask scheduler` and two `dask worker` processes on 127.0.0.1) | {cluster[0]:.1f} | "
-         f"{cluster[0] / one['seconds']:.2f} | {cluster[1]:.0f} | {cluster[2]:.2f} |"),
+        ((f"| `--scheduler` (a `dask scheduler` and two `dask worker` processes on 127.0.0.1) | {cluster[0]:.1f} | "
+          f"{cluster[0] / one['seconds']:.2f} | {cluster[1]:.0f} | {cluster[2]:.2f} |") if cluster else
+         "| `--scheduler` (a `dask scheduler` and two `dask worker` processes on 127.0.0.1) | not finished | | | |"),
         "",
         "Targets: `--workers 2` at ≤ 0.62 × the time of `--workers 1`, test F1 within 0.2.",
         "",
