@@ -128,7 +128,8 @@ def train(
     label: Optional[str] = typer.Option(None, help="Label column (CoNLL-U: upos or xpos)."),
     only_types: Optional[str] = typer.Option(None, help="Keep these chunk types, map the others to O (e.g. NP)."),
     encoding: str = typer.Option("utf-8", help="Input encoding."),
-    templates: str = typer.Option("chunk", help="Preset (chunk, chunk-pair, pos) or a template file."),
+    templates: Optional[str] = typer.Option(
+        None, help="Preset (chunk, chunk-pair, pos) or a template file (default chunk, or the --init model's)."),
     trainer: str = typer.Option("perceptron", help=f"Learning rule: {', '.join(TRAINERS)}."),
     epochs: int = typer.Option(10, min=1, help="Passes over the training data."),
     average: Optional[bool] = typer.Option(
@@ -147,6 +148,10 @@ def train(
     seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+    init: Optional[Path] = typer.Option(
+        None, "--init", help="Continue training this model: its weights, features and labels (new ones start at 0)."),
+    resumable: bool = typer.Option(
+        False, "--resumable", help="Also save the perceptron's averaging state, for an exact --init later."),
 ):
     """Train a tagger or chunker and save it.
 
@@ -156,18 +161,23 @@ def train(
     from .tagger import Tagger
 
     start = time.perf_counter()
+    if init is not None and templates is None:
+        templates = Tagger.load(init).model_.encoder.template_strings_
     tagger = Tagger(
-        templates=templates, trainer=trainer, epochs=epochs, average=average, min_count=min_count,
+        templates=templates or "chunk", trainer=trainer, epochs=epochs, average=average, min_count=min_count,
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
         l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
     )
     tagger.trainer_options()  # a bad option is reported before the corpus is read
+    if init is not None:
+        tagger.model_ = Tagger.load(init).model_
     _announce_compiling(training_kernels(trainer))
     progress = Progress(epochs, quiet)
     tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, format=format,
+                    partial=init is not None,
                     columns=_split_list(columns), label=label, encoding=encoding, only_types=_split_list(only_types),
                     **({} if tag_sep is None else {"tag_sep": tag_sep}))
-    tagger.save(model)
+    tagger.save(model, resumable=resumable)
     training = tagger.model_.metadata["training"]
     summary = {
         "model": str(model), "sentences": training["n_sentences"], "tokens": training["n_tokens"],
@@ -175,7 +185,7 @@ def train(
         "best_epoch": tagger.n_iter_, "seconds": time.perf_counter() - start,
     }
     if dev is not None:
-        summary["dev"] = tagger.history_[tagger.n_iter_ - 1].dev
+        summary["dev"] = next(r.dev for r in tagger.history_ if r.epoch == tagger.n_iter_)
     if json_output:
         typer.echo(json.dumps(summary))
     elif not quiet:

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from .attributes import AttributeEncoder, is_dict_input
 from .chunks import is_bio
 from .corpus import Corpus
 from .encode import FIRST_ID, FeatureEncoder
@@ -51,6 +52,28 @@ def _as_corpus(X, y=None, columns=None):
         columns=values, sentence_offsets=offsets, label=label, path="<memory>",
         line_numbers=np.zeros(int(offsets[-1]), dtype=np.int64),
     )
+
+
+def _dicts(X):
+    return not isinstance(X, Corpus) and is_dict_input(X)
+
+
+def _flat_labels(X, y):
+    """The labels of y flat over the tokens, checked against the sentence lengths of X."""
+    if y is None:
+        raise ValueError("training data has no labels: give y")
+    if len(X) != len(y) or any(len(a) != len(b) for a, b in zip(X, y)):
+        raise ValueError("y must give one label per token")
+    return [label for labels in y for label in labels]
+
+
+def training_state(rule):
+    """What continued training needs beyond the kept weights: the perceptron's raw weights w, its
+    averaging sums u and example counter (``_kernels/perceptron.py``); nothing for the other rules,
+    which continue from the kept weights with a fresh schedule and average."""
+    if getattr(rule, "name", None) != "perceptron":
+        return {}
+    return {"w": rule.w.copy(), "u": rule.u.copy(), "counter": float(rule.counter)}
 
 
 def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
@@ -144,9 +167,10 @@ class Tagger:
         return options
 
     # ------------------------------------------------------------------ training
-    def fit_file(self, path, dev=None, callback=None, progress=None, **reader_options):
+    def fit_file(self, path, dev=None, callback=None, progress=None, partial=False, **reader_options):
         """Read a labelled corpus file (and a dev file) with ``read_corpus`` and fit; returns self.
 
+        partial : continue training the fitted model (``partial_fit``) instead of fitting anew.
         reader_options : keyword arguments of ``read_corpus`` (format, columns, label, encoding,
             only_types, ...). They are recorded in the model with the format and columns found, and
             ``read``, ``tag_file`` and ``evaluate_file`` use them.
@@ -156,7 +180,8 @@ class Tagger:
         self.trainer_options()  # a bad option fails before a large corpus is read
         corpus = read_corpus(path, **reader_options)
         dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
-        self.fit(corpus, dev=dev_corpus, callback=callback, progress=progress)
+        fit = self.partial_fit if partial else self.fit
+        fit(corpus, dev=dev_corpus, callback=callback, progress=progress)
         reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
         self.model_.metadata["input"] = {
             **reader_options, "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label,
@@ -171,14 +196,22 @@ class Tagger:
         progress : callable(epoch, done, total, stats), called during each epoch, or None.
         callback : callable(EpochRecord), called as each epoch ends (with its dev score), or None.
         """
-        from .train import Problem, make_rule, train_online
+        from .train import make_rule
 
         options = self.trainer_options()
-        corpus = _as_corpus(X, y, self.columns)
-        if corpus.label is None:
-            raise ValueError("training data has no label column")
-        encoder = FeatureEncoder(self.templates, self.min_count, self.rare_threshold)
-        encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+        if _dicts(X):
+            if self.tag_dict:
+                raise ConfigError("tag_dict needs templates over a word column, not feature dicts")
+            encoder = AttributeEncoder(self.min_count)
+            encoded = encoder.fit_transform(X, _flat_labels(X, y))
+            input_meta = {"format": "dicts"}
+        else:
+            corpus = _as_corpus(X, y, self.columns)
+            if corpus.label is None:
+                raise ValueError("training data has no label column")
+            encoder = FeatureEncoder(self.templates, self.min_count, self.rare_threshold)
+            encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+            input_meta = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
         tag_dict = None
         if self.tag_dict:
             if encoded.word_ids is None:
@@ -190,11 +223,18 @@ class Tagger:
                                  normalization=rule.normalization)
         self.model_ = model
         self.labels_ = model.labels
+        self._train(rule, model, encoded, options, input_meta, dev, dev_y, progress, callback)
+        return self
+
+    def _train(self, rule, model, encoded, options, input_meta, dev, dev_y, progress, callback,
+               resume=None, start_epoch=0):
+        """Run ``rule`` on the encoded training data, record the run in the model's metadata, prune."""
+        from .train import Problem, train_online
+
+        encoder = model.encoder
         dev_score = None
         if dev is not None:
-            dev_corpus = _as_corpus(dev, dev_y, self.columns)
-            dev_encoded = encoder.transform(dev_corpus)
-            dev_gold = dev_corpus.columns[dev_corpus.label]
+            dev_encoded, dev_gold = self._encode(dev, dev_y)
             chunks = is_bio(model.labels)
 
             def dev_score(weights):
@@ -204,23 +244,90 @@ class Tagger:
                 result["score"] = result["f1"] if chunks else result["accuracy"]
                 return result
 
+        last_epoch = start_epoch + self.epochs
+        kept_state = {}
+
+        def on_epoch(record):
+            record.epoch += start_epoch
+            if record.epoch == last_epoch:
+                kept_state.update(training_state(rule))
+            if callback is not None:
+                callback(record)
+
+        problem = Problem(model, model.data(encoded))
+        problem.resume = resume
         self.history_, self.n_iter_ = train_online(
-            rule, Problem(model, model.data(encoded)), self.epochs, seed=self.seed,
-            dev_score=dev_score, progress=progress, callback=callback,
+            rule, problem, self.epochs, seed=self.seed,
+            dev_score=dev_score, progress=progress, callback=on_epoch, start_epoch=start_epoch,
         )
+        self.n_iter_ += start_epoch
         params = self.get_params()
         params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
+        previous = model.metadata.get("training")
         model.metadata["training"] = {
             **params, "trainer_options": options,
             "best_epoch": self.n_iter_, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
         }
-        model.metadata["input"] = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        if previous is not None:
+            history = previous.pop("runs", [])
+            model.metadata["training"]["runs"] = history + [previous]
+        model.metadata["training"]["epochs_done"] = last_epoch
+        model.metadata["input"] = input_meta
         if dev is not None:
             model.metadata["dev_history"] = [r.dev for r in self.history_]
         model.metadata["training"]["features_seen"] = encoder.n_features_
         model.metadata["training"]["pair_features_seen"] = encoder.n_pair_features_
         del rule  # its buffers (the raw weights, the averaging sums) are no longer needed
+        model.training_state = kept_state or None
         model.prune()
+
+    def partial_fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None):
+        """Continue training the fitted (or loaded) model on X for ``epochs`` more epochs; returns self.
+
+        The templates must be the model's. Attributes (dict input) and labels that are new get zero
+        weights first; with template input the feature index is the model's (a feature it does not
+        hold is not added). The shuffles continue the seed's sequence after the epochs already run.
+        A perceptron continues its averaging exactly when the model carries its training state
+        (``save(path, resumable=True)``); the other rules start their schedule and average afresh
+        from the kept weights. Without a fitted model this is ``fit``.
+        """
+        from .templates import load_templates
+        from .train import make_rule
+
+        if not hasattr(self, "model_"):
+            return self.fit(X, y, dev=dev, dev_y=dev_y, progress=progress, callback=callback)
+        options = self.trainer_options()
+        model, encoder = self.model_, self.model_.encoder
+        if _dicts(X):
+            if not isinstance(encoder, AttributeEncoder):
+                raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
+            encoded = encoder.extend(X, _flat_labels(X, y))
+            input_meta = {"format": "dicts"}
+        else:
+            if isinstance(encoder, AttributeEncoder):
+                raise ConfigError("this model was trained on feature dicts and has no templates")
+            wanted = [str(t) for t in load_templates(self.templates)]
+            if wanted != encoder.template_strings_:
+                raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
+                                  f"{', '.join(encoder.template_strings_)}")
+            corpus = _as_corpus(X, y, self.columns)
+            if corpus.label is None:
+                raise ValueError("training data has no label column")
+            labels = corpus.columns[corpus.label]
+            known = set(encoder.labels_)
+            encoder.labels_ = encoder.labels_ + sorted({label for label in labels if label not in known})
+            encoded = encoder.transform(corpus)
+            input_meta = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        model.grow(encoder.n_features_, encoder.labels_)
+        rule = make_rule(self.trainer, **options)
+        if rule.normalization != model.normalization:
+            raise ConfigError(f"a {self.trainer} model has {rule.normalization} normalization; "
+                              f"this model has {model.normalization}")
+        previous = model.metadata.get("training", {})
+        resume = model.training_state if previous.get("trainer") == self.trainer else None
+        self.labels_ = model.labels
+        self._train(rule, model, encoded, options, input_meta, dev, dev_y, progress, callback, resume=resume,
+                    start_epoch=int(previous.get("epochs_done", previous.get("epochs", 0))))
         return self
 
     # ------------------------------------------------------------------ prediction
@@ -233,23 +340,66 @@ class Tagger:
     def _predict_encoded(self, encoded):
         return self.model_.decode(encoded)
 
+    def _encode(self, X, y=None):
+        """(EncodedCorpus, flat gold label strings or None) of X: feature dicts, a Corpus or token lists."""
+        encoder = self.model_.encoder
+        if _dicts(X) or isinstance(encoder, AttributeEncoder):
+            if not isinstance(encoder, AttributeEncoder):
+                raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
+            gold = _flat_labels(X, y) if y is not None else None
+            return encoder.transform(X, gold), gold
+        corpus = _as_corpus(X, y, self.columns)
+        gold = corpus.columns[corpus.label] if corpus.label is not None else None
+        return encoder.transform(corpus, with_labels=gold is not None), gold
+
     def predict(self, X):
         """Per-sentence lists of predicted labels."""
-        corpus = _as_corpus(X, None, self.columns)
-        flat, _ = self.predict_corpus(corpus)
-        o = corpus.sentence_offsets
+        encoded, _ = self._encode(X)
+        ids, _ = self._predict_encoded(encoded)
+        flat = [self.model_.labels[i] for i in ids]
+        o = encoded.sentence_offsets
         return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
+
+    def predict_marginals(self, X):
+        """P(y_t = label | x) as scikit-learn-crfsuite gives it: per sentence, per token, a dict
+        {label: probability}. Needs a probabilistic model (crf, memm)."""
+        from .probability import check_probabilistic, marginals as label_marginals
+
+        check_probabilistic(self.model_)
+        encoded, _ = self._encode(X)
+        node, _ = label_marginals(self.model_, encoded)
+        labels = self.model_.labels
+        rows = [dict(zip(labels, row)) for row in node.tolist()]
+        o = encoded.sentence_offsets
+        return [rows[o[i]: o[i + 1]] for i in range(len(o) - 1)]
+
+    @property
+    def state_features_(self):
+        """{(attribute, label): weight} of the nonzero emission weights (scikit-learn-crfsuite's name)."""
+        model = self.model_
+        emission = model.emission_weights()
+        rows, cols = np.nonzero(emission)
+        describe = model.encoder.describe_feature
+        return {(describe(int(f)), model.labels[c]): float(emission[f, c]) for f, c in zip(rows, cols)}
+
+    @property
+    def transition_features_(self):
+        """{(label_from, label_to): weight} of the label transitions (the start row left out)."""
+        model = self.model_
+        transition = model.transition_weights()
+        return {(a, b): float(transition[i, j]) for i, a in enumerate(model.labels)
+                for j, b in enumerate(model.labels)}
 
     def evaluate(self, X, y=None):
         """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second."""
-        corpus = _as_corpus(X, y, self.columns)
-        if corpus.label is None:
-            raise ValueError("evaluation data has no label column")
         start = time.perf_counter()
-        predicted, _ = self.predict_corpus(corpus)
+        encoded, gold = self._encode(X, y)
+        if gold is None:
+            raise ValueError("evaluation data has no label column")
+        ids, _ = self._predict_encoded(encoded)
+        predicted = [self.model_.labels[i] for i in ids]
         seconds = time.perf_counter() - start
-        result = evaluate_labels(corpus.columns[corpus.label], predicted, corpus.sentence_offsets,
-                                 is_bio(self.model_.labels))
+        result = evaluate_labels(gold, predicted, encoded.sentence_offsets, is_bio(self.model_.labels))
         result["seconds"] = seconds
         result["tokens_per_second"] = result["tokens"] / seconds if seconds > 0 else float("inf")
         return result
@@ -280,7 +430,13 @@ class Tagger:
         """Read a corpus file as the training corpus was read."""
         from .readers import read_corpus
 
+        self._check_templates()
         return read_corpus(path, **self.reader_options(format, tag_sep), require_label=require_label)
+
+    def _check_templates(self):
+        if isinstance(self.model_.encoder, AttributeEncoder):
+            raise ConfigError("this model was trained on feature dicts and has no templates: "
+                              "tag its input with the Python API (Tagger.predict on dicts)")
 
     def evaluate_file(self, path, format=None, tag_sep=None):
         """``evaluate`` on a labelled corpus file read as the training corpus was."""
@@ -304,6 +460,7 @@ class Tagger:
 
         if marginals not in (None, "best", "all"):
             raise ConfigError(f"marginals takes 'best' or 'all', got {marginals!r}")
+        self._check_templates()
         model = self.model_
         if marginals or probability:
             from .probability import check_probabilistic, marginals as label_marginals
@@ -350,8 +507,10 @@ class Tagger:
         }
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path):
-        return self.model_.save(path)
+    def save(self, path, resumable=False):
+        """Write the model file; ``resumable`` adds the training state that ``partial_fit`` needs to
+        continue the perceptron's averaging exactly (see ``LinearChainModel.save``)."""
+        return self.model_.save(path, resumable=resumable)
 
     @classmethod
     def load(cls, path):

@@ -77,6 +77,7 @@ def add_local_gradient(target, scale, layout, data, a, b, q, gold_log_q):
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     pair_offsets, pair_ids, gold = data.pair_offsets, data.pair_ids, data.gold
+    valued = data.feature_values.shape[0] > 0
     size = (n_labels + 1) * n_labels
     g = np.empty(n_labels)
     for t in range(b - a):
@@ -88,8 +89,9 @@ def add_local_gradient(target, scale, layout, data, a, b, q, gold_log_q):
         g[gold[a + t]] += scale
         for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
             base = feature_ids[k] * n_labels
+            value = data.feature_values[k] if valued else 1.0
             for c in range(n_labels):
-                target[base + c] += g[c]
+                target[base + c] += value * g[c]
         base = layout.off_trans + p * n_labels
         for c in range(n_labels):
             target[base + c] += g[c]

@@ -3,7 +3,7 @@ import numpy as np
 from numba import njit
 
 from .decoders import decode_sentence
-from .scoring import add_phi, phi_indices
+from .scoring import add_phi, phi_indices, phi_values
 
 # Lazy averaging. Let w_t be the weights after the t-th training example of the whole run
 # (t = 1..c). Collins' averaged weights are  avg = (1/c) * sum_t w_t.  An update delta made
@@ -41,10 +41,11 @@ def perceptron_epoch(w, u, counter, layout, data, visit_order):
                 token_errors += wrong
                 phi_gold = phi_indices(layout, data, a, b, gold[a:b])
                 phi_pred = phi_indices(layout, data, a, b, path)
-                add_phi(w, 1.0, phi_gold)
-                add_phi(w, -1.0, phi_pred)
+                values = phi_values(layout, data, a, b)
+                add_phi(w, 1.0, phi_gold, values)
+                add_phi(w, -1.0, phi_pred, values)
                 if averaging:
-                    add_phi(u, counter, phi_gold)
-                    add_phi(u, -counter, phi_pred)
+                    add_phi(u, counter, phi_gold, values)
+                    add_phi(u, -counter, phi_pred, values)
         counter += 1.0
     return counter, sentence_errors, token_errors

@@ -13,16 +13,23 @@ from .second_order import history_block
 
 @njit(cache=True)
 def emission_scores(w, layout, data, a, b):
-    """emission[t, c] = sum over features f of token a + t of w[f * L + c]; -inf off the candidates."""
+    """emission[t, c] = sum over features f of token a + t of value_f * w[f * L + c] (value 1 for a
+    binary corpus); -inf off the candidates."""
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     cand_offsets, cand_labels = data.cand_offsets, data.cand_labels
+    valued = data.feature_values.shape[0] > 0
     emission = np.zeros((b - a, n_labels))
     for t in range(b - a):
         for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
             base = feature_ids[k] * n_labels
-            for c in range(n_labels):
-                emission[t, c] += w[base + c]
+            if valued:
+                value = np.float64(data.feature_values[k])
+                for c in range(n_labels):
+                    emission[t, c] += value * w[base + c]
+            else:
+                for c in range(n_labels):
+                    emission[t, c] += w[base + c]
     if cand_offsets.shape[0] > 0:
         for t in range(b - a):
             allowed = np.zeros(n_labels, dtype=np.bool_)
@@ -195,9 +202,10 @@ def phi_size(layout, data, a, b):
 
 @njit(cache=True)
 def phi_indices(layout, data, a, b, y):
-    """Φ(x, y) of tokens [a, b) as the indices of w it adds 1 to (repeats count twice).
+    """Φ(x, y) of tokens [a, b) as the indices of w it adds to (repeats count twice); the amount
+    added at each index is given by ``phi_values`` (1 everywhere for a binary corpus).
 
-    y : int64 (b - a,) a labeling. w · Φ(x, y) is ``w[phi_indices(...)].sum()``.
+    y : int64 (b - a,) a labeling. w · Φ(x, y) is ``phi_dot(w, phi_indices(...), phi_values(...))``.
     """
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
@@ -224,15 +232,46 @@ def phi_indices(layout, data, a, b, y):
 
 
 @njit(cache=True)
-def add_phi(target, scale, phi):
-    """target[i] += scale for every index i of phi (the sparse update w += scale * Φ)."""
-    for i in phi:
-        target[i] += scale
+def phi_values(layout, data, a, b):
+    """float64, aligned with ``phi_indices`` of any labeling of tokens [a, b): the value of each
+    entry (the feature's value for an emission entry, 1 for the others). Empty for a binary corpus:
+    every entry is 1. The positions of ``phi_indices`` do not depend on y, so one array serves
+    Φ(x, y) and Φ(x, ŷ)."""
+    if data.feature_values.shape[0] == 0:
+        return np.zeros(0)
+    feature_offsets, pair_offsets = data.feature_offsets, data.pair_offsets
+    out = np.ones(phi_size(layout, data, a, b))
+    k = 0
+    for t in range(b - a):
+        for j in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
+            out[k] = data.feature_values[j]
+            k += 1
+        k += 1 + pair_offsets[a + t + 1] - pair_offsets[a + t]
+        if layout.order == 2:
+            k += 1
+    return out
 
 
 @njit(cache=True)
-def phi_dot(w, phi):
+def add_phi(target, scale, phi, values):
+    """target[phi[i]] += scale * values[i] for every entry i of phi (the sparse update
+    w += scale * Φ); ``values`` empty: all 1."""
+    if values.shape[0] == 0:
+        for i in phi:
+            target[i] += scale
+    else:
+        for i in range(phi.shape[0]):
+            target[phi[i]] += scale * values[i]
+
+
+@njit(cache=True)
+def phi_dot(w, phi, values):
+    """w · Φ for Φ given as (indices, values) (``values`` empty: all 1)."""
     total = 0.0
-    for i in phi:
-        total += w[i]
+    if values.shape[0] == 0:
+        for i in phi:
+            total += w[i]
+    else:
+        for i in range(phi.shape[0]):
+            total += w[phi[i]] * values[i]
     return total

@@ -26,6 +26,7 @@ class Problem:
 
     model: LinearChainModel
     data: Data
+    resume: dict | None = None  # a rule's saved training state to continue from (``Tagger.partial_fit``)
 
     @property
     def n_sentences(self) -> int:
@@ -76,16 +77,20 @@ class EpochRecord:
 
 
 def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, chunk_sentences=2000,
-                 callback=None):
+                 callback=None, start_epoch=0):
     """Train ``rule`` for ``epochs`` passes; the best dev epoch's weights end up in the model.
 
     dev_score : callable(weights) -> dict with a "score" key (higher is better), or None (the last
         epoch's weights are kept). progress : callable(epoch, done, total, stats) or None.
     callback : callable(EpochRecord) called as each epoch ends, or None.
+    start_epoch : epochs already run (continued training): their permutations are drawn and skipped,
+        so that the visit orders continue the seed's sequence.
     Returns (history: list of EpochRecord, best_epoch).
     """
     rng = np.random.default_rng(seed)
     n = problem.n_sentences
+    for _ in range(start_epoch):
+        rng.permutation(n)
     rule.begin(problem)
     history = []
     best_epoch, best_score, best_weights = 0, -np.inf, None
