@@ -48,46 +48,83 @@ def is_dict_input(X):
 
 
 def read_dicts(X):
-    """(names list, values float64 or None when all 1, sentence_offsets, feature_offsets) of X."""
+    """(attribute names list, values float64 or None when all 1, sentence_offsets, feature_offsets) of X.
+
+    The (key, value) items of every token are gathered in C (``list.extend``), interned as pairs,
+    and only the distinct pairs are turned into attributes in Python. A value 0 (or False, None)
+    adds nothing to any score or gradient, so it is left out like False. Lists (unhashable) take
+    ``_read_dicts_items``, one item at a time.
+    """
+    items, lengths = [], []
+    add_items, add_lengths = items.extend, lengths.extend
+    sentence_lengths = []
+    for sentence in X:
+        sentence_lengths.append(len(sentence))
+        add_lengths(map(len, sentence))
+        for token in sentence:
+            add_items(token.items())
+    pairs = _Interner()
+    try:
+        pair_ids = np.fromiter(map(pairs.__getitem__, items), dtype=np.int64, count=len(items))
+    except TypeError:  # a list value
+        return _read_dicts_items(X)
+    del items
+    names, values, real = [], [], False
+    for key, v in pairs:
+        name, value = _attribute(key, v)
+        names.append(name)
+        values.append(value)
+        real = real or (value != 1.0 and name is not None)
+    sentence_offsets = np.zeros(len(sentence_lengths) + 1, dtype=np.int64)
+    np.cumsum(sentence_lengths, out=sentence_offsets[1:])
+    feature_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=feature_offsets[1:])
+    present = np.array([name is not None for name in names], dtype=bool)
+    keep = present[pair_ids]
+    pair_values = np.array(values, dtype=np.float64)
+    occurrence_values = pair_values[pair_ids] if real else None
+    pair_ids, occurrence_values, feature_offsets = _keep_entries(pair_ids, occurrence_values, feature_offsets, keep)
+    return (names, pair_ids), occurrence_values, sentence_offsets, feature_offsets
+
+
+def _attribute(key, v):
+    """(attribute name or None when absent, value) of one dict item."""
+    if v.__class__ is str:
+        return f"{key}={v}", 1.0
+    if v is True or (isinstance(v, np.bool_) and v):
+        return str(key), 1.0
+    if v is False or v is None or isinstance(v, np.bool_):
+        return None, 0.0
+    if isinstance(v, (int, float, np.number)):
+        return (str(key), float(v)) if v != 0 else (None, 0.0)
+    raise ConfigError(f"feature {key!r}: value {v!r} is not a str, bool, number or list of str")
+
+
+def _read_dicts_items(X):
+    """``read_dicts`` one item at a time (the input has list values)."""
     names, values = [], []
-    add_name, add_value = names.append, values.append
     token_ends, sentence_lengths = [], []
-    real = False
     for sentence in X:
         sentence_lengths.append(len(sentence))
         for token in sentence:
             for key, v in token.items():
-                if v.__class__ is str:
-                    add_name(f"{key}={v}")
-                    add_value(1.0)
-                elif v is True:
-                    add_name(str(key))
-                    add_value(1.0)
-                elif v is False or v is None:
-                    continue
-                elif isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)):
-                    add_name(str(key))
-                    add_value(float(v))
-                    real = True
-                elif isinstance(v, (list, tuple)):
+                if isinstance(v, (list, tuple)):
                     for item in v:
-                        add_name(f"{key}={item}")
-                        add_value(1.0)
-                elif isinstance(v, np.bool_):
-                    if v:
-                        add_name(str(key))
-                        add_value(1.0)
-                else:
-                    raise ConfigError(f"feature {key!r}: value {v!r} is not a str, bool, number or list of str")
+                        names.append(f"{key}={item}")
+                        values.append(1.0)
+                    continue
+                name, value = _attribute(key, v)
+                if name is not None:
+                    names.append(name)
+                    values.append(value)
             token_ends.append(len(names))
     sentence_offsets = np.zeros(len(sentence_lengths) + 1, dtype=np.int64)
     np.cumsum(sentence_lengths, out=sentence_offsets[1:])
     feature_offsets = np.zeros(len(token_ends) + 1, dtype=np.int64)
     feature_offsets[1:] = token_ends
-    value_array = np.array(values, dtype=np.float64) if real else None
-    if value_array is not None and np.all(value_array == 1.0):
-        value_array = None
-    return names, value_array, sentence_offsets, feature_offsets
+    value_array = np.array(values, dtype=np.float64)
+    names_ids = np.arange(len(names), dtype=np.int64)
+    return (names, names_ids), (None if np.all(value_array == 1.0) else value_array), sentence_offsets, feature_offsets
 
 
 def _keep_entries(ids, values, feature_offsets, keep):
@@ -121,8 +158,11 @@ class AttributeEncoder:
 
     # ---------------------------------------------------------------- encoding
     def _encode(self, X, index, labels):
-        names, values, sentence_offsets, feature_offsets = read_dicts(X)
-        ids = np.fromiter(map(index.__getitem__, names), dtype=np.int64, count=len(names))
+        (names, name_of), values, sentence_offsets, feature_offsets = read_dicts(X)
+        # names[name_of[k]] is the attribute of occurrence k; look each distinct name up once
+        get = index.__getitem__
+        ids = np.fromiter((get(name) if name is not None else -1 for name in names), dtype=np.int64,
+                          count=len(names))[name_of]
         gold = None
         if labels is not None:
             if len(labels) != int(feature_offsets.shape[0] - 1):
