@@ -346,6 +346,8 @@ class Tagger:
         if _dicts(X) or isinstance(encoder, AttributeEncoder):
             if not isinstance(encoder, AttributeEncoder):
                 raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
+            if not _dicts(X) and any(len(s) for s in X):
+                raise ConfigError("this model was trained on feature dicts: give every token as a dict")
             gold = _flat_labels(X, y) if y is not None else None
             return encoder.transform(X, gold), gold
         corpus = _as_corpus(X, y, self.columns)
