@@ -3,7 +3,7 @@ import numpy as np
 
 from ._kernels.decoders import DECODERS, decode_corpus
 from ._kernels.records import data_record, layout_record
-from ._kernels.scoring import phi_dot, phi_indices, phi_values
+from ._kernels.scoring import phi_dot, phi_indices, phi_size, phi_values
 from .attributes import AttributeEncoder
 from .encode import EncodedCorpus, FeatureEncoder
 from .errors import ConfigError, ModelFileError
@@ -223,7 +223,7 @@ class LinearChainModel:
         a, b = encoded.sentence_offsets[sentence], encoded.sentence_offsets[sentence + 1]
         data = data_record(encoded)
         values = phi_values(self.layout(), data, a, b)
-        return values if len(values) else np.ones(len(phi_indices(self.layout(), data, a, b, np.zeros(b - a, dtype=np.int64))))
+        return values if len(values) else np.ones(phi_size(self.layout(), data, a, b))
 
     def feature_vector(self, encoded, sentence, y):
         """Φ(x, y) as a dense vector the size of w."""

@@ -277,7 +277,6 @@ class Tagger:
             model.metadata["dev_history"] = [r.dev for r in self.history_]
         model.metadata["training"]["features_seen"] = encoder.n_features_
         model.metadata["training"]["pair_features_seen"] = encoder.n_pair_features_
-        del rule  # its buffers (the raw weights, the averaging sums) are no longer needed
         model.training_state = kept_state or None
         model.prune()
 

@@ -93,7 +93,7 @@ def test_cli_init_continues_and_info_shows_both_runs(tmp_path):
     X, y = token_data(9, tags=("B-NP", "I-NP", "O"))
     X2, y2 = token_data(10, tags=("B-NP", "I-NP", "B-VP"))
     for path, sents, labels in ((tmp_path / "a.txt", X, y), (tmp_path / "b.txt", X2, y2)):
-        path.write_text("".join("".join(f"{w} {p} {l}\n" for (w, p), l in zip(s, ls)) + "\n"
+        path.write_text("".join("".join(f"{w} {p} {label}\n" for (w, p), label in zip(s, ls)) + "\n"
                                 for s, ls in zip(sents, labels)))
     (tmp_path / "t.tpl").write_text("\n".join(TEMPLATES) + "\n")
     run = [sys.executable, "-m", "structperc", "train"]
