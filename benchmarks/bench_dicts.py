@@ -123,7 +123,7 @@ def bench_crfsuite(X_train, y_train, X_test, y_test):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", default=str(ROOT.parent.parent / "shared" / "corpora" / "conll2002_nl"))
+    parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpora" / "conll2002_nl"))
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--trainers", nargs="+", default=["crf", "perceptron"])
     parser.add_argument("--output", default=str(ROOT / "benchmarks" / "dicts.md"))

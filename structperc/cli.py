@@ -166,7 +166,7 @@ def train(
     tagger = Tagger(
         templates=templates or "chunk", trainer=trainer, epochs=epochs, average=average, min_count=min_count,
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
-        l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
+        l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start, resumable=resumable,
     )
     tagger.trainer_options()  # a bad option is reported before the corpus is read
     if init is not None:
@@ -177,7 +177,7 @@ def train(
                     partial=init is not None,
                     columns=_split_list(columns), label=label, encoding=encoding, only_types=_split_list(only_types),
                     **({} if tag_sep is None else {"tag_sep": tag_sep}))
-    tagger.save(model, resumable=resumable)
+    tagger.save(model)
     training = tagger.model_.metadata["training"]
     summary = {
         "model": str(model), "sentences": training["n_sentences"], "tokens": training["n_tokens"],

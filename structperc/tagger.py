@@ -108,6 +108,9 @@ class Tagger:
     l2, eta0, batch_size, cost, average_start, calibration_sentences : options of the learning rules
         that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
         Setting one that the chosen rule does not take is a ConfigError.
+    resumable : keep the perceptron's training state (raw weights, averaging sums, example counter)
+        in the model and its file, so that ``partial_fit`` continues the averaging exactly as one
+        longer run would; it triples the size of the model file.
 
     Attributes
     ----------
@@ -119,7 +122,8 @@ class Tagger:
 
     def __init__(self, templates="chunk", trainer="perceptron", epochs=10, average=None, min_count=0,
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
-                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None):
+                 l2=None, eta0=None, batch_size=None, cost=None, average_start=None, calibration_sentences=None,
+                 resumable=False):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -137,6 +141,7 @@ class Tagger:
         self.cost = cost
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
+        self.resumable = resumable
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -249,7 +254,7 @@ class Tagger:
 
         def on_epoch(record):
             record.epoch += start_epoch
-            if record.epoch == last_epoch:
+            if record.epoch == last_epoch and self.resumable:
                 kept_state.update(training_state(rule))
             if callback is not None:
                 callback(record)
@@ -287,7 +292,7 @@ class Tagger:
         weights first; with template input the feature index is the model's (a feature it does not
         hold is not added). The shuffles continue the seed's sequence after the epochs already run.
         A perceptron continues its averaging exactly when the model carries its training state
-        (``save(path, resumable=True)``); the other rules start their schedule and average afresh
+        (fitted with ``resumable=True``); the other rules start their schedule and average afresh
         from the kept weights. Without a fitted model this is ``fit``.
         """
         from .templates import load_templates
@@ -508,10 +513,9 @@ class Tagger:
         }
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path, resumable=False):
-        """Write the model file; ``resumable`` adds the training state that ``partial_fit`` needs to
-        continue the perceptron's averaging exactly (see ``LinearChainModel.save``)."""
-        return self.model_.save(path, resumable=resumable)
+    def save(self, path):
+        """Write the model file, with the training state when ``resumable`` (``LinearChainModel.save``)."""
+        return self.model_.save(path, resumable=self.resumable)
 
     @classmethod
     def load(cls, path):

@@ -25,12 +25,13 @@ def token_data(seed, n=40, tags=("A", "B", "C")):
 @pytest.mark.parametrize("kind", ["dicts", "tokens"])
 def test_three_then_two_epochs_equal_five_for_the_averaged_perceptron(kind, tmp_path):
     X, y = dict_data(5) if kind == "dicts" else token_data(5)
-    options = dict(trainer="perceptron", seed=7, columns=None if kind == "dicts" else ["word", "pos"])
+    options = dict(trainer="perceptron", seed=7, columns=None if kind == "dicts" else ["word", "pos"], resumable=True)
     if kind == "tokens":
         options["templates"] = TEMPLATES
     once = Tagger(epochs=5, **options).fit(X, y)
     first = Tagger(epochs=3, **options).fit(X, y)
-    first.save(tmp_path / "three.npz", resumable=True)
+    first.save(tmp_path / "three.npz")
+    assert Tagger(**{**options, "resumable": False}).fit(X, y).model_.training_state is None
     continued = Tagger.load(tmp_path / "three.npz").set_params(epochs=2).partial_fit(X, y)
     assert continued.n_iter_ == 5
     assert continued.state_features_ == once.state_features_
