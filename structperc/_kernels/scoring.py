@@ -18,18 +18,21 @@ def emission_scores(w, layout, data, a, b):
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     cand_offsets, cand_labels = data.cand_offsets, data.cand_labels
-    valued = data.feature_values.shape[0] > 0
+    feature_values = data.feature_values
     emission = np.zeros((b - a, n_labels))
-    for t in range(b - a):
-        for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
-            base = feature_ids[k] * n_labels
-            if valued:
-                value = np.float64(data.feature_values[k])
-                for c in range(n_labels):
-                    emission[t, c] += value * w[base + c]
-            else:
+    if feature_values.shape[0] == 0:  # binary corpus: the loop of a template-only model, unchanged
+        for t in range(b - a):
+            for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
+                base = feature_ids[k] * n_labels
                 for c in range(n_labels):
                     emission[t, c] += w[base + c]
+    else:
+        for t in range(b - a):
+            for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
+                base = feature_ids[k] * n_labels
+                value = np.float64(feature_values[k])
+                for c in range(n_labels):
+                    emission[t, c] += value * w[base + c]
     if cand_offsets.shape[0] > 0:
         for t in range(b - a):
             allowed = np.zeros(n_labels, dtype=np.bool_)
