@@ -66,12 +66,12 @@ def finish_step(state, n_examples):
 
 
 @njit(cache=True)
-def add_phi_scaled(v, u, state, amount, phi):
-    """w += amount * Φ for the indices phi, through v (and u when averaging)."""
+def add_phi_scaled(v, u, state, amount, phi, values):
+    """w += amount * Φ for Φ given as (indices phi, values), through v (and u when averaging)."""
     x = amount / state[SCALE]
-    add_phi(v, x, phi)
+    add_phi(v, x, phi, values)
     if u.shape[0] > 0:
-        add_phi(u, state[SCALE_SUM] * x, phi)
+        add_phi(u, state[SCALE_SUM] * x, phi, values)
 
 
 def restart_average(u, state):
