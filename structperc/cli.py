@@ -159,6 +159,12 @@ def train(
     cost: Optional[float] = typer.Option(None, help="Hamming cost per wrong token" + _takers("cost") + "."),
     average_start: Optional[int] = typer.Option(
         None, help="Epoch after which SGD averaging starts (default 1)" + _takers("average_start") + "."),
+    l1: Optional[float] = typer.Option(
+        None, help="L1 strength per example, cumulative penalty (elastic net with --l2)" + _takers("l1") + "."),
+    promotion: Optional[float] = typer.Option(None, help="Winnow promotion factor α > 1" + _takers("promotion") + "."),
+    demotion: Optional[float] = typer.Option(None, help="Winnow demotion factor 0 < β < 1" + _takers("demotion") + "."),
+    initial_weight: Optional[float] = typer.Option(
+        None, help="Starting value of w⁺ and w⁻" + _takers("initial_weight") + "."),
     seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
     checkpoint_every: Optional[int] = typer.Option(
         None, "--checkpoint-every", min=1,
@@ -197,7 +203,7 @@ def train(
         missing_label=missing_label, l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
         **({} if all_pairs is None else {"all_pairs": all_pairs}),
         workers=workers, scheduler=scheduler, mix=mix or "uniform", hash_bits=hash_bits, cache_dir=cache_dir,
-        resumable=resumable,
+        l1=l1, promotion=promotion, demotion=demotion, initial_weight=initial_weight, resumable=resumable,
     )
     if mix is not None and workers == 1 and scheduler is None:
         raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
@@ -205,7 +211,7 @@ def train(
     tagger.check_engine()
     if init is not None:
         tagger.model_ = Tagger.load(init).model_
-    _announce_compiling(training_kernels(trainer, dev))
+    _announce_compiling(training_kernels(trainer, dev, l1=bool(l1)))
     checkpoint = checkpoint_path(model) if checkpoint_every else None
     progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
     tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, format=format,
@@ -399,9 +405,10 @@ def data_list(json_output: bool = typer.Option(False, "--json", help="One JSON a
 
 
 def _register_extensions():
-    from . import cli_clusters, cli_reproduce, cli_rerank
+    from . import cli_clusters, cli_ensemble, cli_reproduce, cli_rerank
 
     cli_rerank.register(app, handles_errors)
+    cli_ensemble.register(app, handles_errors)
     app.command("clusters", epilog=cli_clusters.CLUSTERS_EPILOG)(handles_errors(cli_clusters.clusters))
     app.command("reproduce", epilog=cli_reproduce.REPRODUCE_EPILOG)(handles_errors(cli_reproduce.reproduce_command))
     app.command("compare", epilog=cli_reproduce.COMPARE_EPILOG)(handles_errors(cli_reproduce.compare_command))

@@ -18,7 +18,8 @@ TRAINING = ("keys.intern_template", "keys.number_features", "keys.columns_to_csr
 # an input file at least this large (bytes) holds enough sentences for the parallel decoder
 LARGE_INPUT = 16384
 EPOCH_KERNELS = {"perceptron": "perceptron.perceptron_epoch", "crf": "crf.crf_epoch",
-                 "memm": "memm.memm_epoch", "hinge": "hinge.hinge_epoch"}
+                 "memm": "memm.memm_epoch", "hinge": "hinge.hinge_epoch",
+                 "winnow": "winnow.winnow_epoch"}
 MARGINALS = {"global": "marginals.corpus_marginals", "local": "marginals.corpus_marginals"}
 
 
@@ -30,14 +31,20 @@ def large_input(path):
         return False
 
 
+L1_EPOCH_KERNELS = {"crf": "elastic.crf_l1_epoch", "memm": "elastic.memm_l1_epoch", "hinge": "elastic.hinge_l1_epoch"}
+
+
 def decoding_kernels(path):
     """The decoders that decoding the file ``path`` calls."""
     return SERIAL_DECODING + (PARALLEL_DECODING if large_input(path) else ())
 
 
-def training_kernels(trainer, dev=None):
-    """Entry points that training with the rule ``trainer`` calls (and decoding the dev file ``dev``)."""
+def training_kernels(trainer, dev=None, l1=False):
+    """Entry points that training with the rule ``trainer`` calls (with ``l1``: its L1 epoch too), and
+    decoding the dev file ``dev``."""
     epoch = (EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ()
+    if l1 and trainer in L1_EPOCH_KERNELS:
+        epoch += (L1_EPOCH_KERNELS[trainer],)
     return TRAINING + epoch + (decoding_kernels(dev) if dev is not None else ())
 
 

@@ -27,7 +27,8 @@ from .model import LinearChainModel
 # whether a model keeps a weight for every (feature, label) pair; chosen by measuring (benchmarks/labels.md)
 ALL_PAIRS_DEFAULT = True
 _READ_BATCH = 5000  # sentences per batch of read_training_corpus
-TRAINER_OPTIONS = ("average", "l2", "eta0", "batch_size", "cost", "average_start", "calibration_sentences")
+TRAINER_OPTIONS = ("average", "l2", "eta0", "batch_size", "cost", "average_start", "calibration_sentences",
+                   "l1", "promotion", "demotion", "initial_weight")
 
 
 def _as_corpus(X, y=None, columns=None):
@@ -254,7 +255,8 @@ class Tagger:
         likelihood of the known labels (crf) or only the tokens whose label and history are known
         (memm); the symbol is never a label of the model. In ``predict(X, forced=...)`` it marks a
         free token.
-    l2, eta0, batch_size, cost, average_start, calibration_sentences : options of the learning rules
+    l2, eta0, batch_size, cost, average_start, calibration_sentences, l1, promotion, demotion,
+    initial_weight : options of the learning rules
         that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
         Setting one that the chosen rule does not take is a ConfigError.
     workers : 1 (train here, serially), or N > 1: iterative parameter mixing over N shards on a
@@ -279,7 +281,8 @@ class Tagger:
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
                  missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
                  calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
-                 mix="uniform", hash_bits=None, cache_dir=None, resumable=False):
+                 mix="uniform", hash_bits=None, cache_dir=None, l1=None, promotion=None, demotion=None,
+                 initial_weight=None, resumable=False):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -304,6 +307,10 @@ class Tagger:
         self.mix = mix
         self.hash_bits = hash_bits
         self.cache_dir = cache_dir
+        self.l1 = l1
+        self.promotion = promotion
+        self.demotion = demotion
+        self.initial_weight = initial_weight
         self.resumable = resumable
 
     # ------------------------------------------------------------------ parameters

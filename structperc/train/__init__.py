@@ -8,8 +8,10 @@ from .crf import CRFRule
 from .hinge import HingeRule
 from .memm import MEMMRule
 from .perceptron import PerceptronRule
+from .winnow import WinnowRule
 
-TRAINERS = {"perceptron": PerceptronRule, "crf": CRFRule, "hinge": HingeRule, "memm": MEMMRule}
+TRAINERS = {"perceptron": PerceptronRule, "crf": CRFRule, "hinge": HingeRule, "memm": MEMMRule,
+            "winnow": WinnowRule}
 
 
 def check_options(name, options):

@@ -18,6 +18,7 @@ class CRFRule(ScaledSGDRule):
     average_start : epochs before averaging starts (the first iterates are far from the optimum
         and would drag the average); 0 averages from the first step.
     calibration_sentences : size of the calibration sample.
+    l1 : λ1 per example, the cumulative L1 penalty (elastic net with l2; see ``_kernels/sgd.py``).
 
     ``end_epoch`` reports the epoch's log-likelihood summed at the weights each sentence was visited
     with (the on-line estimate CRFsuite prints), the objective (that minus the penalty at the
@@ -31,13 +32,15 @@ class CRFRule(ScaledSGDRule):
     normalization = "global"
     gain_name = "log_likelihood"
 
-    def __init__(self, l2=None, eta0=None, batch_size=1, average=True, average_start=1, calibration_sentences=1000):
+    def __init__(self, l2=None, eta0=None, batch_size=1, average=True, average_start=1, calibration_sentences=1000,
+                 l1=0.0):
         self.l2 = l2
         self.eta0 = eta0
         self.batch_size = batch_size
         self.average = average
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
+        self.l1 = l1
 
     def _check(self, problem):
         super()._check(problem)

@@ -18,6 +18,7 @@ class HingeRule(ScaledSGDRule):
         (lazily, exact).
     average_start : epochs before averaging starts (0: from the first step).
     calibration_sentences : size of the calibration sample.
+    l1 : λ1 per example, the cumulative L1 penalty (elastic net with l2; see ``_kernels/sgd.py``).
 
     ``run`` counts the sentences with a positive loss (the only ones that move w beyond the L2
     decay), their Hamming errors, and the sentences skipped because their gold labeling is
@@ -29,13 +30,15 @@ class HingeRule(ScaledSGDRule):
     params = {**ScaledSGDRule.params, "cost": 1.0}
     normalization = "global"
 
-    def __init__(self, l2=None, eta0=None, cost=1.0, average=True, average_start=1, calibration_sentences=1000):
+    def __init__(self, l2=None, eta0=None, cost=1.0, average=True, average_start=1, calibration_sentences=1000,
+                 l1=0.0):
         self.l2 = l2
         self.eta0 = eta0
         self.cost = cost
         self.average = average
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
+        self.l1 = l1
 
     def _check(self, problem):
         super()._check(problem)

@@ -18,6 +18,7 @@ class MEMMRule(ScaledSGDRule):
         (lazily, exact).
     average_start : epochs before averaging starts (0: from the first step).
     calibration_sentences : size of the calibration sample.
+    l1 : λ1 per example, the cumulative L1 penalty (elastic net with l2; see ``_kernels/sgd.py``).
 
     ``run`` counts the tokens skipped because their gold label is impossible after the gold
     history (constraint or tag dictionary); ``end_epoch`` reports the local log-likelihood
@@ -31,12 +32,14 @@ class MEMMRule(ScaledSGDRule):
     gain_name = "log_likelihood"
     orders = (1, 2)
 
-    def __init__(self, l2=None, eta0=None, average=True, average_start=1, calibration_sentences=1000):
+    def __init__(self, l2=None, eta0=None, average=True, average_start=1, calibration_sentences=1000,
+                 l1=0.0):
         self.l2 = l2
         self.eta0 = eta0
         self.average = average
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
+        self.l1 = l1
 
     def _pass(self, v, u, state, visit_order, rate):
         log_likelihood, skipped = memm_epoch(v, u, state, self.layout, self.problem.data, visit_order, rate)

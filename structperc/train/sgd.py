@@ -4,7 +4,8 @@ calibration of the initial learning rate on a sample.
 """
 import numpy as np
 
-from .._kernels.sgd import EXAMPLES, SCALE, SCALE_SUM, Rate, learning_rate, new_state, real_weights, restart_average
+from .._kernels.sgd import (EXAMPLES, SCALE, SCALE_SUM, Rate, l1_catch_up_all, learning_rate, new_state, real_weights,
+                            restart_average)
 from ..errors import ConfigError
 from .base import LearningRule
 
@@ -63,9 +64,16 @@ class ScaledSGDRule(LearningRule):
     loss) at the weights each sentence was visited with. ``_pass`` with eta0 = 0 changes nothing
     and measures the gain at the current weights. The options every SGD rule takes are in
     ``params``; a subclass adds its own.
+
+    With ``l1`` > 0 each step also pays Tsuruoka et al.'s cumulative L1 penalty, lazily on the
+    entries the step reads (the elastic net; ``_kernels/sgd.py``), through the epoch kernels of
+    ``_kernels/elastic.py`` (crf, memm and hinge). The last iterate is then sparse; an average keeps
+    every entry that was nonzero at some averaged step, so use ``average=False`` for a sparse model.
+    The initial learning rate is calibrated without the L1 penalty.
     """
 
-    params = {"l2": None, "eta0": None, "average": True, "average_start": 1, "calibration_sentences": 1000}
+    params = {"l2": None, "eta0": None, "average": True, "average_start": 1, "calibration_sentences": 1000,
+              "l1": 0.0}
     gain_name = "gain"
     orders = (1,)
 
@@ -75,6 +83,8 @@ class ScaledSGDRule(LearningRule):
             raise ConfigError(f"the {self.name} trainer needs order {orders}, got order {problem.model.order}")
         if self.l2 is not None and not self.l2 > 0:
             raise ConfigError(f"l2 must be > 0, got {self.l2!r}")
+        if not self.l1 >= 0:
+            raise ConfigError(f"l1 must be >= 0, got {self.l1!r}")
         if self.eta0 is not None and not self.eta0 > 0:
             raise ConfigError(f"eta0 must be > 0, got {self.eta0!r}")
 
@@ -87,6 +97,7 @@ class ScaledSGDRule(LearningRule):
         self.v = problem.model.weights.copy()
         self.u = np.zeros_like(self.v) if self.average else np.zeros(0)
         self.state = new_state()
+        self.q = np.zeros_like(self.v) if self.l1 > 0 else np.zeros(0)  # L1 penalty received, per entry
         self._gain, self._visits, self._epochs = 0.0, 0, 0
 
     def _calibrate(self):
@@ -107,17 +118,38 @@ class ScaledSGDRule(LearningRule):
         return Rate(float(eta0), self.l2_)
 
     def run(self, visit_order):
-        gain, counters = self._pass(self.v, self.u, self.state, visit_order, self._rate(self.eta0_))
+        if self.l1 > 0:
+            gain, counters = self._l1_pass(visit_order, self._rate(self.eta0_))
+        else:
+            gain, counters = self._pass(self.v, self.u, self.state, visit_order, self._rate(self.eta0_))
         self._gain += gain
         self._visits += len(visit_order)
         return counters
+
+    def _l1_pass(self, visit_order, rate):
+        """``_pass`` with the lazy cumulative L1 penalty around each step (``_kernels/elastic.py``)."""
+        from .._kernels.elastic import crf_l1_epoch, hinge_l1_epoch, memm_l1_epoch
+
+        args = (self.v, self.u, self.q, self.state, self.layout, self.problem.data, visit_order, rate)
+        l1 = float(self.l1)
+        if self.name == "crf":
+            log_likelihood, skipped = crf_l1_epoch(*args, int(self.batch_size), l1)
+            return log_likelihood, {"skipped": skipped}
+        if self.name == "memm":
+            log_likelihood, skipped = memm_l1_epoch(*args, l1)
+            return log_likelihood, {"skipped_tokens": skipped}
+        loss, violations, token_errors, skipped = hinge_l1_epoch(*args, float(self.cost), l1)
+        return -loss, {"violations": violations, "token_errors": token_errors, "skipped": skipped}
 
     def _epoch_stats(self, gain, penalty):
         return {self.gain_name: gain, "objective": gain - penalty}
 
     def end_epoch(self):
+        if self.l1 > 0:
+            l1_catch_up_all(self.v, self.u, self.q, self.state)
         w = self.state[SCALE] * self.v
-        stats = self._epoch_stats(self._gain, 0.5 * self.l2_ * self._visits * float(w @ w))
+        penalty = 0.5 * self.l2_ * self._visits * float(w @ w) + self.l1 * self._visits * float(np.abs(w).sum())
+        stats = self._epoch_stats(self._gain, penalty)
         stats["eta"] = learning_rate(self._rate(self.eta0_), self.state[EXAMPLES])
         self._gain, self._visits = 0.0, 0
         self._epochs += 1
@@ -126,6 +158,8 @@ class ScaledSGDRule(LearningRule):
         return stats
 
     def weights(self):
+        if self.l1 > 0:
+            l1_catch_up_all(self.v, self.u, self.q, self.state)
         return real_weights(self.v, self.u, self.state, self.average)
 
     def save_state(self):

@@ -1,0 +1,50 @@
+"""Command line for ensembles: ``structperc vote MODEL... INPUT``."""
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from .errors import ConfigError
+
+VOTE_EPILOG = """Examples:
+
+  structperc vote perc.npz crf.npz hinge.npz memm.npz corpora/conll2000/test.txt --output voted.txt
+
+  structperc vote crf.npz memm.npz test.txt --method soft --weights 2,1
+"""
+
+
+def vote_command(
+    paths: List[str] = typer.Argument(..., help="Two or more model files, then the input file (- for stdin)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    method: str = typer.Option("token", help="token (plurality per token), chunk (per chunk, BIO labels) or "
+                                             "soft (mean marginals; crf and memm models)."),
+    weights: Optional[str] = typer.Option(None, help="Comma-separated weight per model (default: all 1)."),
+    format: Optional[str] = typer.Option(None, "--format", help="Override the models' input format."),
+    tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
+    json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout (needs --output)."),
+):
+    """Tag INPUT with every model and write the vote, in the layout of `tag`."""
+    from .ensemble import vote_file
+
+    if len(paths) < 3:
+        raise ConfigError("vote takes two or more models and then the input file")
+    if json_output and output is None:
+        raise ConfigError("--json prints on stdout; give --output for the voted text")
+    try:
+        weight_values = [float(x) for x in weights.split(",")] if weights else None
+    except ValueError:
+        raise ConfigError(f"--weights takes comma-separated numbers, got {weights!r}") from None
+    stats = vote_file(paths[:-1], paths[-1], output, method, weight_values, format, tag_sep)
+    if json_output:
+        typer.echo(json.dumps({"output": str(output), **stats}))
+    elif not quiet:
+        typer.echo(f"voted {len(paths) - 1} models on {stats['sentences']:,} sentences, {stats['tokens']:,} tokens "
+                   f"in {stats['seconds']:.3f}s", err=True)
+
+
+def register(app, handles_errors):
+    """Add ``vote`` to ``app``, wrapped by handles_errors."""
+    app.command("vote", epilog=VOTE_EPILOG)(handles_errors(vote_command))

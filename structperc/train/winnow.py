@@ -1,0 +1,66 @@
+"""Balanced Winnow (Littlestone 1988; the SNoW architecture) as a structured learning rule."""
+import math
+
+import numpy as np
+
+from .._kernels.winnow import winnow_epoch
+from ..errors import ConfigError
+from .base import LearningRule
+
+
+class WinnowRule(LearningRule):
+    """Two non-negative weight vectors w⁺, w⁻ (both starting at ``initial_weight``); labelings
+    score (w⁺ - w⁻) · Φ(x, y). On a mistake, the entries of Φ(x, y) - Φ(x, ŷ) with positive net
+    count are promoted (w⁺ × α, w⁻ × β per count) and those with negative net count demoted
+    (w⁺ × β, w⁻ × α), lazily on log-weights (see ``_kernels/winnow.py``).
+
+    Parameters
+    ----------
+    promotion : α > 1
+    demotion : β, 0 < β < 1
+    initial_weight : θ > 0, the starting value of every entry of w⁺ and w⁻
+    average : use the average of w⁺ - w⁻ over every example visit (kept lazily)
+    """
+
+    name = "winnow"
+    params = {"promotion": 1.1, "demotion": 0.9, "initial_weight": 1.0, "average": True}
+
+    def __init__(self, promotion=1.1, demotion=0.9, initial_weight=1.0, average=True):
+        self.promotion = promotion
+        self.demotion = demotion
+        self.initial_weight = initial_weight
+        self.average = average
+
+    def begin(self, problem):
+        if not self.promotion > 1:
+            raise ConfigError(f"promotion must be > 1, got {self.promotion!r}")
+        if not 0 < self.demotion < 1:
+            raise ConfigError(f"demotion must be in (0, 1), got {self.demotion!r}")
+        if not self.initial_weight > 0:
+            raise ConfigError(f"initial_weight must be > 0, got {self.initial_weight!r}")
+        self.problem = problem
+        self.layout = problem.model.layout()
+        self.w = problem.model.weights  # trained in place: w0 + θ (e^p - e^m)
+        self.plus = np.zeros_like(self.w)
+        self.minus = np.zeros_like(self.w)
+        self.net = np.zeros(len(self.w))
+        self.u = np.zeros_like(self.w) if self.average else np.zeros(0)
+        self.counter = 0.0
+
+    def run(self, visit_order):
+        self.counter, sentence_errors, token_errors = winnow_epoch(
+            self.w, self.plus, self.minus, self.u, self.counter, self.net, self.layout, self.problem.data,
+            visit_order, math.log(self.promotion), math.log(self.demotion), float(self.initial_weight))
+        return {"sentence_errors": sentence_errors, "token_errors": token_errors}
+
+    def weights(self):
+        if self.average and self.counter > 0:
+            return self.w - self.u / self.counter
+        return self.w.copy()
+
+    def final_weights(self):
+        if self.average and self.counter > 0:
+            self.u /= -self.counter
+            self.u += self.w
+            return self.u
+        return self.w
