@@ -449,6 +449,8 @@ class Tagger:
         if _dicts(X):
             if self.tag_dict:
                 raise ConfigError("tag_dict needs templates over a word column, not feature dicts")
+            if self.hash_bits is not None:
+                raise ConfigError("hash_bits applies to templates, not to feature dicts")
             encoder = AttributeEncoder(self.min_count)
             encoded = encoder.fit_transform(X, _flat_labels(X, y))
             read = {**(input_metadata or {}), "format": "dicts"}
@@ -902,7 +904,7 @@ class Tagger:
 
     def _hashing(self):
         encoder = self.model_.encoder
-        if encoder.hash_bits is None:
+        if getattr(encoder, "hash_bits", None) is None:  # feature dicts have no hashing
             return {}
         return {"hashing": {"hash_bits": int(encoder.hash_bits), **(getattr(encoder, "hash_stats_", None) or {})}}
 
