@@ -302,6 +302,10 @@ class Tagger:
             return self.fit(X, y, dev=dev, dev_y=dev_y, progress=progress, callback=callback)
         options = self.trainer_options()
         model, encoder = self.model_, self.model_.encoder
+        rule = make_rule(self.trainer, **options)
+        if rule.normalization != model.normalization:
+            raise ConfigError(f"a {self.trainer} model has {rule.normalization} normalization; "
+                              f"this model has {model.normalization}")
         if _dicts(X):
             if not isinstance(encoder, AttributeEncoder):
                 raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
@@ -323,10 +327,6 @@ class Tagger:
             encoded = encoder.transform(corpus)
             input_meta = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
         model.grow(encoder.n_features_, encoder.labels_)
-        rule = make_rule(self.trainer, **options)
-        if rule.normalization != model.normalization:
-            raise ConfigError(f"a {self.trainer} model has {rule.normalization} normalization; "
-                              f"this model has {model.normalization}")
         previous = model.metadata.get("training", {})
         resume = model.training_state if previous.get("trainer") == self.trainer else None
         self.labels_ = model.labels
