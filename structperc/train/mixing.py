@@ -62,7 +62,10 @@ def subset_data(data, sentences):
     so = data.sentence_offsets
     sentence_offsets, tokens = _gather_csr(so, np.arange(so[-1], dtype=np.int64), sentences)
     feature_offsets, feature_ids = _gather_csr(data.feature_offsets, data.feature_ids, tokens)
-    pair_offsets, pair_ids = _gather_csr(data.pair_offsets, data.pair_ids, tokens)
+    if len(data.pair_offsets):
+        pair_offsets, pair_ids = _gather_csr(data.pair_offsets, data.pair_ids, tokens)
+    else:  # no pair templates: no pair arrays
+        pair_offsets, pair_ids = data.pair_offsets, data.pair_ids
     gold = data.gold[tokens] if len(data.gold) else data.gold
     if len(data.cand_offsets):
         cand_offsets, cand_labels = _gather_csr(data.cand_offsets, data.cand_labels, tokens)
