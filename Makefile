@@ -7,7 +7,7 @@ MIRROR_DIR := ../shared/corpora
 MIRROR := $(if $(wildcard $(MIRROR_DIR)),--mirror $(MIRROR_DIR),)
 NP_MODEL := corpora/np-chunker.npz
 
-.PHONY: install data demo test test-slow bench bench-scale reproduce rerank-experiment ewt-features lint clean
+.PHONY: install data demo test test-slow bench bench-scale reproduce reproduce-ner rerank-experiment ewt-features clusters semisupervised lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,10 @@ bench-scale: install
 reproduce: install data
 	$(SP) reproduce collins2002
 
+reproduce-ner: install
+	$(SP) data fetch conll2002_nl $(MIRROR)
+	$(BIN)/python experiments/collins2002_ner.py
+
 rerank-experiment: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/rerank_conll2000.py
@@ -56,6 +60,23 @@ rerank-experiment: install
 ewt-features: install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python experiments/ewt_features.py
+
+CLUSTER_PATHS := corpora/clusters/paths.txt
+
+# Brown clusters (256, min count 3) of unlabeled_en plus the EWT training words
+$(CLUSTER_PATHS): | install
+	$(SP) data fetch ud_english_ewt $(MIRROR)
+	mkdir -p corpora/clusters
+	$(SP) clusters $(MIRROR_DIR)/unlabeled_en/*.txt corpora/ud_english_ewt/en_ewt-ud-train.conllu \
+	    --clusters 256 --min-count 3 --output $(CLUSTER_PATHS)
+
+clusters: $(CLUSTER_PATHS)
+
+semisupervised: install $(CLUSTER_PATHS)
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(SP) data fetch ud_english_ewt $(MIRROR)
+	CLUSTER_PATHS=$(CLUSTER_PATHS) UNLABELED_DIR=$(MIRROR_DIR)/unlabeled_en \
+	    $(BIN)/python experiments/semisupervised.py
 
 lint: install
 	$(BIN)/ruff check structperc tests benchmarks experiments

@@ -180,6 +180,13 @@ def train(
     mix: Optional[str] = typer.Option(None, help="Parameter mixing: uniform (default) or errors."),
     hash_bits: Optional[int] = typer.Option(None, help="Feature ids from a hash modulo 2^B (no feature dictionary)."),
     cache_dir: Optional[Path] = typer.Option(None, help="Keep the encoded training corpus here; later runs map it."),
+    lexicon: Optional[list[str]] = typer.Option(
+        None, "--lexicon", help="NAME=FILE: word<TAB>value (or cluster paths) for the fields NAME[k], NAME.pK[k]."),
+    lexicon_lower: bool = typer.Option(False, "--lexicon-lower", help="Look words up in lexicons lower-cased."),
+    unlabeled: Optional[list[Path]] = typer.Option(
+        None, "--unlabeled", help="Unlabelled text (same format, label column absent) for --semi."),
+    semi: Optional[str] = typer.Option(None, "--semi", help="Learn from --unlabeled: self or tri."),
+    rounds: int = typer.Option(2, min=1, help="Rounds of --semi training at most."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
     init: Optional[Path] = typer.Option(
@@ -203,7 +210,8 @@ def train(
         missing_label=missing_label, l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
         **({} if all_pairs is None else {"all_pairs": all_pairs}),
         workers=workers, scheduler=scheduler, mix=mix or "uniform", hash_bits=hash_bits, cache_dir=cache_dir,
-        l1=l1, promotion=promotion, demotion=demotion, initial_weight=initial_weight, resumable=resumable,
+        l1=l1, promotion=promotion, demotion=demotion, initial_weight=initial_weight,
+        lexicons=lexicon or None, lexicon_lower=lexicon_lower, resumable=resumable,
     )
     if mix is not None and workers == 1 and scheduler is None:
         raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
@@ -214,11 +222,20 @@ def train(
     _announce_compiling(training_kernels(trainer, dev, l1=bool(l1)))
     checkpoint = checkpoint_path(model) if checkpoint_every else None
     progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
-    tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done, format=format,
-                    partial=init is not None,
-                    columns=_split_list(columns), label=label, encoding=encoding, only_types=_split_list(only_types),
-                    checkpoint=checkpoint, checkpoint_every=checkpoint_every or 1, resume=resume,
-                    **({} if tag_sep is None else {"tag_sep": tag_sep}))
+    reader_options = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding,
+                          only_types=_split_list(only_types), **({} if tag_sep is None else {"tag_sep": tag_sep}))
+    if semi is not None or unlabeled:
+        from .semisupervised import semi_fit_file
+
+        if dev is not None:
+            raise ConfigError("--semi does not take --dev")
+        if init is not None:
+            raise ConfigError("--semi does not take --init")
+        tagger = semi_fit_file(tagger, train_file, unlabeled, semi, rounds, seed=seed, **reader_options)
+    else:
+        tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done,
+                        checkpoint=checkpoint, checkpoint_every=checkpoint_every or 1, resume=resume,
+                        partial=init is not None, **reader_options)
     tagger.save(model)
     training = tagger.model_.metadata["training"]
     summary = {

@@ -19,9 +19,15 @@ NBEST_EPILOG = """Examples:
 
   structperc nbest train.txt --model chunker.npz --format svmrank --vocab-out train.vocab.json --output train.svm
 """
-TRAIN_EPILOG = """Example:
+TRAIN_EPILOG = """Examples:
 
   structperc rerank train train.svm --model reranker.npz --epochs 10 --seed 0 --vocab train.vocab.json
+
+  structperc rerank train train.svm --model voted.npz --voted --epochs 2
+
+  structperc rerank train train.svm --model kernel.npz --kernel poly:2 --epochs 1
+
+  structperc rerank train train.svm --model boost.npz --boost --rounds 2000 --epsilon 0.001
 """
 APPLY_EPILOG = """Example:
 
@@ -86,29 +92,51 @@ def rerank_train_command(
     epochs: int = typer.Option(10, min=1, help="Passes over the groups."),
     seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
     average: bool = typer.Option(True, "--average/--no-average", help="Average the weights."),
-    score_weight: float = typer.Option(1.0, help="Initial weight of feature 1 (the relative base score); "
-                                       "0 for files whose feature 1 is something else."),
+    score_weight: Optional[float] = typer.Option(None, help="Initial weight of feature 1 (the relative base score; "
+                                                 "default 1, with --boost fitted by the exponential loss); "
+                                                 "0 for files whose feature 1 is something else."),
     vocab: Optional[Path] = typer.Option(None, "--vocab", help="Feature vocabulary (from nbest --vocab-out) "
                                          "to store in the reranker."),
+    voted: bool = typer.Option(False, "--voted", help="Voted perceptron (Freund & Schapire), in dual form."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", help="Dual perceptron with this kernel: linear or "
+                                         "poly:D, (1 + x.z)^D; averaged unless --voted."),
+    boost: bool = typer.Option(False, "--boost", help="Ranking boosting (Collins 2000) instead of a perceptron."),
+    rounds: int = typer.Option(1000, min=0, help="--boost: feature updates."),
+    epsilon: float = typer.Option(0.001, help="--boost: smoothing of the step, 1/2 log((W+ + eZ)/(W- + eZ))."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ):
-    """Train an averaged ranking perceptron on SVMrank-format n-best lists.
+    """Train a reranker on SVMrank-format n-best lists: the averaged ranking perceptron (default),
+    the voted or kernel perceptron in dual form (--voted, --kernel), or ranking boosting (--boost).
 
     The gold candidate of each qid is the one with the highest target (ties: the first line);
     a prediction is a mistake when its target is lower.
     """
     from .rerank import train_reranker_file
 
-    reranker, summary = train_reranker_file(nbest_file, vocab=vocab, epochs=epochs, average=average, seed=seed,
-                                            score_weight=score_weight)
+    if boost and (voted or kernel):
+        raise ConfigError("--boost does not combine with --voted or --kernel")
+    if boost:
+        params = {"learner": "boost", "rounds": rounds, "epsilon": epsilon,
+                  "score_weight": score_weight}
+    elif voted or kernel:
+        params = {"learner": "dual", "epochs": epochs, "kernel": kernel or "linear",
+                  "vote": "voted" if voted else "averaged",
+                  "score_weight": 1.0 if score_weight is None else score_weight}
+    else:
+        params = {"epochs": epochs, "average": average, "score_weight": 1.0 if score_weight is None else score_weight}
+    reranker, summary = train_reranker_file(nbest_file, vocab=vocab, seed=seed, **params)
     reranker.save(model)
     summary = {"model": str(model), **summary}
     if json_output:
         typer.echo(json.dumps(summary))
     elif not quiet:
+        if boost:
+            progress = f"exponential loss {summary['history'][0]['loss']:.4g} -> {summary['history'][-1]['loss']:.4g}"
+        else:
+            progress = f"mistakes per epoch {[h['mistakes'] for h in summary['history']]}"
         typer.echo(f"saved {model}: {summary['groups']:,} groups, {summary['candidates']:,} candidates, "
-                   f"mistakes per epoch {[h['mistakes'] for h in summary['history']]}", err=True)
+                   f"{progress}", err=True)
 
 
 def rerank_apply_command(
@@ -139,7 +167,7 @@ def register(app, handles_errors):
     """Add ``nbest`` and the ``rerank`` sub-app (train, apply) to ``app``, each wrapped by handles_errors."""
     app.command("nbest", epilog=NBEST_EPILOG)(handles_errors(nbest_command))
     rerank_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                             help="Rerank n-best lists with an averaged ranking perceptron.")
+                             help="Rerank n-best lists: ranking perceptron (averaged, voted, kernel) or boosting.")
     rerank_app.command("train", epilog=TRAIN_EPILOG)(handles_errors(rerank_train_command))
     rerank_app.command("apply", epilog=APPLY_EPILOG)(handles_errors(rerank_apply_command))
     app.add_typer(rerank_app, name="rerank")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import lexicon
 from ._kernels import keys
 from .errors import ConfigError
 from .templates import ATTRIBUTES, load_templates, parse_template
@@ -84,6 +85,8 @@ class FeatureEncoder(FieldValues):
         training); an integer B for feature hashing: a key's feature id is ``mix64(key) mod 2**B``
         (Weinberger et al. 2009), so any process can encode any shard without the dictionary.
         With hashing, min_count applies to each id's total count.
+    lexicons : None or dict name -> ``lexicon.Lexicon``: the lexicon fields ``NAME[k]`` and
+        ``NAME.pK[k]`` (see ``structperc.lexicon``); the model stores the lexicons its templates use.
 
     Attributes (hashing)
     --------------------
@@ -91,8 +94,9 @@ class FeatureEncoder(FieldValues):
         feature ids they hash to) and ``collision_rate`` = 1 - ids / keys.
     """
 
-    def __init__(self, templates="chunk", min_count=0, rare_threshold=5, hash_bits=None):
+    def __init__(self, templates="chunk", min_count=0, rare_threshold=5, hash_bits=None, lexicons=None):
         self.templates = templates
+        self.lexicons = lexicons
         self.min_count = min_count
         self.rare_threshold = rare_threshold
         self.hash_bits = hash_bits
@@ -110,17 +114,25 @@ class FeatureEncoder(FieldValues):
         for t in parsed:
             fields |= t.fields
         self.fields_ = sorted(fields)
-        self._needs_word = any(f in ATTRIBUTES for f in fields) or any(t.rare_only for t in parsed)
+        # word attributes: the built-in ones and the lexicon fields
+        self._lexicon_fields = lexicon.lexicon_fields(self.fields_, self.lexicons or {})
+        self._attributes = {f for f in fields if f in ATTRIBUTES} | set(self._lexicon_fields)
+        self._needs_word = bool(self._attributes) or any(t.rare_only for t in parsed)
+
+    def _attribute_fn(self, field):
+        if field in ATTRIBUTES:
+            return ATTRIBUTES[field]
+        return lexicon.attribute_function(field, self.lexicons)
 
     def _check_columns(self, corpus):
-        needed = {f for f in self.fields_ if f not in ATTRIBUTES}
+        needed = {f for f in self.fields_ if f not in self._attributes}
         if self._needs_word:
             needed.add("word")
         missing = sorted(needed - set(corpus.columns))
         if missing:
             raise ConfigError(
                 f"{corpus.path}: templates use column(s) {', '.join(missing)} but the input has "
-                f"{', '.join(corpus.columns)} (name columns with --columns)"
+                f"{', '.join(corpus.columns)} (name columns with --columns, or give a lexicon with --lexicon NAME=FILE)"
             )
 
     # ---------------------------------------------------------------- keys
@@ -365,6 +377,8 @@ class FeatureEncoder(FieldValues):
             arrays[f"vocab__{field}"] = np.array(vocab, dtype=np.str_) if vocab else np.zeros(0, dtype="<U1")
         if self._needs_word:
             arrays["word_counts"] = self.word_counts_
+        lexicon_arrays, lexicon_meta = lexicon.state(self.lexicons, self._lexicon_fields)
+        arrays.update(lexicon_arrays)
         meta = {
             "templates": self.template_strings_,
             "min_count": self.min_count,
@@ -372,6 +386,8 @@ class FeatureEncoder(FieldValues):
             "labels": self.labels_,
             "fields": sorted(self.vocabularies_),
         }
+        if lexicon_meta:
+            meta["lexicons"] = lexicon_meta
         if self.hash_bits is not None:
             # with hashing, feature_keys and pair_keys hold the hashed ids that were kept
             meta["hash_bits"] = int(self.hash_bits)
@@ -381,7 +397,7 @@ class FeatureEncoder(FieldValues):
     @classmethod
     def from_state(cls, arrays, meta):
         enc = cls(templates=meta["templates"], min_count=meta["min_count"], rare_threshold=meta["rare_threshold"],
-                  hash_bits=meta.get("hash_bits"))
+                  hash_bits=meta.get("hash_bits"), lexicons=lexicon.from_state(arrays, meta.get("lexicons", {})))
         enc._parse()
         enc.labels_ = list(meta["labels"])
         enc.vocabularies_ = {f: arrays[f"vocab__{f}"].tolist() for f in meta["fields"]}

@@ -320,9 +320,14 @@ class LinearChainModel:
         resumable : also write the training state (the perceptron's raw weights, averaging sums and
             example counter) so that continued training averages exactly as one longer run would; it
             triples the size of a perceptron model file."""
+        arrays, meta = self.state(resumable)
+        arrays.update(extra_arrays or {})
+        return write_npz(path, arrays, meta)
+
+    def state(self, resumable=False):
+        """(arrays, metadata) of the model file (with the training state when ``resumable``)."""
         arrays, encoder_meta = self.encoder.state()
         arrays = {f"encoder__{k}": v for k, v in arrays.items()}
-        arrays.update(extra_arrays or {})
         arrays["weights"] = self.weights
         arrays["dims"] = layout_dims(self.layout())
         if resumable and self.training_state:
@@ -341,11 +346,15 @@ class LinearChainModel:
             "encoder": encoder_meta,
             **self.metadata,
         }
-        return write_npz(path, arrays, meta)
+        return arrays, meta
 
     @classmethod
     def load(cls, path):
-        arrays, meta = read_npz(path, "model")
+        return cls.from_state(*read_npz(path, "model"), path)
+
+    @classmethod
+    def from_state(cls, arrays, meta, path):
+        """The model of ``state()``'s arrays and metadata; `path` names the file in errors."""
         version = meta.get("format_version")
         if version not in _READS:
             raise ModelFileError(

@@ -54,7 +54,7 @@ def read_npz(path, what="model"):
             raise ModelFileError(f"{path}: corrupt {what} file (checksum mismatch)")
         metadata = json.loads(str(arrays.pop("metadata")))
     except (OSError, ValueError, KeyError, EOFError, NotImplementedError, zipfile.BadZipFile, zlib.error,
-            struct.error, tokenize.TokenError) as exc:  # TokenError: numpy parsing a damaged array header
+            struct.error, SyntaxError, tokenize.TokenError) as exc:  # numpy parsing a damaged array header
         if _looks_like_npz(path):  # an archive that fails inside: damaged, not foreign
             raise ModelFileError(f"{path}: corrupt {what} file ({exc})") from None
         raise ModelFileError(f"{path}: not a structperc {what} file ({exc})") from None

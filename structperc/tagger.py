@@ -20,6 +20,7 @@ from .errors import ConfigError, InputFormatError
 from .evaluate import evaluate_labels
 from ._kernels.emission import gold_pairs
 from .cache import file_sha256
+from .lexicon import read_lexicons
 from .model import LinearChainModel
 
 # Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
@@ -268,6 +269,9 @@ class Tagger:
     resumable : keep the perceptron's training state (raw weights, averaging sums, example counter)
         in the model and its file, so that ``partial_fit`` continues the averaging exactly as one
         longer run would; it triples the size of the model file.
+    lexicons : None, a list of ``NAME=FILE`` strings, or a dict name -> file or ``lexicon.Lexicon``:
+        the lexicons of the template fields ``NAME[k]`` and ``NAME.pK[k]``
+    lexicon_lower : look words up in the lexicons lower-cased
 
     Attributes
     ----------
@@ -282,7 +286,7 @@ class Tagger:
                  missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
                  calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
                  mix="uniform", hash_bits=None, cache_dir=None, l1=None, promotion=None, demotion=None,
-                 initial_weight=None, resumable=False):
+                 initial_weight=None, lexicons=None, lexicon_lower=False, resumable=False):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -312,6 +316,8 @@ class Tagger:
         self.demotion = demotion
         self.initial_weight = initial_weight
         self.resumable = resumable
+        self.lexicons = lexicons
+        self.lexicon_lower = lexicon_lower
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -361,7 +367,9 @@ class Tagger:
             check_mix(self.mix, TRAINERS[self.trainer])
 
     def _encoder(self):
-        return FeatureEncoder(self.templates, self.min_count, self.rare_threshold, hash_bits=self.hash_bits)
+        lexicons = read_lexicons(self.lexicons, self.lexicon_lower)
+        return FeatureEncoder(self.templates, self.min_count, self.rare_threshold, hash_bits=self.hash_bits,
+                              lexicons=lexicons)
 
     # ------------------------------------------------------------------ training
     def fit_file(self, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
@@ -542,6 +550,7 @@ class Tagger:
             if params[name] == default or name in ("scheduler", "cache_dir"):
                 del params[name]
         params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
+        params["lexicons"] = {name: lex.source for name, lex in (encoder.lexicons or {}).items()} or None
         if params["all_pairs"] == ALL_PAIRS_DEFAULT:
             del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
         if not params["resumable"]:
@@ -915,8 +924,17 @@ class Tagger:
 
     @classmethod
     def load(cls, path):
-        """A fitted Tagger from a model file, with every constructor argument it was fitted with."""
-        model = LinearChainModel.load(path)
+        """A fitted Tagger from a model file, with every constructor argument it was fitted with (a
+        ``semisupervised.VotingTagger`` for a file of several voting models)."""
+        from .semisupervised import VotingTagger, is_voting_file
+
+        if is_voting_file(path):
+            return VotingTagger.load(path)
+        return cls.from_model(LinearChainModel.load(path))
+
+    @classmethod
+    def from_model(cls, model):
+        """A fitted Tagger around a LinearChainModel, with the constructor arguments it records."""
         training = model.metadata.get("training", {})
         names = cls._param_names()
         params = {k: training[k] for k in names if k in training}

@@ -12,8 +12,9 @@ modifiers:
 
 ``bias`` is the template with no parts: one feature that fires everywhere.
 
-Fields are input columns by name (``w`` is short for ``word``) and the word attributes in
-``ATTRIBUTES``, computed once per distinct word.
+Fields are input columns by name (``w`` is short for ``word``), the word attributes in
+``ATTRIBUTES``, computed once per distinct word, and the lexicon fields ``NAME[k]`` and
+``NAME.pK[k]`` of the lexicons given to the encoder (``structperc.lexicon``).
 """
 import re
 from dataclasses import dataclass
@@ -57,7 +58,8 @@ for _k in range(1, 5):
 
 FIELD_ALIASES = {"w": "word"}
 
-_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[\s*([+-]?\d+)\s*\]$")
+# a field is a column or attribute name, or a lexicon prefix field NAME.pK
+_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:\.p\d+)?)\[\s*([+-]?\d+)\s*\]$")
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,12 @@ PRESETS["pos-ud"] = PRESETS["pos-rich"] + [
     "space_after[-1]|space_after[0]|w[0]",
     "space_after[-2]|space_after[-1]|space_after[0]|space_after[1]",
 ]
+
+# Brown-cluster path prefixes of lengths 4, 6, 10 and 20 of the words at offsets -1, 0 and +1
+# (Turian et al. 2010), from the lexicon ``clusters`` (``--lexicon clusters=paths.txt``).
+_CLUSTERS = [f"clusters.p{k}[{o}]" for o in (-1, 0, 1) for k in (4, 6, 10, 20)]
+PRESETS["pos-clusters"] = PRESETS["pos-rich"] + _CLUSTERS
+PRESETS["chunk-clusters"] = PRESETS["chunk"] + _CLUSTERS
 
 
 def load_templates(spec):

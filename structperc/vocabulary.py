@@ -6,7 +6,8 @@ Strings are interned once per distinct value, and word attributes are computed o
 """
 import numpy as np
 
-from .templates import ATTRIBUTES
+from . import lexicon
+
 
 UNKNOWN, LEFT, RIGHT, FIRST_ID = 0, 1, 2, 3
 # a corpus with more distinct words than 1/_ATTRIBUTE_TABLE_SHARE of the vocabulary reads the
@@ -48,8 +49,8 @@ def _intern_column(values):
 
 class FieldValues:
     """The value-id half of ``encode.FeatureEncoder``: ``vocabularies_`` (field -> distinct values),
-    ``word_counts_``, and the value ids of a corpus. The encoder sets ``fields_``, ``_needs_word``
-    and ``rare_threshold``."""
+    ``word_counts_``, and the value ids of a corpus. The encoder sets ``fields_``, ``_needs_word``,
+    ``_attributes``, ``_lexicon_fields``, ``lexicons`` and ``rare_threshold``."""
 
     def _field_values(self, corpus, fit):
         """Per field, value ids per token (int64 (n_tokens,)); learns vocabularies when fit.
@@ -57,10 +58,12 @@ class FieldValues:
         Columns are read once each; word attributes are computed once per distinct word and
         gathered by word id."""
         values = {}
-        base = {f for f in self.fields_ if f not in ATTRIBUTES}
+        base = {f for f in self.fields_ if f not in self._attributes}
         if self._needs_word:
             base.add("word")
-        attributes = [f for f in self.fields_ if f in ATTRIBUTES]
+        # gazetteer fields (lexicons with multi-word entries) depend on the context, not the word alone
+        phrases = [f for f in self._lexicon_fields if lexicon.has_phrases(f, self.lexicons)]
+        attributes = [f for f in self.fields_ if f in self._attributes and f not in phrases]
         word_local = word_distinct = None
         for field in sorted(base):
             column = corpus.columns[field]
@@ -81,7 +84,7 @@ class FieldValues:
             pass
         elif fit or len(word_distinct) * _ATTRIBUTE_TABLE_SHARE < len(self.vocabularies_["word"]):
             for field in attributes:
-                fn = ATTRIBUTES[field]
+                fn = self._attribute_fn(field)
                 attr_local, attr_distinct = _intern_column([fn(w) for w in word_distinct])
                 values[field] = self._map_distinct(field, attr_local[word_local], attr_distinct, fit)
         else:
@@ -91,10 +94,14 @@ class FieldValues:
             unseen_words = [word_distinct[i] for i in unseen]
             for field in attributes:
                 per_distinct = self._attribute_table(field)[word_model]
-                index, fn = self._vocab_index(field), ATTRIBUTES[field]
+                index, fn = self._vocab_index(field), self._attribute_fn(field)
                 per_distinct[unseen] = np.fromiter((index[fn(w)] for w in unseen_words), dtype=np.int64,
                                                    count=len(unseen_words))
                 values[field] = per_distinct[word_local]
+        for field in phrases:
+            column = lexicon.phrase_values(field, self.lexicons, corpus.columns["word"], corpus.sentence_offsets)
+            local, distinct = _intern_column(column)
+            values[field] = self._map_distinct(field, local, distinct, fit)
         rare = None
         if self._needs_word:
             word_ids = values["word"]
@@ -117,7 +124,7 @@ class FieldValues:
         """int64 (n_words + FIRST_ID,): model id of attribute `field` of each vocabulary word."""
         cache = self.__dict__.setdefault("_attribute_cache", {})
         if field not in cache:
-            index, fn = self._vocab_index(field), ATTRIBUTES[field]
+            index, fn = self._vocab_index(field), self._attribute_fn(field)
             words = self.vocabularies_["word"]
             table = np.full(len(words) + FIRST_ID, UNKNOWN, dtype=np.int64)
             table[FIRST_ID:] = np.fromiter((index[fn(w)] for w in words), dtype=np.int64, count=len(words))

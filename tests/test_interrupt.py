@@ -32,6 +32,14 @@ def _corpus(path, n_sentences, labels=True, seed=0):
     return path
 
 
+def _unread_bytes(pipe):
+    import fcntl
+    import struct
+    import termios
+
+    return struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
 def _wait_for(predicate, timeout=300):
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -90,7 +98,9 @@ def test_sigint_in_another_command_exits_130_with_one_line(tmp_path):
     process = _structperc("nbest", "-", "--model", model, "-k", 2, stdin=subprocess.PIPE)
     process.stdin.write("the0 DT\n")
     process.stdin.flush()
-    time.sleep(3)
+    # the command is under way once it has read that line out of the pipe (FIONREAD: bytes unread)
+    _wait_for(lambda: _unread_bytes(process.stdin) == 0)
+    time.sleep(0.2)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=300)
     assert process.returncode == 130, err

@@ -61,7 +61,8 @@ def test_decode_and_phi_equal_the_masked_dense_model(seed):
         assert np.array_equal(ids_sparse[a:b], best)
         assert scores_sparse[s] == pytest.approx(best_score)
         for y in all_labelings(b - a, sparse.n_labels)[:20]:
-            np.testing.assert_array_equal(embed(sparse.feature_vector(enc, s, y)), dense.feature_vector(enc, s, y) * mask)
+            np.testing.assert_array_equal(embed(sparse.feature_vector(enc, s, y)),
+                                          dense.feature_vector(enc, s, y) * mask)
             assert sparse.score(enc, s, y) == pytest.approx(sequence_score(emission, transition, end, y))
 
 

@@ -1,0 +1,199 @@
+"""Learning from unlabelled text: Brown-cluster features and tri-training.
+
+Rows:
+- EWT XPOS, averaged perceptron, order 2, tag dictionary 5, 10 epochs, trained on train only (no
+  dev): `pos-rich` against `pos-clusters` (cluster-path prefixes 4, 6, 10, 20 of w[-1..1]), test
+  accuracy overall and on the words not seen in training;
+- CoNLL-2000, all 11 chunk types, averaged perceptron, 10 epochs: `chunk` against `chunk-clusters`;
+- tri-training on EWT (`pos-rich`, same settings) with sentences of `unlabeled_en`: three models on
+  bootstrap samples of train, the vote of the three before and after the rounds, against the single
+  `pos-rich` tagger. Limits (to finish in about 20 minutes on 2 shared cores): U_SENTENCES sentences
+  of U, ROUNDS rounds, TRI_EPOCHS epochs per member.
+
+Significance: McNemar's test on the test tokens (``structperc.evaluate.mcnemar``, as ``structperc
+compare``). Writes experiments/results/semisupervised.md (and .json, each part's figures, so the
+parts can run separately: ``python experiments/semisupervised.py [clusters] [chunk] [tri] [report]``).
+Run all: ``make semisupervised``.
+"""
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from structperc.datasets import load_ewt
+from structperc.evaluate import evaluate_labels, mcnemar
+from structperc.readers import read_corpus
+from structperc.tagger import Tagger
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULT = ROOT / "experiments" / "results" / "semisupervised.md"
+FIGURES = RESULT.with_suffix(".json")
+PATHS = Path(os.environ.get("CLUSTER_PATHS", ROOT / "corpora" / "clusters" / "paths.txt"))
+UNLABELED_DIR = Path(os.environ.get("UNLABELED_DIR", ROOT.parent / "shared" / "corpora" / "unlabeled_en"))
+UNLABELED = sorted(UNLABELED_DIR.glob("*.txt"))
+EWT = dict(order=2, tag_dict=5, epochs=10, seed=0)
+CHUNK = dict(epochs=10, seed=0)
+U_SENTENCES = int(os.environ.get("U_SENTENCES", 20000))
+ROUNDS = int(os.environ.get("ROUNDS", 2))
+TRI_EPOCHS = int(os.environ.get("TRI_EPOCHS", 5))
+
+
+def log(message):
+    print(time.strftime("%H:%M:%S"), message, file=sys.stderr, flush=True)
+
+
+def load_figures():
+    return json.loads(FIGURES.read_text()) if FIGURES.is_file() else {}
+
+
+def save_figures(figures):
+    """Merge a part's figures into the JSON file (parts may run in separate processes)."""
+    FIGURES.write_text(json.dumps(load_figures() | figures, indent=1) + "\n", encoding="utf-8")
+
+
+def ewt_rows(figures):
+    data = load_ewt(ROOT / "corpora")
+    seen = set(data.train.columns["word"])
+    unseen = np.array([w not in seen for w in data.test.columns["word"]])
+    gold = data.test.labels()
+    predictions = {}
+    for templates in ("pos-rich", "pos-clusters"):
+        lexicons = {"clusters": str(PATHS)} if templates == "pos-clusters" else None
+        start = time.perf_counter()
+        tagger = Tagger(templates=templates, lexicons=lexicons, **EWT).fit(data.train)
+        seconds = time.perf_counter() - start
+        predicted, _ = tagger.predict_corpus(data.test)
+        right = np.asarray(predicted, dtype=object) == np.asarray(gold, dtype=object)
+        predictions[templates] = predicted
+        figures[f"ewt {templates}"] = {"accuracy": 100 * right.mean(), "unseen": 100 * right[unseen].mean(),
+                                       "seconds": seconds, "features": tagger.model_.encoder.n_features_}
+        log(f"EWT {templates}: {figures[f'ewt {templates}']}")
+    figures["ewt clusters mcnemar"] = mcnemar(gold, predictions["pos-clusters"], predictions["pos-rich"])
+    figures["ewt unseen share"] = 100 * unseen.mean()
+    figures["paths"] = f"`{PATHS}`"
+    save_figures(figures)
+
+
+def chunk_rows(figures):
+    read = dict(columns=["word", "pos", "chunk"])
+    train = read_corpus(ROOT / "corpora" / "conll2000" / "train.txt", **read)
+    test = read_corpus(ROOT / "corpora" / "conll2000" / "test.txt", **read)
+    gold = test.labels()
+    predictions = {}
+    for templates in ("chunk", "chunk-clusters"):
+        lexicons = {"clusters": str(PATHS)} if templates == "chunk-clusters" else None
+        start = time.perf_counter()
+        tagger = Tagger(templates=templates, lexicons=lexicons, **CHUNK).fit(train)
+        seconds = time.perf_counter() - start
+        predicted, _ = tagger.predict_corpus(test)
+        result = evaluate_labels(gold, predicted, test.sentence_offsets, True)
+        predictions[templates] = predicted
+        figures[f"chunk {templates}"] = {"f1": result["f1"], "accuracy": result["accuracy"], "seconds": seconds}
+        log(f"chunk {templates}: {figures[f'chunk {templates}']}")
+    figures["chunk clusters mcnemar"] = mcnemar(gold, predictions["chunk-clusters"], predictions["chunk"])
+    save_figures(figures)
+
+
+def tri_rows(figures):
+    from structperc.semisupervised import read_unlabeled, tri_train
+
+    data = load_ewt(ROOT / "corpora")
+    gold = np.asarray(data.test.labels(), dtype=object)
+    unlabeled = read_unlabeled(UNLABELED, data.train, limit=U_SENTENCES, seed=0)
+    params = dict(templates="pos-rich", **{**EWT, "epochs": TRI_EPOCHS})
+    start = time.perf_counter()
+    key = f"tri U={U_SENTENCES} rounds={ROUNDS} epochs={TRI_EPOCHS}"
+    tri = figures[key] = {"u_sentences": unlabeled.n_sentences, "u_tokens": unlabeled.n_tokens,
+                            "rounds_limit": ROUNDS, "epochs": TRI_EPOCHS, "rounds": []}
+    voters = {}
+
+    def on_round(record, voting):
+        predicted, _ = voting.predict_corpus(data.test)
+        voters[record["round"]] = np.asarray(predicted, dtype=object)
+        tri["rounds"].append({**record, "accuracy": 100 * np.mean(voters[record["round"]] == gold)})
+        if record["round"] > 0:
+            tri["mcnemar_vs_round0"] = mcnemar(gold, voters[record["round"]], voters[0])
+        tri["seconds"] = time.perf_counter() - start
+        log(f"tri-training round {record['round']}: {tri['rounds'][-1]}")
+        save_figures(figures)  # each round's figures survive an interrupted run
+
+    tri_train(params, data.train, unlabeled, rounds=ROUNDS, seed=0, callback=on_round)
+    log(f"single pos-rich, {TRI_EPOCHS} epochs")
+    single_predicted, _ = Tagger(**params).fit(data.train).predict_corpus(data.test)
+    tri["single"] = 100 * np.mean(np.asarray(single_predicted, dtype=object) == gold)
+    tri["mcnemar_vs_single"] = mcnemar(gold, voters[max(voters)], single_predicted)
+    tri["seconds"] = time.perf_counter() - start
+    save_figures(figures)
+
+
+def _p(test):
+    return f"{test['p_value']:.2g} ({test['a_only']} vs {test['b_only']} discordant tokens)"
+
+
+def report(figures):
+    lines = ["# Learning from unlabelled text: cluster features and tri-training", "",
+             __doc__.split("\n\n")[1], "",
+             f"Clusters: {figures.get('paths', PATHS)} (256 clusters, min count 3, `unlabeled_en` + EWT "
+             "train words, `structperc clusters`; `make clusters`).", ""]
+    if "ewt pos-rich" in figures:
+        rich, clus = figures["ewt pos-rich"], figures["ewt pos-clusters"]
+        lines += [
+            f"## EWT XPOS (test; {figures['ewt unseen share']:.1f} % of test tokens unseen in training)", "",
+            "| templates | test acc. | target | unseen words | target | features | train time |",
+            "|---|---|---|---|---|---|---|",
+            f"| `pos-rich` | {rich['accuracy']:.2f} | | {rich['unseen']:.1f} | | {rich['features']:,} | "
+            f"{rich['seconds']:.0f} s |",
+            f"| `pos-clusters` | {clus['accuracy']:.2f} | ≥ 95.0 | {clus['unseen']:.1f} | ≥ 80 | "
+            f"{clus['features']:,} | {clus['seconds']:.0f} s |",
+            "", f"Gain {clus['accuracy'] - rich['accuracy']:+.2f}; "
+            f"McNemar p = {_p(figures['ewt clusters mcnemar'])}.", ""]
+    if "chunk chunk" in figures:
+        base, clus = figures["chunk chunk"], figures["chunk chunk-clusters"]
+        lines += [
+            "## CoNLL-2000, all types (test)", "",
+            "| templates | F1 | target | token acc. | train time |", "|---|---|---|---|---|",
+            f"| `chunk` | {base['f1']:.2f} | | {base['accuracy']:.2f} | {base['seconds']:.0f} s |",
+            f"| `chunk-clusters` | {clus['f1']:.2f} | ≥ 94.0 | {clus['accuracy']:.2f} | {clus['seconds']:.0f} s |",
+            "", f"Gain {clus['f1'] - base['f1']:+.2f} F1; McNemar p (tokens) = "
+            f"{_p(figures['chunk clusters mcnemar'])}.", ""]
+    for key in sorted(k for k in figures if k.startswith("tri")):
+        tri = figures[key]
+        lines += [
+            "## Tri-training on EWT (`pos-rich`, order 2, tag dictionary 5)", "",
+            f"U: {tri['u_sentences']:,} sentences ({tri['u_tokens']:,} tokens) drawn at random (seed 0) from "
+            f"`unlabeled_en`; at most {tri['rounds_limit']} round(s); {tri['epochs']} epochs per model "
+            "(limits chosen so the run fits on a loaded 2-core machine).", "",
+            "| tagger | U sentences added (per model) | test acc. |", "|---|---|---|"]
+        if "single" in tri:
+            lines.append(f"| single `pos-rich`, {tri['epochs']} epochs, no U | — | {tri['single']:.2f} |")
+        for r in tri["rounds"]:
+            name = "vote of 3 bootstrap models, no U" if r["round"] == 0 else f"vote after round {r['round']}"
+            lines.append(f"| {name} | {', '.join(f'{n:,}' for n in r['added'])} | {r['accuracy']:.2f} |")
+        final = tri["rounds"][-1]["accuracy"] if tri["rounds"] else None
+        lines.append("")
+        if "single" in tri and final is not None:
+            lines.append(f"Gain of the final vote over the single tagger: {final - tri['single']:+.2f} "
+                         f"(McNemar p = {_p(tri['mcnemar_vs_single'])}).")
+        if "mcnemar_vs_round0" in tri:
+            lines.append(f"Gain over the round-0 vote (the same three-model tagger without U): "
+                         f"{final - tri['rounds'][0]['accuracy']:+.2f} (p = {_p(tri['mcnemar_vs_round0'])}).")
+        lines += [f"Wall time {tri.get('seconds', 0) / 60:.0f} min.", ""]
+    lines.append(f"Machine: {platform.machine()}, {len(os.sched_getaffinity(0))} CPUs shared with other jobs.")
+    RESULT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    log(f"wrote {RESULT}")
+
+
+def main(parts):
+    parts = parts or ["clusters", "chunk", "tri", "report"]
+    for name, run in (("clusters", ewt_rows), ("chunk", chunk_rows), ("tri", tri_rows)):
+        if name in parts:
+            run({})
+    report(load_figures())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

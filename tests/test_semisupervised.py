@@ -1,0 +1,179 @@
+"""Self- and tri-training and the voting tagger, on small synthetic data."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from structperc.semisupervised import (VotingTagger, agreement, confidence, read_unlabeled, self_train, tri_train,
+                                       vote)
+from structperc.tagger import Tagger, _as_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
+PARAMS = dict(templates=["w[0]", "suffix1[0]", "w[-1]", "bias"], epochs=3, seed=0)
+
+
+def synthetic(n_sentences, seed):
+    """Words a*, b* tagged A, B; the suffix tells the tag. Deterministic for the seed."""
+    rng = np.random.default_rng(seed)
+    sentences, labels = [], []
+    for _ in range(n_sentences):
+        length = int(rng.integers(2, 7))
+        tags = rng.choice(["A", "B"], length)
+        words = [f"{'x' if t == 'A' else 'y'}{int(rng.integers(0, 30))}{'a' if t == 'A' else 'b'}" for t in tags]
+        sentences.append(words)
+        labels.append(list(tags))
+    return sentences, labels
+
+
+def naive_vote(predictions):
+    out = []
+    for t in range(len(predictions[0])):
+        labels = [p[t] for p in predictions]
+        best = labels[0]
+        for label in labels:
+            if labels.count(label) > labels.count(best):
+                best = label
+        out.append(best)
+    return out
+
+
+def test_vote_matches_naive_majority():
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        n = int(rng.integers(1, 30))
+        predictions = [rng.choice(["A", "B", "C"], n).tolist() for _ in range(3)]
+        assert vote(predictions).tolist() == naive_vote(predictions)
+    assert vote([["A"], ["B"], ["C"]]).tolist() == ["A"]  # all differ: the first member
+    assert vote([["A"], ["B"], ["B"]]).tolist() == ["B"]
+
+
+def test_agreement_selects_sentences_equal_on_every_token():
+    offsets = np.array([0, 2, 3, 6])
+    j = np.array(["A", "B", "A", "A", "B", "B"], dtype=object)
+    k = np.array(["A", "B", "B", "A", "B", "B"], dtype=object)
+    assert agreement(j, k, offsets).tolist() == [0, 2]
+
+
+def _corpora():
+    sentences, labels = synthetic(60, 0)
+    unlabeled_sentences, _ = synthetic(80, 1)
+    labeled = _as_corpus(sentences, labels)
+    unlabeled = _as_corpus(unlabeled_sentences)
+    return labeled, unlabeled
+
+
+def test_tri_training_is_deterministic_and_adds_agreed_sentences():
+    labeled, unlabeled = _corpora()
+    records = []
+    first = tri_train(PARAMS, labeled, unlabeled, rounds=2, seed=5, callback=lambda r, v: records.append(r))
+    second = tri_train(PARAMS, labeled, unlabeled, rounds=2, seed=5)
+    test_sentences, test_labels = synthetic(30, 2)
+    test = _as_corpus(test_sentences, test_labels)
+    assert first.predict_corpus(test)[0] == second.predict_corpus(test)[0]
+    for a, b in zip(first.members, second.members):
+        assert np.array_equal(a.model_.weights, b.model_.weights)
+    assert records[0] == {"round": 0, "added": [0, 0, 0]}
+    assert len(records) >= 2 and all(n > 0 for n in records[1]["added"])
+    assert first.score(test) > 90
+
+
+def test_tri_training_members_use_the_agreement_of_the_others():
+    labeled, unlabeled = _corpora()
+    seen = []
+    tri_train(PARAMS, labeled, unlabeled, rounds=1, seed=1, callback=lambda r, v: seen.append(v))
+    start, after = seen
+    predictions = [np.asarray(m.predict_corpus(unlabeled)[0], dtype=object) for m in start.members]
+    offsets = unlabeled.sentence_offsets
+    n_sentences = np.diff(offsets)
+    for i, member in enumerate(after.members):
+        j, k = [m for m in range(3) if m != i]
+        agreed = [s for s in range(unlabeled.n_sentences)
+                  if all(predictions[j][t] == predictions[k][t] for t in range(offsets[s], offsets[s + 1]))]
+        # the member's training corpus: its bootstrap sample of L (as many sentences as L) plus those
+        expected = labeled.n_sentences + len(agreed)
+        assert member.model_.metadata["training"]["n_sentences"] == expected
+        assert member.model_.metadata["training"]["n_tokens"] > sum(n_sentences[agreed])
+
+
+def test_voting_model_file_round_trip_and_cli(tmp_path):
+    labeled, unlabeled = _corpora()
+    voting = tri_train(PARAMS, labeled, unlabeled, rounds=1, seed=0)
+    path = voting.save(tmp_path / "tri.npz")
+    loaded = Tagger.load(path)
+    assert isinstance(loaded, VotingTagger)
+    test_sentences, test_labels = synthetic(20, 4)
+    test = _as_corpus(test_sentences, test_labels)
+    assert loaded.predict_corpus(test)[0] == voting.predict_corpus(test)[0]
+
+
+def _write_conll(path, sentences, labels):
+    with open(path, "w", encoding="utf-8") as out:
+        for words, tags in zip(sentences, labels):
+            for w, t in zip(words, tags):
+                out.write(f"{w} {t}\n")
+            out.write("\n")
+
+
+def test_cli_train_tri_then_tag_and_eval(tmp_path):
+    sentences, labels = synthetic(60, 0)
+    _write_conll(tmp_path / "train.txt", sentences, labels)
+    test_sentences, test_labels = synthetic(20, 4)
+    _write_conll(tmp_path / "test.txt", test_sentences, test_labels)
+    raw, _ = synthetic(50, 1)
+    (tmp_path / "raw.txt").write_text("\n".join(" ".join(s) for s in raw) + "\n", encoding="utf-8")
+    run = [sys.executable, "-m", "structperc"]
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    subprocess.run(run + ["train", str(tmp_path / "train.txt"), "--model", str(tmp_path / "tri.npz"),
+                          "--columns", "word,label", "--templates", "pos", "--epochs", "2", "--unlabeled",
+                          str(tmp_path / "raw.txt"), "--semi", "tri", "--rounds", "1", "-q"],
+                   check=True, env=env, cwd=tmp_path)
+    done = subprocess.run(run + ["eval", str(tmp_path / "test.txt"), "--model", str(tmp_path / "tri.npz")],
+                          check=True, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert "accuracy" in done.stdout
+    tagged = subprocess.run(run + ["tag", str(tmp_path / "test.txt"), "--model", str(tmp_path / "tri.npz")],
+                            check=True, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert len([line for line in tagged.stdout.splitlines() if line.strip()]) == sum(map(len, test_sentences))
+    bad = subprocess.run(run + ["train", str(tmp_path / "train.txt"), "--model", str(tmp_path / "x.npz"),
+                                "--columns", "word,label", "--semi", "tri", "-q"],
+                         env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert bad.returncode == 2 and "--unlabeled" in bad.stderr
+
+
+def test_self_training_adds_the_most_confident_sentences():
+    labeled, unlabeled = _corpora()
+    params = {**PARAMS, "trainer": "crf"}
+    added = []
+    tagger = self_train(params, labeled, unlabeled, rounds=2, share=0.25, callback=added.append)
+    assert [r["added"] for r in added] == [20, 40]
+    assert tagger.model_.metadata["training"]["n_sentences"] == labeled.n_sentences + 40
+    # the first round's choice: the 20 sentences of highest P(y|x) under the L-only tagger
+    base = Tagger(**params).fit(labeled)
+    _, probability = confidence(base, unlabeled)
+    assert np.all((probability > 0) & (probability <= 1))
+
+
+def test_self_training_margin_for_the_perceptron():
+    labeled, unlabeled = _corpora()
+    tagger = Tagger(**PARAMS).fit(labeled)
+    labels, margin = confidence(tagger, unlabeled)
+    assert len(labels) == unlabeled.n_tokens and np.all(margin >= 0)
+
+
+def test_read_unlabeled_raw_text(tmp_path):
+    (tmp_path / "raw.txt").write_text("Hello, world!\n\nIt's fine.\nA b c d e.\n", encoding="utf-8")
+    labeled, _ = _corpora()
+    corpus = read_unlabeled([tmp_path / "raw.txt"], labeled)
+    assert corpus.n_sentences == 3
+    assert corpus.columns["word"][:4] == ["Hello", ",", "world", "!"]
+    assert read_unlabeled([tmp_path / "raw.txt"], labeled, limit=1, seed=0).n_sentences == 1
+
+
+@pytest.mark.parametrize("method", ["self", "tri"])
+def test_semi_requires_unlabeled(method):
+    from structperc.errors import ConfigError
+    from structperc.semisupervised import semi_fit_file
+
+    with pytest.raises(ConfigError):
+        semi_fit_file(Tagger(), "x.txt", [], method)
