@@ -550,7 +550,8 @@ class Tagger:
             if params[name] == default or name in ("scheduler", "cache_dir"):
                 del params[name]
         params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
-        params["lexicons"] = {name: lex.source for name, lex in (encoder.lexicons or {}).items()} or None
+        lexicons = getattr(encoder, "lexicons", None)  # feature dicts have none
+        params["lexicons"] = {name: lex.source for name, lex in (lexicons or {}).items()} or None
         if params["all_pairs"] == ALL_PAIRS_DEFAULT:
             del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
         if not params["resumable"]:
