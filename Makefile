@@ -40,6 +40,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_conll2000.py
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python benchmarks/bench_order2.py
+	$(BIN)/python benchmarks/bench_dicts.py --corpus $(MIRROR_DIR)/conll2002_nl
 
 bench-scale: install
 	$(SP) data fetch conll2000 $(MIRROR)

@@ -139,7 +139,8 @@ def train(
         None, help="Label column (CoNLL-U: upos or xpos, or columns joined with |: upos+feats)."),
     only_types: Optional[str] = typer.Option(None, help="Keep these chunk types, map the others to O (e.g. NP)."),
     encoding: str = typer.Option("utf-8", help="Input encoding."),
-    templates: str = typer.Option("chunk", help="Preset (chunk, chunk-pair, pos) or a template file."),
+    templates: Optional[str] = typer.Option(
+        None, help="Preset (chunk, chunk-pair, pos) or a template file (default chunk, or the --init model's)."),
     all_pairs: Optional[bool] = typer.Option(
         None, "--all-pairs/--gold-pairs",
         help="A weight for every feature and label, or only for the pairs seen in training (default: --all-pairs)."),
@@ -188,6 +189,10 @@ def train(
     rounds: int = typer.Option(2, min=1, help="Rounds of --semi training at most."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+    init: Optional[Path] = typer.Option(
+        None, "--init", help="Continue training this model: its weights, features and labels (new ones start at 0)."),
+    resumable: bool = typer.Option(
+        False, "--resumable", help="Also save the perceptron's averaging state, for an exact --init later."),
 ):
     """Train a tagger or chunker and save it.
 
@@ -197,19 +202,23 @@ def train(
     from .tagger import Tagger
 
     start = time.perf_counter()
+    if init is not None and templates is None:
+        templates = Tagger.load(init).model_.encoder.template_strings_
     tagger = Tagger(
-        templates=templates, trainer=trainer, epochs=epochs, average=average, min_count=min_count,
+        templates=templates or "chunk", trainer=trainer, epochs=epochs, average=average, min_count=min_count,
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
         missing_label=missing_label, l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
         **({} if all_pairs is None else {"all_pairs": all_pairs}),
         workers=workers, scheduler=scheduler, mix=mix or "uniform", hash_bits=hash_bits, cache_dir=cache_dir,
         l1=l1, promotion=promotion, demotion=demotion, initial_weight=initial_weight,
-        lexicons=lexicon or None, lexicon_lower=lexicon_lower,
+        lexicons=lexicon or None, lexicon_lower=lexicon_lower, resumable=resumable,
     )
     if mix is not None and workers == 1 and scheduler is None:
         raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
     tagger.trainer_options()  # a bad option is reported before the corpus is read
     tagger.check_engine()
+    if init is not None:
+        tagger.model_ = Tagger.load(init).model_
     _announce_compiling(training_kernels(trainer, dev, l1=bool(l1)))
     checkpoint = checkpoint_path(model) if checkpoint_every else None
     progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
@@ -220,11 +229,13 @@ def train(
 
         if dev is not None:
             raise ConfigError("--semi does not take --dev")
+        if init is not None:
+            raise ConfigError("--semi does not take --init")
         tagger = semi_fit_file(tagger, train_file, unlabeled, semi, rounds, seed=seed, **reader_options)
     else:
         tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done,
                         checkpoint=checkpoint, checkpoint_every=checkpoint_every or 1, resume=resume,
-                        **reader_options)
+                        partial=init is not None, **reader_options)
     tagger.save(model)
     training = tagger.model_.metadata["training"]
     summary = {
@@ -233,7 +244,7 @@ def train(
         "best_epoch": tagger.n_iter_, "seconds": time.perf_counter() - start,
     }
     if dev is not None:
-        summary["dev"] = tagger.history_[tagger.n_iter_ - 1].dev
+        summary["dev"] = next(r.dev for r in tagger.history_ if r.epoch == tagger.n_iter_)
     if json_output:
         typer.echo(json.dumps(summary))
     elif not quiet:

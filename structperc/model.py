@@ -3,7 +3,8 @@ import numpy as np
 
 from ._kernels.decoders import DECODERS, decode_corpus
 from ._kernels.records import ALL_PAIRS, data_record, layout_record
-from ._kernels.scoring import phi_indices
+from ._kernels.scoring import phi_dot, phi_indices, phi_values
+from .attributes import AttributeEncoder
 from .encode import EncodedCorpus, FeatureEncoder
 from .errors import ConfigError, ModelFileError
 from .npzfile import read_npz, write_npz
@@ -110,6 +111,8 @@ class LinearChainModel:
         self.emission_pairs = emission_pairs
         self.weights = np.zeros(self.layout().size)
         self.metadata = {}
+        # what continued training needs beyond the weights (``tagger.training_state``), or None
+        self.training_state = None
 
     @property
     def n_labels(self):
@@ -158,32 +161,99 @@ class LinearChainModel:
         Decoding sums the weights of the features that fire, so leaving out zero rows changes no
         score and no prediction; it shrinks the model file and the rows a tagger has to read.
         """
-        n_labels, layout, w = self.n_labels, self.layout(), self.weights
+        n_labels, layout = self.n_labels, self.layout()
         size = (n_labels + 1) * n_labels
-        pair = w[layout.off_pair: layout.off_trans2].reshape(-1, size)
-        keep_pair = np.any(pair != 0, axis=1)
+        vectors = [self.weights] + list(self._state_vectors())
+        keep_pair = np.zeros(self.n_pair_features, dtype=bool)
+        for w in vectors:
+            keep_pair |= np.any(w[layout.off_pair: layout.off_trans2].reshape(-1, size) != 0, axis=1)
         if self.emission_pairs is None:
-            emission = self.emission_weights()
-            keep = np.any(emission != 0, axis=1)
-            kept_emission = emission[keep].ravel()
+            keep = np.zeros(self.n_features, dtype=bool)
+            for w in vectors:
+                keep |= np.any(w[: layout.off_trans].reshape(-1, n_labels) != 0, axis=1)
+
+            def select_emission(w):
+                return w[: layout.off_trans].reshape(-1, n_labels)[keep].ravel()
         else:
             # only the pairs whose weight is not zero stay; a feature with none left is dropped
             offsets, labels = self.emission_pairs
-            block = w[: layout.off_trans]
-            nonzero = block != 0
+            nonzero = np.zeros(layout.off_trans, dtype=bool)
+            for w in vectors:
+                nonzero |= w[: layout.off_trans] != 0
             feature_of = np.repeat(np.arange(self.n_features), np.diff(offsets))
             per_feature = np.bincount(feature_of[nonzero], minlength=self.n_features)
             keep = per_feature > 0
-            kept_emission = block[nonzero]
             new_offsets = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
             np.cumsum(per_feature[keep], out=new_offsets[1:])
             self.emission_pairs = (new_offsets, labels[nonzero])
-        self.weights = np.concatenate([
-            kept_emission, w[layout.off_trans: layout.off_pair],
-            pair[keep_pair].ravel(), w[layout.off_trans2:],
-        ])
+
+            def select_emission(w):
+                return w[: layout.off_trans][nonzero]
+
+        def select(w):
+            pair = w[layout.off_pair: layout.off_trans2].reshape(-1, size)
+            return np.concatenate([select_emission(w), w[layout.off_trans: layout.off_pair],
+                                   pair[keep_pair].ravel(), w[layout.off_trans2:]])
+
+        self.weights = select(self.weights)
+        self._map_state_vectors(select)
         self.encoder.drop_features(keep, keep_pair)
         self.n_features, self.n_pair_features = int(keep.sum()), int(keep_pair.sum())
+        return self
+
+    def _state_vectors(self):
+        """The weight-shaped arrays of the training state (the perceptron's w and u)."""
+        state = self.training_state or {}
+        return [state[k] for k in ("w", "u") if k in state and len(state[k]) == len(self.weights)]
+
+    def _map_state_vectors(self, fn):
+        state = self.training_state or {}
+        for k in ("w", "u"):
+            if k in state and len(state[k]) > 0:
+                state[k] = fn(state[k])
+
+    def grow(self, n_features, labels):
+        """Add emission features (ids n_features_old .. n_features - 1) and labels (appended after the
+        known ones) with zero weights; the weights and the training state keep their values."""
+        old = self.layout()
+        old_labels = self.labels
+        if list(labels[: len(old_labels)]) != list(old_labels):
+            raise ConfigError("labels can only be appended to a model's labels")
+        self.labels = list(labels)
+        if self.emission_pairs is not None:
+            offsets, pair_labels = self.emission_pairs
+            extra = int(n_features) - self.n_features
+            self.emission_pairs = (np.concatenate([offsets, np.full(extra, offsets[-1], dtype=np.int64)]),
+                                   pair_labels)
+        self.n_features = int(n_features)
+        self.mask_penalty = transition_penalty(self.labels, self.constrain)
+        new = self.layout()
+        L0, L1 = old.n_labels, new.n_labels
+        # a state p of the old model (a label, or the start L0) is p, or the start L1, of the new one
+        states = np.concatenate([np.arange(L0), [L1]])
+
+        def expand(w):
+            out = np.zeros(new.size)
+            if self.emission_pairs is None:
+                emission = w[: old.off_trans].reshape(-1, L0)
+                out[: new.off_trans].reshape(-1, L1)[: emission.shape[0], :L0] = emission
+            else:
+                # the (feature, label) pairs stay those of the model: label ids do not change when
+                # labels are appended, and a new feature has no pair yet
+                out[: new.off_trans] = w[: old.off_trans]
+            trans = w[old.off_trans: old.off_end].reshape(L0 + 1, L0)
+            out[new.off_trans: new.off_end].reshape(L1 + 1, L1)[np.ix_(states, np.arange(L0))] = trans
+            out[new.off_end: new.off_end + L0] = w[old.off_end: old.off_end + L0]
+            pair = w[old.off_pair: old.off_trans2].reshape(-1, L0 + 1, L0)
+            out[new.off_pair: new.off_trans2].reshape(-1, L1 + 1, L1)[:, states[:, None], np.arange(L0)] = pair
+            if self.order == 2:
+                trans2 = w[old.off_trans2: old.size].reshape(L0 + 1, L0 + 1, L0)
+                target = out[new.off_trans2: new.size].reshape(L1 + 1, L1 + 1, L1)
+                target[np.ix_(states, states, np.arange(L0))] = trans2
+            return out
+
+        self.weights = expand(self.weights)
+        self._map_state_vectors(expand)
         return self
 
     # ------------------------------------------------------------------ decoding
@@ -212,36 +282,57 @@ class LinearChainModel:
         decode_corpus(self.weights, self.layout(), data)
 
     def phi(self, encoded, sentence, y):
-        """Φ(x, y) of one sentence as indices into w (repeats count twice)."""
+        """Φ(x, y) of one sentence as indices into w (repeats count twice); the amount at each index
+        is given by ``phi_values`` (1 for a binary corpus)."""
         a, b = encoded.sentence_offsets[sentence], encoded.sentence_offsets[sentence + 1]
         y = np.ascontiguousarray(y, dtype=np.int64)
         if len(y) != b - a:
             raise ValueError(f"labeling has {len(y)} labels, sentence has {b - a} tokens")
         return phi_indices(self.layout(), data_record(encoded), a, b, y)
 
+    def phi_values(self, encoded, sentence, y):
+        """The value of each entry of ``phi`` of this sentence and labeling (float64; all 1 for a
+        binary corpus)."""
+        a, b = encoded.sentence_offsets[sentence], encoded.sentence_offsets[sentence + 1]
+        y = np.ascontiguousarray(y, dtype=np.int64)
+        data = data_record(encoded)
+        values = phi_values(self.layout(), data, a, b, y)
+        return values if len(values) else np.ones(len(self.phi(encoded, sentence, y)))
+
     def feature_vector(self, encoded, sentence, y):
         """Φ(x, y) as a dense vector the size of w."""
-        return np.bincount(self.phi(encoded, sentence, y), minlength=len(self.weights)).astype(float)
+        return np.bincount(self.phi(encoded, sentence, y), weights=self.phi_values(encoded, sentence, y),
+                           minlength=len(self.weights)).astype(float)
 
     def score(self, encoded, sentence, y, weights=None):
         """w · Φ(x, y)."""
         w = self.weights if weights is None else weights
-        return float(w[self.phi(encoded, sentence, y)].sum())
+        a, b = encoded.sentence_offsets[sentence], encoded.sentence_offsets[sentence + 1]
+        y = np.ascontiguousarray(y, dtype=np.int64)
+        values = phi_values(self.layout(), data_record(encoded), a, b, y)
+        return float(phi_dot(w, self.phi(encoded, sentence, y), values))
 
     # ------------------------------------------------------------------ file
-    def save(self, path, extra_arrays=None):
+    def save(self, path, extra_arrays=None, resumable=False):
         """Write ``.npz`` arrays plus JSON metadata atomically (temp file, then rename).
-        extra_arrays : more named arrays to store (``load`` ignores them)."""
-        arrays, meta = self.state()
+
+        extra_arrays : more named arrays to store (``load`` ignores them).
+        resumable : also write the training state (the perceptron's raw weights, averaging sums and
+            example counter) so that continued training averages exactly as one longer run would; it
+            triples the size of a perceptron model file."""
+        arrays, meta = self.state(resumable)
         arrays.update(extra_arrays or {})
         return write_npz(path, arrays, meta)
 
-    def state(self):
-        """(arrays, metadata) of the model file."""
+    def state(self, resumable=False):
+        """(arrays, metadata) of the model file (with the training state when ``resumable``)."""
         arrays, encoder_meta = self.encoder.state()
         arrays = {f"encoder__{k}": v for k, v in arrays.items()}
         arrays["weights"] = self.weights
         arrays["dims"] = layout_dims(self.layout())
+        if resumable and self.training_state:
+            for k, v in self.training_state.items():
+                arrays[f"training__{k}"] = np.asarray(v, dtype=np.float64)
         if self.tag_dict is not None:
             arrays["tag_dict_offsets"], arrays["tag_dict_labels"] = self.tag_dict
         if self.emission_pairs is not None:
@@ -271,7 +362,8 @@ class LinearChainModel:
             )
         try:
             encoder_arrays = {k[len("encoder__"):]: v for k, v in arrays.items() if k.startswith("encoder__")}
-            encoder = FeatureEncoder.from_state(encoder_arrays, meta["encoder"])
+            encoder_class = AttributeEncoder if meta["encoder"].get("kind") == "attributes" else FeatureEncoder
+            encoder = encoder_class.from_state(encoder_arrays, meta["encoder"])
             tag_dict = None
             if "tag_dict_offsets" in arrays:
                 tag_dict = (arrays["tag_dict_offsets"].astype(np.int64), arrays["tag_dict_labels"].astype(np.int64))
@@ -287,6 +379,10 @@ class LinearChainModel:
         if not np.array_equal(arrays["dims"], layout_dims(model.layout())) or weights.shape != model.weights.shape:
             raise ModelFileError(f"{path}: weights do not match the feature index (corrupt file)")
         model.weights = weights
+        state = {k[len("training__"):]: v for k, v in arrays.items() if k.startswith("training__")}
+        if state:
+            state["counter"] = float(state["counter"])
+            model.training_state = state
         model.metadata = {
             k: v for k, v in meta.items() if k not in ("format_version", "labels", "order", "constrain", "normalization", "encoder")
         }

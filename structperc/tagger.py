@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from .attributes import AttributeEncoder, is_dict_input
 from .chunks import is_bio
 from .corpus import Corpus
 from .encode import FIRST_ID, FeatureEncoder
@@ -78,6 +79,26 @@ def read_training_corpus(path, **reader_options):
         batch.lines = None
         parts.append(batch)
     return concatenate(parts)
+def _dicts(X):
+    return not isinstance(X, Corpus) and is_dict_input(X)
+
+
+def _flat_labels(X, y):
+    """The labels of y flat over the tokens, checked against the sentence lengths of X."""
+    if y is None:
+        raise ValueError("training data has no labels: give y")
+    if len(X) != len(y) or any(len(a) != len(b) for a, b in zip(X, y)):
+        raise ValueError("y must give one label per token")
+    return [label for labels in y for label in labels]
+
+
+def training_state(rule):
+    """What continued training needs beyond the kept weights: the perceptron's raw weights w, its
+    averaging sums u and example counter (``_kernels/perceptron.py``); nothing for the other rules,
+    which continue from the kept weights with a fresh schedule and average."""
+    if getattr(rule, "name", None) != "perceptron":
+        return {}
+    return {"w": rule.w.copy(), "u": rule.u.copy(), "counter": float(rule.counter)}
 
 
 def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
@@ -245,6 +266,9 @@ class Tagger:
     mix : "uniform" or "errors": how the shards' weights are mixed (with workers > 1 or scheduler)
     hash_bits : None (exact feature index) or B: feature ids are hashes modulo 2^B
     cache_dir : None, or a folder where ``fit_file`` keeps the encoded training corpus (``cache.py``)
+    resumable : keep the perceptron's training state (raw weights, averaging sums, example counter)
+        in the model and its file, so that ``partial_fit`` continues the averaging exactly as one
+        longer run would; it triples the size of the model file.
     lexicons : None, a list of ``NAME=FILE`` strings, or a dict name -> file or ``lexicon.Lexicon``:
         the lexicons of the template fields ``NAME[k]`` and ``NAME.pK[k]``
     lexicon_lower : look words up in the lexicons lower-cased
@@ -262,8 +286,7 @@ class Tagger:
                  missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
                  calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
                  mix="uniform", hash_bits=None, cache_dir=None, l1=None, promotion=None, demotion=None,
-                 initial_weight=None, lexicons=None,
-                 lexicon_lower=False):
+                 initial_weight=None, lexicons=None, lexicon_lower=False, resumable=False):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -292,6 +315,7 @@ class Tagger:
         self.promotion = promotion
         self.demotion = demotion
         self.initial_weight = initial_weight
+        self.resumable = resumable
         self.lexicons = lexicons
         self.lexicon_lower = lexicon_lower
 
@@ -349,9 +373,10 @@ class Tagger:
 
     # ------------------------------------------------------------------ training
     def fit_file(self, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
-                 resume=None, client=None, **reader_options):
+                 resume=None, client=None, partial=False, **reader_options):
         """Read a labelled corpus file (and a dev file) with ``read_corpus`` and fit; returns self.
 
+        partial : continue training the fitted model (``partial_fit``) instead of fitting anew.
         reader_options : keyword arguments of ``read_corpus`` (format, columns, label, encoding,
             only_types, ...). They are recorded in the model with the format and columns found, and
             ``read``, ``tag_file`` and ``evaluate_file`` use them.
@@ -365,6 +390,10 @@ class Tagger:
         reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
         run = dict(dev=dev_corpus, progress=progress, callback=callback, checkpoint=checkpoint,
                    checkpoint_every=checkpoint_every, resume=resume, client=client)
+        if partial and hasattr(self, "model_"):
+            # continued training encodes with the fitted model's feature index: no cache
+            return self.partial_fit(read_training_corpus(path, **reader_options), input_metadata=reader_options,
+                                    **run)
         if self.cache_dir is not None:
             encoder, encoded, found = self._cached_encoding(path, reader_options)
             return self._fit_encoded(encoder, encoded, {**reader_options, **found}, **run)
@@ -425,21 +454,31 @@ class Tagger:
         """
         self.trainer_options()
         self.check_engine(client)
-        corpus = _as_corpus(X, y, self.columns)
-        if corpus.label is None:
-            raise ValueError("training data has no label column")
-        encoder = self._encoder()
-        encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
-        read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
-                "label": corpus.label}
+        if _dicts(X):
+            if self.tag_dict:
+                raise ConfigError("tag_dict needs templates over a word column, not feature dicts")
+            if self.hash_bits is not None:
+                raise ConfigError("hash_bits applies to templates, not to feature dicts")
+            encoder = AttributeEncoder(self.min_count)
+            encoded = encoder.fit_transform(X, _flat_labels(X, y))
+            read = {**(input_metadata or {}), "format": "dicts"}
+        else:
+            corpus = _as_corpus(X, y, self.columns)
+            if corpus.label is None:
+                raise ValueError("training data has no label column")
+            encoder = self._encoder()
+            encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+            read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
+                    "label": corpus.label}
+            corpus = None
         # the training strings are not needed past encoding (freed here when the caller holds none)
-        del X, y, corpus
+        del X, y
         return self._fit_encoded(encoder, encoded, read, dev, dev_y, progress, callback, checkpoint,
                                  checkpoint_every, resume, client)
 
     def _fit_encoded(self, encoder, encoded, read, dev=None, dev_y=None, progress=None, callback=None,
                      checkpoint=None, checkpoint_every=1, resume=None, client=None):
-        from .train import Problem, make_rule, train_online
+        from .train import make_rule
 
         options = self.trainer_options()
         self.check_engine(client)
@@ -466,11 +505,25 @@ class Tagger:
                                  normalization=rule.normalization, emission_pairs=emission_pairs)
         self.model_ = model
         self.labels_ = model.labels
+        self._train(rule, model, encoded, options, read, dev, dev_y, progress, callback, checkpoint=checkpoint,
+                    checkpoint_every=checkpoint_every, resume=resume, client=client)
+        return self
+
+    def _train(self, rule, model, encoded, options, read, dev, dev_y, progress, callback, checkpoint=None,
+               checkpoint_every=1, resume=None, client=None, init_state=None, start_epoch=0):
+        """Run ``rule`` on the encoded training data (serially, or by parameter mixing), record the
+        run in the model's metadata, prune.
+
+        resume : a checkpoint path (``fit``); init_state : the model's kept training state when
+            continuing a fitted model (``partial_fit``); start_epoch : the epochs that model has run."""
+        from .train import Problem, train_online
+
+        encoder = model.encoder
         dev_score = None
+        dev_sentences = None
         if dev is not None:
-            dev_corpus = _as_corpus(dev, dev_y, self.columns)
-            dev_encoded = encoder.transform(dev_corpus)
-            dev_gold = dev_corpus.columns[dev_corpus.label]
+            dev_encoded, dev_gold = self._encode(dev, dev_y)
+            dev_sentences = dev_encoded.n_sentences
             chunks = is_bio(model.labels)
 
             def dev_score(weights):
@@ -480,6 +533,16 @@ class Tagger:
                 result["score"] = result["f1"] if chunks else result["accuracy"]
                 return result
 
+        last_epoch = start_epoch + self.epochs
+        kept_state = {}
+
+        def on_epoch(record):
+            record.epoch += start_epoch
+            if record.epoch == last_epoch and self.resumable:
+                kept_state.update(training_state(rule))
+            if callback is not None:
+                callback(record)
+
         params = self.get_params()
         # how and where the run was computed is not part of the model; parameter mixing is
         for name, default in (("workers", 1), ("scheduler", None), ("mix", "uniform"), ("hash_bits", None),
@@ -487,15 +550,18 @@ class Tagger:
             if params[name] == default or name in ("scheduler", "cache_dir"):
                 del params[name]
         params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
-        params["lexicons"] = {name: lex.source for name, lex in (encoder.lexicons or {}).items()} or None
+        lexicons = getattr(encoder, "lexicons", None)  # feature dicts have none
+        params["lexicons"] = {name: lex.source for name, lex in (lexicons or {}).items()} or None
         if params["all_pairs"] == ALL_PAIRS_DEFAULT:
             del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
+        if not params["resumable"]:
+            del params["resumable"]  # recorded only when set, like all_pairs
         # what a checkpoint must share with the run that continues it (epochs may grow)
         run_key = _plain({
             "params": {k: v for k, v in params.items() if k != "epochs"}, "trainer_options": options,
             "input": read, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
             "features_seen": encoder.n_features_, "pair_features_seen": encoder.n_pair_features_,
-            "dev_sentences": None if dev is None else len(dev_corpus.sentence_offsets) - 1,
+            "dev_sentences": dev_sentences,
         })
         loop_state = None
         if resume is not None:
@@ -510,26 +576,99 @@ class Tagger:
                     _write_checkpoint(checkpoint, model, rule, state, run_key, read)
 
         problem = Problem(model, model.data(encoded))
+        problem.resume = init_state
         if self._mixing(client):
-            self.history_, self.n_iter_ = self._train_mixed(rule, problem, dev_score, progress, callback, client)
+            self.history_, self.n_iter_ = self._train_mixed(rule, problem, dev_score, progress, on_epoch, client)
             params["workers"] = self.n_shards_
             params["mix"] = self.mix
         else:
             self.history_, self.n_iter_ = train_online(
                 rule, problem, self.epochs, seed=self.seed, dev_score=dev_score, progress=progress,
-                callback=callback, checkpoint=write_checkpoint, resume=loop_state,
+                callback=on_epoch, checkpoint=write_checkpoint, resume=loop_state, start_epoch=start_epoch,
             )
+        self.n_iter_ += start_epoch
+        previous = model.metadata.get("training")
         model.metadata["training"] = {
             **params, "trainer_options": options,
             "best_epoch": self.n_iter_, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
         }
+        if previous is not None:
+            history = previous.pop("runs", [])
+            model.metadata["training"]["runs"] = history + [previous]
+        if start_epoch:
+            model.metadata["training"]["epochs_done"] = last_epoch
         model.metadata["input"] = read
         if dev is not None:
             model.metadata["dev_history"] = [r.dev for r in self.history_]
         model.metadata["training"]["features_seen"] = encoder.n_features_
         model.metadata["training"]["pair_features_seen"] = encoder.n_pair_features_
+        model.training_state = kept_state or None
         rule = None  # its buffers (the raw weights, the averaging sums) are no longer needed
         model.prune()
+
+    def partial_fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, input_metadata=None,
+                    checkpoint=None, checkpoint_every=1, resume=None, client=None):
+        """Continue training the fitted (or loaded) model on X for ``epochs`` more epochs; returns self.
+
+        The templates must be the model's. Attributes (dict input) and labels that are new get zero
+        weights first; with template input the feature index is the model's (a feature it does not
+        hold is not added). A model of gold feature-label pairs keeps its pairs (a new feature gets
+        none). The shuffles continue the seed's sequence after the epochs already run.
+        A perceptron continues its averaging exactly when the model carries its training state
+        (fitted with ``resumable=True``); the other rules start their schedule and average afresh
+        from the kept weights. Without a fitted model this is ``fit``. The other arguments are
+        ``fit``'s.
+        """
+        from .templates import load_templates
+        from .train import make_rule
+
+        run = dict(checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume, client=client)
+        if not hasattr(self, "model_"):
+            return self.fit(X, y, dev=dev, dev_y=dev_y, progress=progress, callback=callback,
+                            input_metadata=input_metadata, **run)
+        options = self.trainer_options()
+        self.check_engine(client)
+        model, encoder = self.model_, self.model_.encoder
+        rule = make_rule(self.trainer, **options)
+        if rule.normalization != model.normalization:
+            raise ConfigError(f"a {self.trainer} model has {rule.normalization} normalization; "
+                              f"this model has {model.normalization}")
+        if _dicts(X):
+            if not isinstance(encoder, AttributeEncoder):
+                raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
+            encoded = encoder.extend(X, _flat_labels(X, y))
+            read = {**(input_metadata or {}), "format": "dicts"}
+        else:
+            if isinstance(encoder, AttributeEncoder):
+                raise ConfigError("this model was trained on feature dicts and has no templates")
+            wanted = [str(t) for t in load_templates(self.templates)]
+            if wanted != encoder.template_strings_:
+                raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
+                                  f"{', '.join(encoder.template_strings_)}")
+            corpus = _as_corpus(X, y, self.columns)
+            if corpus.label is None:
+                raise ValueError("training data has no label column")
+            labels = corpus.columns[corpus.label]
+            known = set(encoder.labels_)
+            if self.missing_label is not None:
+                known.add(self.missing_label)
+            encoder.labels_ = encoder.labels_ + sorted({label for label in labels if label not in known})
+            if self.missing_label is not None and self.missing_label in labels:
+                # the missing symbol takes the id after the labels for the encoding, then becomes -1
+                encoder.labels_.append(self.missing_label)
+            encoded = encoder.transform(corpus)
+            if self.missing_label is not None:
+                drop_missing_label(encoder, encoded, self.missing_label)
+            read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
+                    "label": corpus.label}
+        if model.tag_dict is None:
+            encoded.word_ids = None
+        model.grow(encoder.n_features_, encoder.labels_)
+        previous = model.metadata.get("training", {})
+        init_state = model.training_state if previous.get("trainer") == self.trainer else None
+        self.labels_ = model.labels
+        self._train(rule, model, encoded, options, read, dev, dev_y, progress, callback, init_state=init_state,
+                    start_epoch=int(previous.get("epochs_done", previous.get("epochs", 0))), **run)
         return self
 
     def _train_mixed(self, rule, problem, dev_score, progress, callback, client):
@@ -564,7 +703,7 @@ class Tagger:
 
     def forced_ids(self, corpus, forced):
         """Label ids of ``forced`` (per-sentence lists of labels, or None for a free sentence; a
-        token's None or ``missing_label`` is free) for the sentences of ``corpus``, checked."""
+        token's None or ``missing_label`` is free) for the sentences of ``corpus`` (a Corpus or an encoded corpus), checked."""
         o = corpus.sentence_offsets
         if len(forced) != len(o) - 1:
             raise ValueError(f"forced has {len(forced)} sentences, X has {len(o) - 1}")
@@ -579,6 +718,20 @@ class Tagger:
         check_forced(self.model_, ids, o)
         return ids
 
+    def _encode(self, X, y=None):
+        """(EncodedCorpus, flat gold label strings or None) of X: feature dicts, a Corpus or token lists."""
+        encoder = self.model_.encoder
+        if _dicts(X) or isinstance(encoder, AttributeEncoder):
+            if not isinstance(encoder, AttributeEncoder):
+                raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
+            if not _dicts(X) and any(len(s) for s in X):
+                raise ConfigError("this model was trained on feature dicts: give every token as a dict")
+            gold = _flat_labels(X, y) if y is not None else None
+            return encoder.transform(X, gold), gold
+        corpus = _as_corpus(X, y, self.columns)
+        gold = corpus.columns[corpus.label] if corpus.label is not None else None
+        return encoder.transform(corpus, with_labels=gold is not None), gold
+
     def predict(self, X, forced=None):
         """Per-sentence lists of predicted labels.
 
@@ -586,21 +739,52 @@ class Tagger:
             token at that label, None or the missing symbol (``missing_label``, "?" when unset)
             leaves it free.
         """
-        corpus = _as_corpus(X, None, self.columns)
-        flat, _ = self.predict_corpus(corpus, None if forced is None else self.forced_ids(corpus, forced))
-        o = corpus.sentence_offsets
+        encoded, _ = self._encode(X)
+        ids, _ = self._predict_encoded(encoded, None if forced is None else self.forced_ids(encoded, forced))
+        flat = [self.model_.labels[i] for i in ids]
+        o = encoded.sentence_offsets
         return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
+
+    def predict_marginals(self, X):
+        """P(y_t = label | x) as scikit-learn-crfsuite gives it: per sentence, per token, a dict
+        {label: probability}. Needs a probabilistic model (crf, memm)."""
+        from .probability import check_probabilistic, marginals as label_marginals
+
+        check_probabilistic(self.model_)
+        encoded, _ = self._encode(X)
+        node, _ = label_marginals(self.model_, encoded)
+        labels = self.model_.labels
+        rows = [dict(zip(labels, row)) for row in node.tolist()]
+        o = encoded.sentence_offsets
+        return [rows[o[i]: o[i + 1]] for i in range(len(o) - 1)]
+
+    @property
+    def state_features_(self):
+        """{(attribute, label): weight} of the nonzero emission weights (scikit-learn-crfsuite's name)."""
+        model = self.model_
+        emission = model.emission_weights()
+        rows, cols = np.nonzero(emission)
+        describe = model.encoder.describe_feature
+        return {(describe(int(f)), model.labels[c]): float(emission[f, c]) for f, c in zip(rows, cols)}
+
+    @property
+    def transition_features_(self):
+        """{(label_from, label_to): weight} of the label transitions (the start row left out)."""
+        model = self.model_
+        transition = model.transition_weights()
+        return {(a, b): float(transition[i, j]) for i, a in enumerate(model.labels)
+                for j, b in enumerate(model.labels)}
 
     def evaluate(self, X, y=None):
         """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second."""
-        corpus = _as_corpus(X, y, self.columns)
-        if corpus.label is None:
-            raise ValueError("evaluation data has no label column")
         start = time.perf_counter()
-        predicted, _ = self.predict_corpus(corpus)
+        encoded, gold = self._encode(X, y)
+        if gold is None:
+            raise ValueError("evaluation data has no label column")
+        ids, _ = self._predict_encoded(encoded)
+        predicted = [self.model_.labels[i] for i in ids]
         seconds = time.perf_counter() - start
-        result = evaluate_labels(corpus.columns[corpus.label], predicted, corpus.sentence_offsets,
-                                 is_bio(self.model_.labels))
+        result = evaluate_labels(gold, predicted, encoded.sentence_offsets, is_bio(self.model_.labels))
         result["seconds"] = seconds
         result["tokens_per_second"] = result["tokens"] / seconds if seconds > 0 else float("inf")
         return result
@@ -631,7 +815,13 @@ class Tagger:
         """Read a corpus file as the training corpus was read."""
         from .readers import read_corpus
 
+        self._check_templates()
         return read_corpus(path, **self.reader_options(format, tag_sep), require_label=require_label)
+
+    def _check_templates(self):
+        if isinstance(self.model_.encoder, AttributeEncoder):
+            raise ConfigError("this model was trained on feature dicts and has no templates: "
+                              "tag its input with the Python API (Tagger.predict on dicts)")
 
     def evaluate_file(self, path, format=None, tag_sep=None):
         """``evaluate`` on a labelled corpus file read as the training corpus was."""
@@ -660,6 +850,7 @@ class Tagger:
 
         if marginals not in (None, "best", "all"):
             raise ConfigError(f"marginals takes 'best' or 'all', got {marginals!r}")
+        self._check_templates()
         model = self.model_
         if marginals or probability:
             from .probability import check_probabilistic, marginals as label_marginals
@@ -723,13 +914,14 @@ class Tagger:
 
     def _hashing(self):
         encoder = self.model_.encoder
-        if encoder.hash_bits is None:
+        if getattr(encoder, "hash_bits", None) is None:  # feature dicts have no hashing
             return {}
         return {"hashing": {"hash_bits": int(encoder.hash_bits), **(getattr(encoder, "hash_stats_", None) or {})}}
 
     # ------------------------------------------------------------------ persistence
     def save(self, path):
-        return self.model_.save(path)
+        """Write the model file, with the training state when ``resumable`` (``LinearChainModel.save``)."""
+        return self.model_.save(path, resumable=self.resumable)
 
     @classmethod
     def load(cls, path):

@@ -5,9 +5,10 @@ A sentence contributes log P(y | x) = w · Φ(x, y) - log Z(x) to the objective
     sum_i log P(y_i | x_i) - (N λ / 2) ||w||²        (λ per example, N examples)
 
 and its gradient is Φ(x, y) - E_{P(y' | x)}[Φ(x, y')] - λ w. The expectation needs only the
-forward-backward marginals: an emission feature f at token t contributes P(y_t = c | x) to
-the weight of (f, c) (``emission.py``); a transition (p, c) and a pair feature at t contribute
-P(y_{t-1} = p, y_t = c | x); the end block contributes P(y_{n-1} = c | x).
+forward-backward marginals: an emission feature f of value x_f at token t (x_f = 1 for a binary
+corpus) contributes x_f P(y_t = c | x) to the weight of (f, c) (``emission.py``); a transition (p, c)
+and a pair feature at t contribute P(y_{t-1} = p, y_t = c | x); the end block contributes
+P(y_{n-1} = c | x).
 
 Partial labels (Tsuboi et al. 2008). When some tokens are unlabelled (gold label id -1), a
 sentence contributes the log-likelihood of its known labels, marginalizing over the rest:
@@ -24,7 +25,7 @@ from numba import njit
 
 from .emission import scatter_row
 from .forward_backward import forward_backward, forward_backward_scaled
-from .scoring import add_phi, has_missing, known_label_penalty, phi_indices, sentence_scores
+from .scoring import add_phi, has_missing, known_label_penalty, phi_indices, phi_values, sentence_scores
 from .sgd import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, scaled_scores
 
 
@@ -48,13 +49,15 @@ def add_expected_counts(target, scale, layout, data, a, b, node, edge):
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     pair_offsets, pair_ids = data.pair_offsets, data.pair_ids
+    valued = data.feature_values.shape[0] > 0
     size = (n_labels + 1) * n_labels
     n = b - a
     off_trans = layout.off_trans
     has_pairs = pair_offsets.shape[0] > 0
     for t in range(n):
         for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
-            scatter_row(target, layout, feature_ids[k], scale, node[t])
+            amount = scale * data.feature_values[k] if valued else scale
+            scatter_row(target, layout, feature_ids[k], amount, node[t])
         # edge[t, p, c] sits at p * L + c of the transition block and of each pair feature's block
         for p in range(n_labels + 1):
             for c in range(n_labels):
@@ -186,14 +189,15 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
                     add_expected_counts(u, -y, layout, data, a, b, node, edge)
             elif usable[j - lo]:
                 phi = phi_indices(layout, data, a, b, gold[a:b])
+                values = phi_values(layout, data, a, b, gold[a:b])
                 node = node_all[start: start + b - a]
                 edge = edge_all[start: start + b - a]
                 x = eta / state[SCALE]
-                add_phi(v, x, phi)
+                add_phi(v, x, phi, values)
                 add_expected_counts(v, -x, layout, data, a, b, node, edge)
                 if u.shape[0] > 0:
                     y = state[SCALE_SUM] * x
-                    add_phi(u, y, phi)
+                    add_phi(u, y, phi, values)
                     add_expected_counts(u, -y, layout, data, a, b, node, edge)
             start += b - a
         finish_step(state, hi - lo)

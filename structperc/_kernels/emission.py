@@ -44,6 +44,21 @@ def gather_row(w, layout, f, out):
 
 
 @njit(cache=True)
+def gather_row_scaled(w, layout, f, value, out):
+    """out[c] += value * w[emission_index(f, c)] for every label c of feature f (a real-valued
+    feature occurrence); out : float64 (L,)."""
+    offsets = layout.emission_offsets
+    if offsets.shape[0] == 0:
+        base = f * layout.n_labels
+        for c in range(layout.n_labels):
+            out[c] += value * w[base + c]
+    else:
+        labels = layout.emission_labels
+        for k in range(offsets[f], offsets[f + 1]):
+            out[labels[k]] += value * w[k]
+
+
+@njit(cache=True)
 def scatter_row(target, layout, f, scale, values):
     """target[emission_index(f, c)] += scale * values[c] for every label c of feature f;
     values : float64 (L,)."""

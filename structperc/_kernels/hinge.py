@@ -19,7 +19,7 @@ from numba import njit
 
 from .cost import hamming_cost
 from .decoders import decode_sentence
-from .scoring import has_missing, known_label_penalty, phi_dot, phi_indices
+from .scoring import has_missing, known_label_penalty, phi_dot, phi_indices, phi_values
 from .sgd import EXAMPLES, SCALE, add_phi_scaled, decay, finish_step, learning_rate
 
 
@@ -94,7 +94,8 @@ def hinge_epoch(v, u, state, layout, data, visit_order, rate, cost):
         if known:
             path, augmented = loss_augmented_decode_against(v, state[SCALE], layout, data, a, b, cost, target)
             phi_gold = phi_indices(layout, data, a, b, target)
-            loss = augmented - state[SCALE] * phi_dot(v, phi_gold)
+            values = phi_values(layout, data, a, b, target)
+            loss = augmented - state[SCALE] * phi_dot(v, phi_gold, values)
             for t in range(b - a):
                 if path[t] != target[t]:
                     wrong += 1
@@ -106,7 +107,7 @@ def hinge_epoch(v, u, state, layout, data, visit_order, rate, cost):
             violations += 1
             token_errors += wrong
             phi_pred = phi_indices(layout, data, a, b, path)
-            add_phi_scaled(v, u, state, eta, phi_gold)
-            add_phi_scaled(v, u, state, -eta, phi_pred)
+            add_phi_scaled(v, u, state, eta, phi_gold, values)
+            add_phi_scaled(v, u, state, -eta, phi_pred, phi_values(layout, data, a, b, path))
         finish_step(state, 1)
     return total_loss, violations, token_errors, skipped

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from .decoders import decode_sentence
-from .scoring import add_phi, has_missing, known_label_penalty, phi_indices
+from .scoring import add_phi, has_missing, known_label_penalty, phi_indices, phi_values
 
 # Lazy averaging. Let w_t be the weights after the t-th training example of the whole run
 # (t = 1..c). Collins' averaged weights are  avg = (1/c) * sum_t w_t.  An update delta made
@@ -60,10 +60,12 @@ def perceptron_epoch(w, u, counter, layout, data, visit_order):
                 token_errors += wrong
                 phi_gold = phi_indices(layout, data, a, b, target)
                 phi_pred = phi_indices(layout, data, a, b, path)
-                add_phi(w, 1.0, phi_gold)
-                add_phi(w, -1.0, phi_pred)
+                values_gold = phi_values(layout, data, a, b, target)
+                values_pred = phi_values(layout, data, a, b, path)
+                add_phi(w, 1.0, phi_gold, values_gold)
+                add_phi(w, -1.0, phi_pred, values_pred)
                 if averaging:
-                    add_phi(u, counter, phi_gold)
-                    add_phi(u, -counter, phi_pred)
+                    add_phi(u, counter, phi_gold, values_gold)
+                    add_phi(u, -counter, phi_pred, values_pred)
         counter += 1.0
     return counter, sentence_errors, token_errors

@@ -10,6 +10,8 @@ Data (N tokens in S sentences)::
     sentence_offsets  int64 (S + 1,)  sentence s is tokens [sentence_offsets[s], sentence_offsets[s + 1])
     feature_offsets   int64 (N + 1,)  emission features of token i:
     feature_ids       int32 (nnz,)        feature_ids[feature_offsets[i]: feature_offsets[i + 1]]
+    feature_values    float32 (nnz,)  the real value of each feature occurrence (emission[t, c] gains
+                                          value times the weight of (f, c)); empty: every value is 1.0
     pair_offsets      int64 (N + 1,)  pair features of token i (conjoined with the label transition),
     pair_ids          int32 (nnz_pair,)   the same CSR layout; both empty when no pair feature fires
     gold              int64 (N,)      gold label ids, or empty when decoding
@@ -47,7 +49,7 @@ from collections import namedtuple
 import numpy as np
 
 Data = namedtuple("Data", "sentence_offsets feature_offsets feature_ids pair_offsets pair_ids gold "
-                          "cand_offsets cand_labels")
+                          "cand_offsets cand_labels feature_values")
 Groups = namedtuple("Groups", "group_offsets row_offsets feature_ids values targets best")
 Layout = namedtuple("Layout", "n_labels n_features n_pair order decoder off_trans off_end off_pair "
                               "off_trans2 size mask_penalty emission_offsets emission_labels")
@@ -55,17 +57,21 @@ Layout = namedtuple("Layout", "n_labels n_features n_pair order decoder off_tran
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_IDS = np.zeros(0, dtype=np.int32)
 ALL_PAIRS = (_EMPTY, _NO_IDS)
+NO_VALUES = np.zeros(0, dtype=np.float32)
 
 
 def data_record(encoded, candidates=(_EMPTY, _EMPTY)):
-    """The ``Data`` of an EncodedCorpus; ``candidates`` is (cand_offsets, cand_labels)."""
+    """The ``Data`` of an EncodedCorpus; ``candidates`` is (cand_offsets, cand_labels). An encoded
+    corpus without ``feature_values`` (or with None) is all binary."""
     gold = encoded.labels if encoded.labels is not None else _EMPTY
     cand_offsets, cand_labels = candidates
     pair_offsets, pair_ids = encoded.pair_offsets, encoded.pair_ids
     if len(pair_ids) == 0:
         pair_offsets, pair_ids = _EMPTY, _NO_IDS
+    values = getattr(encoded, "feature_values", None)
+    values = NO_VALUES if values is None else np.ascontiguousarray(values, dtype=np.float32)
     return Data(encoded.sentence_offsets, encoded.feature_offsets, np.asarray(encoded.feature_ids, dtype=np.int32),
-                pair_offsets, np.asarray(pair_ids, dtype=np.int32), gold, cand_offsets, cand_labels)
+                pair_offsets, np.asarray(pair_ids, dtype=np.int32), gold, cand_offsets, cand_labels, values)
 
 
 def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty, emission_pairs=ALL_PAIRS):

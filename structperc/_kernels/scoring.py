@@ -8,22 +8,29 @@ A sentence is tokens [a, b) of ``data``.
 import numpy as np
 from numba import njit
 
-from .emission import emission_index, gather_row
+from .emission import emission_index, gather_row, gather_row_scaled
 from .second_order import history_block
 
 
 @njit(cache=True)
 def emission_scores(w, layout, data, a, b):
-    """emission[t, c] = sum over features f of token a + t of the weight of (f, c) (``emission.py``);
-    -inf off the candidates."""
+    """emission[t, c] = sum over features f of token a + t of value_f times the weight of (f, c)
+    (``emission.py``; value 1 for a binary corpus); -inf off the candidates."""
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     cand_offsets, cand_labels = data.cand_offsets, data.cand_labels
+    feature_values = data.feature_values
     emission = np.zeros((b - a, n_labels))
-    for t in range(b - a):
-        row = emission[t]
-        for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
-            gather_row(w, layout, feature_ids[k], row)
+    if feature_values.shape[0] == 0:  # binary corpus: the loop of a template-only model, unchanged
+        for t in range(b - a):
+            row = emission[t]
+            for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
+                gather_row(w, layout, feature_ids[k], row)
+    else:
+        for t in range(b - a):
+            row = emission[t]
+            for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
+                gather_row_scaled(w, layout, feature_ids[k], np.float64(feature_values[k]), row)
     if cand_offsets.shape[0] > 0:
         for t in range(b - a):
             allowed = np.zeros(n_labels, dtype=np.bool_)
@@ -198,10 +205,11 @@ def phi_size(layout, data, a, b):
 
 @njit(cache=True)
 def phi_indices(layout, data, a, b, y):
-    """Φ(x, y) of tokens [a, b) as the indices of w it adds 1 to (repeats count twice); a
-    (feature, label) pair the model has no weight for is left out.
+    """Φ(x, y) of tokens [a, b) as the indices of w it adds to (repeats count twice); a
+    (feature, label) pair the model has no weight for is left out. The amount added at each index
+    is given by ``phi_values`` of the same labeling (1 everywhere for a binary corpus).
 
-    y : int64 (b - a,) a labeling. w · Φ(x, y) is ``w[phi_indices(...)].sum()``.
+    y : int64 (b - a,) a labeling. w · Φ(x, y) is ``phi_dot(w, phi_indices(...), phi_values(...))``.
     """
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
@@ -232,17 +240,53 @@ def phi_indices(layout, data, a, b, y):
 
 
 @njit(cache=True)
-def add_phi(target, scale, phi):
-    """target[i] += scale for every index i of phi (the sparse update w += scale * Φ)."""
-    for i in phi:
-        target[i] += scale
+def phi_values(layout, data, a, b, y):
+    """float64, aligned with ``phi_indices(layout, data, a, b, y)``: the value of each entry (the
+    feature's value for an emission entry, 1 for the others). Empty for a binary corpus: every
+    entry is 1. With only the model's (feature, label) pairs the positions depend on y (a missing
+    pair is left out), so Φ(x, y) and Φ(x, ŷ) each take their own values."""
+    if data.feature_values.shape[0] == 0:
+        return np.zeros(0)
+    feature_offsets, feature_ids, pair_offsets = data.feature_offsets, data.feature_ids, data.pair_offsets
+    has_pairs = pair_offsets.shape[0] > 0
+    out = np.ones(phi_size(layout, data, a, b))
+    k = 0
+    for t in range(b - a):
+        c = y[t]
+        for j in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
+            if emission_index(layout, feature_ids[j], c) >= 0:
+                out[k] = data.feature_values[j]
+                k += 1
+        k += 1
+        if has_pairs:
+            k += pair_offsets[a + t + 1] - pair_offsets[a + t]
+        if layout.order == 2:
+            k += 1
+    return out[: k + 1]
 
 
 @njit(cache=True)
-def phi_dot(w, phi):
+def add_phi(target, scale, phi, values):
+    """target[phi[i]] += scale * values[i] for every entry i of phi (the sparse update
+    w += scale * Φ); ``values`` empty: all 1."""
+    if values.shape[0] == 0:
+        for i in phi:
+            target[i] += scale
+    else:
+        for i in range(phi.shape[0]):
+            target[phi[i]] += scale * values[i]
+
+
+@njit(cache=True)
+def phi_dot(w, phi, values):
+    """w · Φ for Φ given as (indices, values) (``values`` empty: all 1)."""
     total = 0.0
-    for i in phi:
-        total += w[i]
+    if values.shape[0] == 0:
+        for i in phi:
+            total += w[i]
+    else:
+        for i in range(phi.shape[0]):
+            total += w[phi[i]] * values[i]
     return total
 
 

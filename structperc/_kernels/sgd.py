@@ -89,12 +89,12 @@ def finish_step(state, n_examples):
 
 
 @njit(cache=True)
-def add_phi_scaled(v, u, state, amount, phi):
-    """w += amount * Φ for the indices phi, through v (and u when averaging)."""
+def add_phi_scaled(v, u, state, amount, phi, values):
+    """w += amount * Φ for Φ given as (indices phi, values), through v (and u when averaging)."""
     x = amount / state[SCALE]
-    add_phi(v, x, phi)
+    add_phi(v, x, phi, values)
     if u.shape[0] > 0:
-        add_phi(u, state[SCALE_SUM] * x, phi)
+        add_phi(u, state[SCALE_SUM] * x, phi, values)
 
 
 def restart_average(u, state):
@@ -159,12 +159,19 @@ def l1_sentence(v, u, q, state, layout, data, a, b, credit):
     emission row, the transition and end blocks, the pair features' blocks (and the second-order
     block at order 2)."""
     n_labels = layout.n_labels
+    emission_offsets = layout.emission_offsets
     for k in range(data.feature_offsets[a], data.feature_offsets[b]):
-        base = data.feature_ids[k] * n_labels
-        for c in range(n_labels):
-            l1_apply(v, u, q, state, base + c, credit)
+        f = data.feature_ids[k]
+        if emission_offsets.shape[0] == 0:  # the weights of (f, c) for every label (``emission.py``)
+            lo, hi = f * n_labels, f * n_labels + n_labels
+        else:
+            lo, hi = emission_offsets[f], emission_offsets[f + 1]
+        for i in range(lo, hi):
+            l1_apply(v, u, q, state, i, credit)
     size = (n_labels + 1) * n_labels
-    for k in range(data.pair_offsets[a], data.pair_offsets[b]):
+    pair_lo = data.pair_offsets[a] if data.pair_offsets.shape[0] > 0 else 0
+    pair_hi = data.pair_offsets[b] if data.pair_offsets.shape[0] > 0 else 0
+    for k in range(pair_lo, pair_hi):
         base = layout.off_pair + data.pair_ids[k] * size
         for j in range(size):
             l1_apply(v, u, q, state, base + j, credit)

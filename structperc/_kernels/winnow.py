@@ -3,7 +3,7 @@ import numpy as np
 from numba import njit
 
 from .decoders import decode_sentence
-from .scoring import phi_indices
+from .scoring import phi_indices, phi_values
 
 # Balanced Winnow keeps two non-negative vectors w⁺, w⁻, both starting at θ (``initial_weight``);
 # a labeling scores (w⁺ - w⁻) · Φ(x, y). On a mistake let d_i = Φ_i(x, y) - Φ_i(x, ŷ), the net
@@ -28,21 +28,24 @@ from .scoring import phi_indices
 
 
 @njit(cache=True)
-def winnow_update(w, plus, minus, u, counter, net, phi_gold, phi_pred, log_alpha, log_beta, theta):
-    """Promote the entries of Φ(x, y) - Φ(x, ŷ) with positive net count, demote those with negative.
+def winnow_update(w, plus, minus, u, counter, net, phi_gold, values_gold, phi_pred, values_pred, log_alpha,
+                  log_beta, theta):
+    """Promote the entries of Φ(x, y) - Φ(x, ŷ) with positive net count, demote those with negative;
+    ``values_gold``, ``values_pred`` are the values of the entries (``phi_values``; empty: all 1),
+    so a real-valued feature counts its value.
 
-    net : int64 (n_weights,) all zero on entry and on return (scratch for the net counts).
+    net : float64 (n_weights,) all zero on entry and on return (scratch for the net counts).
     """
-    for i in phi_gold:
-        net[i] += 1
-    for i in phi_pred:
-        net[i] -= 1
+    for k in range(phi_gold.shape[0]):
+        net[phi_gold[k]] += values_gold[k] if values_gold.shape[0] > 0 else 1.0
+    for k in range(phi_pred.shape[0]):
+        net[phi_pred[k]] -= values_pred[k] if values_pred.shape[0] > 0 else 1.0
     for k in range(phi_gold.shape[0] + phi_pred.shape[0]):
         i = phi_gold[k] if k < phi_gold.shape[0] else phi_pred[k - phi_gold.shape[0]]
         d = net[i]
-        if d == 0:
+        if d == 0.0:
             continue
-        net[i] = 0
+        net[i] = 0.0
         before = theta * (np.exp(plus[i]) - np.exp(minus[i]))
         if d > 0:
             plus[i] += d * log_alpha
@@ -62,7 +65,7 @@ def winnow_epoch(w, plus, minus, u, counter, net, layout, data, visit_order, log
 
     w : float64 (n_weights,) the scores' weights w0 + θ (e^p - e^m); plus, minus : float64
     (n_weights,) the log-weights p, m; u : averaging accumulator (length 0: no averaging);
-    counter : examples seen so far; net : int64 (n_weights,) zero scratch. Returns (counter,
+    counter : examples seen so far; net : float64 (n_weights,) zero scratch. Returns (counter,
     number of sentences with a mistake, number of wrong tokens).
     """
     sentence_offsets, gold = data.sentence_offsets, data.gold
@@ -82,6 +85,7 @@ def winnow_epoch(w, plus, minus, u, counter, net, layout, data, visit_order, log
                 token_errors += wrong
                 phi_gold = phi_indices(layout, data, a, b, gold[a:b])
                 phi_pred = phi_indices(layout, data, a, b, path)
-                winnow_update(w, plus, minus, u, counter, net, phi_gold, phi_pred, log_alpha, log_beta, theta)
+                winnow_update(w, plus, minus, u, counter, net, phi_gold, phi_values(layout, data, a, b, gold[a:b]),
+                              phi_pred, phi_values(layout, data, a, b, path), log_alpha, log_beta, theta)
         counter += 1.0
     return counter, sentence_errors, token_errors

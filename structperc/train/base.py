@@ -26,6 +26,7 @@ class Problem:
 
     model: LinearChainModel
     data: Data
+    resume: dict | None = None  # a rule's saved training state to continue from (``Tagger.partial_fit``)
 
     @property
     def n_sentences(self) -> int:
@@ -99,7 +100,7 @@ class LoopState:
 
 
 def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, chunk_sentences=2000,
-                 callback=None, checkpoint=None, resume=None):
+                 callback=None, checkpoint=None, resume=None, start_epoch=0):
     """Train ``rule`` for ``epochs`` passes; the best dev epoch's weights end up in the model.
 
     dev_score : callable(weights) -> dict with a "score" key (higher is better), or None (the last
@@ -108,10 +109,14 @@ def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, c
     checkpoint : callable(LoopState) called as each epoch ends (before ``callback``), or None.
     resume : a LoopState to continue from (``rule.load_state`` instead of ``rule.begin``); the run
         then ends as the uninterrupted run with the same seed would.
+    start_epoch : epochs already run (continued training): their permutations are drawn and skipped,
+        so that the visit orders continue the seed's sequence.
     Returns (history: list of EpochRecord, best_epoch).
     """
     rng = np.random.default_rng(seed)
     n = problem.n_sentences
+    for _ in range(start_epoch):
+        rng.permutation(n)
     if resume is None:
         rule.begin(problem)
         history, first = [], 1

@@ -71,8 +71,11 @@ def subset_data(data, sentences):
         cand_offsets, cand_labels = _gather_csr(data.cand_offsets, data.cand_labels, tokens)
     else:
         cand_offsets, cand_labels = data.cand_offsets, data.cand_labels
+    feature_values = data.feature_values
+    if len(feature_values):  # real-valued features: the values of the same entries as feature_ids
+        _, feature_values = _gather_csr(data.feature_offsets, feature_values, tokens)
     return type(data)(sentence_offsets.astype(so.dtype), feature_offsets, feature_ids, pair_offsets, pair_ids,
-                      gold, cand_offsets, cand_labels)
+                      gold, cand_offsets, cand_labels, feature_values)
 
 
 class ShardModel:

@@ -21,6 +21,12 @@ class PerceptronRule(LearningRule):
         self.w = problem.model.weights  # trained in place
         self.u = np.zeros_like(self.w) if self.average else np.zeros(0)
         self.counter = 0.0
+        resume = problem.resume or {}
+        if "w" in resume:  # continue a saved run: its raw weights and averaging state
+            self.w[:] = resume["w"]
+            self.counter = float(resume["counter"])
+            if self.average and len(resume["u"]) == len(self.u):
+                self.u[:] = resume["u"]
 
     def run(self, visit_order):
         self.counter, sentence_errors, token_errors = perceptron_epoch(

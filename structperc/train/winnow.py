@@ -43,7 +43,7 @@ class WinnowRule(LearningRule):
         self.w = problem.model.weights  # trained in place: w0 + θ (e^p - e^m)
         self.plus = np.zeros_like(self.w)
         self.minus = np.zeros_like(self.w)
-        self.net = np.zeros(len(self.w), dtype=np.int64)
+        self.net = np.zeros(len(self.w))
         self.u = np.zeros_like(self.w) if self.average else np.zeros(0)
         self.counter = 0.0
 
