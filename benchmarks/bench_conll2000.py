@@ -13,7 +13,6 @@ usage: python benchmarks/bench_conll2000.py [--corpus corpora/conll2000] [--skip
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess

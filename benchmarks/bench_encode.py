@@ -5,8 +5,8 @@
 Reports, for ``fit_transform`` on the training file (vocabularies, feature index, min_count) and
 ``transform`` on the same file and on the test file, the median of `repeat` runs in tokens/s (wall
 clock, and per CPU second of the process, steadier on a shared machine), the bytes per token of the
-encoded corpus, and the process's peak RSS (resource.getrusage). Reading the files is not timed. Corpora come from ``python -m structperc data fetch`` (corpora/ under the working
-directory).
+encoded corpus, and the process's peak RSS (resource.getrusage). Reading the files is not timed.
+Corpora come from ``python -m structperc data fetch`` (corpora/ under the working directory).
 """
 import argparse
 import resource

@@ -50,11 +50,11 @@ def handles_errors(fn=None, *, interrupted="interrupted"):
             _fail(str(exc))
         except KeyboardInterrupt:
             typer.echo(interrupted, err=True)
-            raise typer.Exit(130)
+            raise typer.Exit(130) from None
         except BrokenPipeError:
             # the reader of our stdout went away (e.g. `| head`): not an error worth a traceback
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise typer.Exit(0)
+            raise typer.Exit(0) from None
 
     return wrapper
 
@@ -125,14 +125,16 @@ class Progress:
 
   structperc train corpora/conll2000/train.txt --model np.npz --columns word,pos,chunk --only-types NP --constrain bio
 
-  structperc train en_ewt-ud-train.conllu --label xpos --templates pos --order 2 --tag-dict 5 --model pos.npz --dev en_ewt-ud-dev.conllu
+  structperc train en_ewt-ud-train.conllu --label xpos --templates pos --order 2 --tag-dict 5 \\
+      --model pos.npz --dev en_ewt-ud-dev.conllu
 """)
 @handles_errors(interrupted="interrupted; no model written")
 def train(
     train_file: Path = typer.Argument(..., help="Training corpus (CoNLL columns, CoNLL-U or PTB .pos)."),
     model: Path = typer.Option(..., "--model", "-m", help="Where to write the model (.npz)."),
     dev: Optional[Path] = typer.Option(None, help="Development corpus: score each epoch, keep the best."),
-    format: Optional[str] = typer.Option(None, "--format", help="conll, conllu, ptb or tagged (default: from the extension)."),
+    format: Optional[str] = typer.Option(
+        None, "--format", help="conll, conllu, ptb or tagged (default: from the extension)."),
     tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged (default /)."),
     columns: Optional[str] = typer.Option(None, help="Column names, e.g. word,pos,chunk (default: last is the label)."),
     label: Optional[str] = typer.Option(
@@ -154,7 +156,8 @@ def train(
     order: int = typer.Option(1, min=1, max=2, help="Label order: 1 (bigram) or 2 (trigram)."),
     tag_dict: Optional[int] = typer.Option(None, help="Words seen >= K times may only take their seen tags."),
     l2: Optional[float] = typer.Option(None, help="L2 regularization" + _takers("l2") + "."),
-    eta0: Optional[float] = typer.Option(None, help="Initial learning rate (default: calibrated)" + _takers("eta0") + "."),
+    eta0: Optional[float] = typer.Option(
+        None, help="Initial learning rate (default: calibrated)" + _takers("eta0") + "."),
     batch_size: Optional[int] = typer.Option(None, help="Mini-batch size" + _takers("batch_size") + "."),
     cost: Optional[float] = typer.Option(None, help="Hamming cost per wrong token" + _takers("cost") + "."),
     average_start: Optional[int] = typer.Option(

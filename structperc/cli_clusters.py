@@ -18,7 +18,8 @@ from .errors import ConfigError
 
 CLUSTERS_EPILOG = """Examples:
 
-  structperc clusters ../shared/corpora/unlabeled_en/*.txt corpora/ud_english_ewt/en_ewt-ud-train.conllu --clusters 256 --min-count 3 --output paths.txt
+  structperc clusters ../shared/corpora/unlabeled_en/*.txt corpora/ud_english_ewt/en_ewt-ud-train.conllu \\
+      --clusters 256 --min-count 3 --output paths.txt
 
   structperc clusters raw.txt --format raw --clusters 100 > paths.txt
 

@@ -15,7 +15,8 @@ NBEST_EPILOG = """Examples:
 
   structperc nbest corpora/conll2000/test.txt --model chunker.npz -k 20 --output test.nbest
 
-  structperc nbest corpora/conll2000/test.txt --model chunker.npz -k 20 --format svmrank --vocab train.vocab.json --output test.svm
+  structperc nbest corpora/conll2000/test.txt --model chunker.npz -k 20 --format svmrank \\
+      --vocab train.vocab.json --output test.svm
 
   structperc nbest train.txt --model chunker.npz --format svmrank --vocab-out train.vocab.json --output train.svm
 """

@@ -426,7 +426,8 @@ class FeatureEncoder(FieldValues):
             combined //= self._radix(field)
         shown = []
         for (field, _), v in zip(t.parts, digits):
-            shown.append({UNKNOWN: "<unk>", LEFT: "<s>", RIGHT: "</s>"}.get(v) or self.vocabularies_[field][v - FIRST_ID])
+            boundary = {UNKNOWN: "<unk>", LEFT: "<s>", RIGHT: "</s>"}.get(v)
+            shown.append(boundary or self.vocabularies_[field][v - FIRST_ID])
         # parts were combined last-to-first, so digits come out first-to-last
         return f"{t}={'|'.join(shown)}" if t.parts else str(t)
 

@@ -384,6 +384,7 @@ class LinearChainModel:
             state["counter"] = float(state["counter"])
             model.training_state = state
         model.metadata = {
-            k: v for k, v in meta.items() if k not in ("format_version", "labels", "order", "constrain", "normalization", "encoder")
+            k: v for k, v in meta.items()
+            if k not in ("format_version", "labels", "order", "constrain", "normalization", "encoder")
         }
         return model

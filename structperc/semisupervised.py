@@ -279,8 +279,10 @@ class VotingTagger(Tagger):
             member.prepare()
         return self
 
-    def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None):
-        """``Tagger.tag_file`` with the voted labels; the vote has no marginals or probabilities."""
+    def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
+                 force_column=None):
+        """``Tagger.tag_file`` with the voted labels; the vote has no marginals, probabilities or
+        forced labels."""
         import time
 
         from .files import open_output
@@ -288,6 +290,8 @@ class VotingTagger(Tagger):
 
         if marginals or probability:
             raise ConfigError("a voting model (tri-training) gives no marginals or probabilities")
+        if force_column is not None:
+            raise ConfigError("a voting model (tri-training) takes no forced labels (--force-column)")
         start = time.perf_counter()
         sentences = tokens = 0
         with open_output(output) as out:

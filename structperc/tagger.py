@@ -39,7 +39,8 @@ def _as_corpus(X, y=None, columns=None):
     sentences = list(X)
     first = next((tok for sent in sentences for tok in sent), "")
     width = 1 if isinstance(first, str) else len(first)
-    names = list(columns) if columns else (["word"] if width == 1 else ["word", "pos"] + [f"col{i}" for i in range(2, width)])
+    default = ["word"] if width == 1 else ["word", "pos"] + [f"col{i}" for i in range(2, width)]
+    names = list(columns) if columns else default
     if len(names) != width:
         raise ValueError(f"columns {names!r} do not match tokens of {width} values")
     values = {name: [] for name in names}
@@ -703,7 +704,8 @@ class Tagger:
 
     def forced_ids(self, corpus, forced):
         """Label ids of ``forced`` (per-sentence lists of labels, or None for a free sentence; a
-        token's None or ``missing_label`` is free) for the sentences of ``corpus`` (a Corpus or an encoded corpus), checked."""
+        token's None or ``missing_label`` is free) for the sentences of ``corpus`` (a Corpus or an encoded
+        corpus), checked."""
         o = corpus.sentence_offsets
         if len(forced) != len(o) - 1:
             raise ValueError(f"forced has {len(forced)} sentences, X has {len(o) - 1}")

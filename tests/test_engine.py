@@ -10,6 +10,7 @@ from structperc._kernels import scoring
 from structperc.model import LinearChainModel
 from structperc.tagger import Tagger, _as_corpus
 from structperc.encode import FIRST_ID, FeatureEncoder
+from structperc.lexicon import read_lexicons
 from structperc.templates import PRESETS, load_templates, parse_template
 from structperc.errors import ConfigError
 from structperc.train import TRAINERS, Problem, make_rule
@@ -227,12 +228,16 @@ def test_pruning_zero_features_changes_no_score(seed, fitted_model):
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
-def test_every_preset_encodes_and_counts_one_feature_per_template_and_token(preset):
+def test_every_preset_encodes_and_counts_one_feature_per_template_and_token(preset, tmp_path):
     X = [[("The", "DT", "1"), ("cat", "NN", "1"), ("sat", "VBD", "0")], [("Dogs", "NNS", "1"), ("bark", "VBP", "1")]]
     y = [["B-NP", "I-NP", "O"], ["B-NP", "O"]]
     corpus = _as_corpus(X, y, columns=["word", "pos", "space_after"])
     templates = load_templates(preset)
-    enc = FeatureEncoder(preset, rare_threshold=2)  # every training word is rare: @rare fires too
+    # the cluster presets read a lexicon: one that lists some of the words
+    paths = tmp_path / "paths.txt"
+    paths.write_text("0110\tcat\t3\n0111\tDogs\t2\n10\tsat\t1\n")
+    lexicons = read_lexicons({"clusters": str(paths)}, False)
+    enc = FeatureEncoder(preset, rare_threshold=2, lexicons=lexicons)  # every training word is rare: @rare fires too
     encoded = enc.fit_transform(corpus, corpus.columns["label"])
     n_tokens = sum(map(len, X))
     # in training every template fires once at every token, label templates and pair templates apart

@@ -32,7 +32,7 @@ def random_corpus(rng, n_sentences, max_len=6, with_empty_pos=False):
 
 def random_model(rng, corpus, constrain="bio", normalization="global", order=1):
     encoder = FeatureEncoder(TEMPLATES)
-    encoded = encoder.fit_transform(corpus, corpus.columns["label"])
+    encoder.fit_transform(corpus, corpus.columns["label"])  # fits the encoder the model is built on
     model = LinearChainModel(encoder, order=order, constrain=constrain, normalization=normalization)
     # integer weights: ties happen, and the tie order must still match the per-sentence kernel
     model.weights = rng.integers(-2, 3, size=model.weights.shape).astype(float)

@@ -31,4 +31,5 @@ def make_rule(name, **options):
     return check_options(name, options)(**options)
 
 
-__all__ = ["TRAINERS", "EpochRecord", "LearningRule", "LoopState", "Problem", "check_options", "make_rule", "train_online"]
+__all__ = ["TRAINERS", "EpochRecord", "LearningRule", "LoopState", "Problem", "check_options", "make_rule",
+           "train_online"]
