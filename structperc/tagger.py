@@ -4,102 +4,30 @@ It owns the pipeline on files as well: ``fit_file`` reads a corpus and records h
 label, encoding, ...) in the model, so that ``read``, ``tag_file`` and ``evaluate_file`` read later
 inputs the same way.
 """
-import copy
 import inspect
-import json
-import os
 import time
 
 import numpy as np
 
-from .attributes import AttributeEncoder, is_dict_input
-from .chunks import is_bio
-from .corpus import Corpus
-from .encode import FIRST_ID, FeatureEncoder
-from .errors import ConfigError, InputFormatError
-from .evaluate import evaluate_labels
 from ._kernels.emission import gold_pairs
-from .cache import file_sha256
+from .attributes import AttributeEncoder
+from .checkpoint import read_checkpoint  # noqa: F401  (public here too)
+from .chunks import is_bio
+from .encode import FIRST_ID, FeatureEncoder
+from .errors import ConfigError
+from .evaluate import evaluate_labels
+from .forcing import check_forced, drop_missing_label, forced_label_ids
 from .lexicon import read_lexicons
 from .model import LinearChainModel
+from .tagger_training import ALL_PAIRS_DEFAULT, Training, _as_corpus, _dicts, _flat_labels
+from .tagger_files import FilePipeline, read_training_corpus  # noqa: F401  (read_training_corpus: public)
 
 # Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
 # default) leaves the rule's own default, and only the options that are set reach the rule.
-# whether a model keeps a weight for every (feature, label) pair; chosen by measuring (benchmarks/labels.md)
-ALL_PAIRS_DEFAULT = True
-_READ_BATCH = 5000  # sentences per batch of read_training_corpus
 TRAINER_OPTIONS = ("average", "l2", "eta0", "batch_size", "cost", "average_start", "calibration_sentences",
                    "l1", "promotion", "demotion", "initial_weight")
 
 
-def _as_corpus(X, y=None, columns=None):
-    """A Corpus from a Corpus, or from lists of tokens (str, or tuples of column values)."""
-    if isinstance(X, Corpus):
-        return X
-    sentences = list(X)
-    first = next((tok for sent in sentences for tok in sent), "")
-    width = 1 if isinstance(first, str) else len(first)
-    default = ["word"] if width == 1 else ["word", "pos"] + [f"col{i}" for i in range(2, width)]
-    names = list(columns) if columns else default
-    if len(names) != width:
-        raise ValueError(f"columns {names!r} do not match tokens of {width} values")
-    values = {name: [] for name in names}
-    lengths = []
-    for sent in sentences:
-        lengths.append(len(sent))
-        for tok in sent:
-            row = (tok,) if isinstance(tok, str) else tok
-            for name, v in zip(names, row):
-                values[name].append(v)
-    label = None
-    if y is not None:
-        label = "label"
-        values[label] = [l for labels in y for l in labels]
-        if len(values[label]) != sum(lengths):
-            raise ValueError("y must give one label per token")
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return Corpus(
-        columns=values, sentence_offsets=offsets, label=label, path="<memory>",
-        line_numbers=np.zeros(int(offsets[-1]), dtype=np.int64),
-    )
-
-
-def read_training_corpus(path, **reader_options):
-    """``read_corpus`` for training: read in batches, with each distinct string held once and without
-    the original lines (training never writes them back), so that a token costs one pointer per
-    column instead of its own string objects."""
-    from .corpus import concatenate
-    from .readers import iter_corpus
-
-    shared = {}
-    parts = []
-    for batch in iter_corpus(path, require_label=True, batch_sentences=_READ_BATCH, **reader_options):
-        for name, values in batch.columns.items():
-            batch.columns[name] = list(map(shared.setdefault, values, values))
-        batch.lines = None
-        parts.append(batch)
-    return concatenate(parts)
-def _dicts(X):
-    return not isinstance(X, Corpus) and is_dict_input(X)
-
-
-def _flat_labels(X, y):
-    """The labels of y flat over the tokens, checked against the sentence lengths of X."""
-    if y is None:
-        raise ValueError("training data has no labels: give y")
-    if len(X) != len(y) or any(len(a) != len(b) for a, b in zip(X, y)):
-        raise ValueError("y must give one label per token")
-    return [label for labels in y for label in labels]
-
-
-def training_state(rule):
-    """What continued training needs beyond the kept weights: the perceptron's raw weights w, its
-    averaging sums u and example counter (``_kernels/perceptron.py``); nothing for the other rules,
-    which continue from the kept weights with a fresh schedule and average."""
-    if getattr(rule, "name", None) != "perceptron":
-        return {}
-    return {"w": rule.w.copy(), "u": rule.u.copy(), "counter": float(rule.counter)}
 
 
 def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
@@ -114,126 +42,7 @@ def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
     return offsets, np.nonzero(allowed)[1].astype(np.int64)
 
 
-def _plain(value):
-    """``value`` as it reads back from JSON (numpy scalars as Python numbers, tuples as lists)."""
-    return json.loads(json.dumps(value, default=lambda o: o.item()))
-
-
-CHECKPOINT_PREFIX = "checkpoint__"
-
-
-def _write_checkpoint(path, model, rule, state, run_key, input_metadata):
-    """A model file of the weights reached after ``state.epoch`` epochs, plus ``state`` (a
-    ``LoopState``): its arrays as ``checkpoint__NAME``, the rest in the metadata "checkpoint"."""
-    snapshot = copy.copy(model)
-    snapshot.weights = rule.weights()
-    arrays, scalars = {}, {}
-    for name, value in state.rule_state.items():
-        if isinstance(value, np.ndarray):
-            arrays[CHECKPOINT_PREFIX + name] = value
-        else:
-            scalars[name] = value
-    if state.best_weights is not None:
-        arrays[CHECKPOINT_PREFIX + "best_weights"] = state.best_weights
-    history = [{"epoch": r.epoch, "seconds": r.seconds, "stats": r.stats, "dev": r.dev} for r in state.history]
-    snapshot.metadata = _plain({
-        "training": {**run_key["params"], "trainer_options": run_key["trainer_options"], "best_epoch": state.epoch,
-                     "n_sentences": run_key["n_sentences"], "n_tokens": run_key["n_tokens"]},
-        "input": input_metadata,
-        "checkpoint": {
-            "epoch": state.epoch, "rule_state": scalars, "history": history, "best_epoch": state.best_epoch,
-            "best_score": state.best_score if np.isfinite(state.best_score) else None, "run": run_key,
-        },
-    })
-    snapshot.save(path, extra_arrays=arrays)
-
-
-def read_checkpoint(path, run_key=None, epochs=None):
-    """The ``LoopState`` stored in a checkpoint file written by ``fit(checkpoint=...)``.
-
-    run_key : what the run continuing it must share with the run that wrote it (see ``fit``), or
-        None (not checked); epochs : the epochs the continuing run ends at, or None.
-    """
-    from .errors import ModelFileError
-    from .npzfile import read_npz
-    from .train import EpochRecord, LoopState
-
-    arrays, meta = read_npz(path, "checkpoint")
-    saved = meta.get("checkpoint")
-    if not isinstance(saved, dict):
-        raise ModelFileError(f"{path}: not a checkpoint (a model file without the trainer's state)")
-    if run_key is not None and saved["run"] != run_key:
-        differ = sorted(k for k in set(run_key) | set(saved["run"]) if run_key.get(k) != saved["run"].get(k))
-        if "params" in differ:
-            ours, theirs = run_key["params"], saved["run"]["params"]
-            differ = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k)) + differ[1:]
-        raise ConfigError(f"{path}: checkpoint of another run (it differs in: {', '.join(differ)})")
-    if epochs is not None and saved["epoch"] > epochs:
-        raise ConfigError(f"{path}: checkpoint after epoch {saved['epoch']}, beyond the {epochs} epochs asked for")
-    rule_state = {k[len(CHECKPOINT_PREFIX):]: v for k, v in arrays.items() if k.startswith(CHECKPOINT_PREFIX)}
-    best_weights = rule_state.pop("best_weights", None)
-    rule_state.update(saved["rule_state"])
-    history = [EpochRecord(r["epoch"], r["seconds"], r["stats"], r["dev"]) for r in saved["history"]]
-    best_score = saved["best_score"] if saved["best_score"] is not None else -np.inf
-    return LoopState(saved["epoch"], rule_state, history, saved["best_epoch"], best_score, best_weights)
-
-
-def drop_missing_label(encoder, encoded, missing_label):
-    """Unlabelled tokens: remove ``missing_label`` from the encoder's labels and give its tokens
-    the gold id -1 (the later labels move down by one; labels stay in sorted order)."""
-    if missing_label not in encoder.labels_:
-        return
-    missing = encoder.labels_.index(missing_label)
-    encoder.labels_.remove(missing_label)
-    if not encoder.labels_:
-        raise ValueError(f"every training token has the missing label {missing_label!r}")
-    gold = encoded.labels
-    gold[gold == missing] = -1
-    gold[gold > missing] -= 1
-
-
-def forced_label_ids(model, forced, missing_label, path="<forced>", line_numbers=None):
-    """int64 (n_tokens,) label ids of a forced-label column (flat list of str or None), -1 where the
-    label is free (None or ``missing_label``).
-
-    Raises InputFormatError naming path:line (or the token number) for a label the model does not
-    know. The transition constraint is checked by ``check_forced``."""
-    index = {label: i for i, label in enumerate(model.labels)}
-    ids = np.full(len(forced), -1, dtype=np.int64)
-    for i, label in enumerate(forced):
-        if label is None or label == missing_label:
-            continue
-        if label not in index:
-            raise _forced_error(path, line_numbers, i, f"forced label {label!r} is not a label of the model")
-        ids[i] = index[label]
-    return ids
-
-
-def check_forced(model, ids, sentence_offsets, path="<forced>", line_numbers=None):
-    """InputFormatError when the transition constraint forbids a forced label after the start of
-    its sentence or after the forced label of the token before it."""
-    penalty = model.mask_penalty
-    start = model.n_labels
-    first = np.zeros(len(ids), dtype=bool)
-    first[sentence_offsets[:-1][np.diff(sentence_offsets) > 0]] = True
-    prev = np.concatenate([[start], ids[:-1]])
-    prev[first] = start
-    forbidden = penalty[np.where(prev < 0, start, prev), np.maximum(ids, 0)] == -np.inf
-    bad = np.flatnonzero((ids >= 0) & (prev != -1) & forbidden)
-    if len(bad):
-        i = int(bad[0])
-        after = "at the start of a sentence" if prev[i] == start else f"after {model.labels[prev[i]]!r}"
-        raise _forced_error(path, line_numbers, i, f"forced label {model.labels[ids[i]]!r} is not allowed {after} "
-                                                   f"(constraint {model.constrain!r})")
-
-
-def _forced_error(path, line_numbers, i, message):
-    if line_numbers is not None and len(line_numbers) > i and line_numbers[i] > 0:
-        return InputFormatError(path, int(line_numbers[i]), message)
-    return InputFormatError(path, None, f"token {i + 1}: {message}")
-
-
-class Tagger:
+class Tagger(Training, FilePipeline):
     """A sequence tagger trained on-line by one of ``structperc.train.TRAINERS``.
 
     Parameters
@@ -373,67 +182,6 @@ class Tagger:
                               lexicons=lexicons)
 
     # ------------------------------------------------------------------ training
-    def fit_file(self, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
-                 resume=None, client=None, partial=False, **reader_options):
-        """Read a labelled corpus file (and a dev file) with ``read_corpus`` and fit; returns self.
-
-        partial : continue training the fitted model (``partial_fit``) instead of fitting anew.
-        reader_options : keyword arguments of ``read_corpus`` (format, columns, label, encoding,
-            only_types, ...). They are recorded in the model with the format and columns found, and
-            ``read``, ``tag_file`` and ``evaluate_file`` use them.
-        checkpoint, checkpoint_every, resume, client : as in ``fit``.
-        """
-        from .readers import read_corpus
-
-        self.trainer_options()  # a bad option fails before a large corpus is read
-        self.check_engine(client)
-        dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
-        reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
-        run = dict(dev=dev_corpus, progress=progress, callback=callback, checkpoint=checkpoint,
-                   checkpoint_every=checkpoint_every, resume=resume, client=client)
-        if partial and hasattr(self, "model_"):
-            # continued training encodes with the fitted model's feature index: no cache
-            return self.partial_fit(read_training_corpus(path, **reader_options), input_metadata=reader_options,
-                                    **run)
-        if self.cache_dir is not None:
-            encoder, encoded, found = self._cached_encoding(path, reader_options)
-            return self._fit_encoded(encoder, encoded, {**reader_options, **found}, **run)
-        # no reference to the training corpus is kept here: ``fit`` drops its strings once encoded
-        return self.fit(read_training_corpus(path, **reader_options), input_metadata=reader_options, **run)
-
-    def _cached_encoding(self, path, reader_options):
-        """(encoder, encoded corpus, what was read: format, columns, label) of the training file
-        ``path``, from ``cache_dir`` (memory-mapped) or read, encoded and stored there."""
-        from .cache import load_or_build
-        from .encode import EncodedCorpus
-        from .readers import read_corpus
-
-        fields = ("sentence_offsets", "feature_offsets", "feature_ids", "pair_offsets", "pair_ids", "labels",
-                  "word_ids")
-
-        def build():
-            corpus = read_corpus(path, **reader_options)
-            if corpus.label is None:
-                raise ValueError("training data has no label column")
-            encoder = self._encoder()
-            encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
-            state, meta = encoder.state()
-            arrays = {f"encoder__{k}": v for k, v in state.items()}
-            arrays.update({f"encoded__{k}": getattr(encoded, k) for k in fields if getattr(encoded, k) is not None})
-            read = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
-            return arrays, {"encoder": meta, "input": read}
-
-        templates = self.templates if isinstance(self.templates, str) else list(self.templates)
-        options = {"templates": templates, "min_count": self.min_count, "rare_threshold": self.rare_threshold,
-                   "hash_bits": self.hash_bits, "reader": reader_options}
-        if isinstance(templates, str) and os.path.isfile(templates):
-            options["template_file"] = file_sha256(templates)
-        arrays, meta, _ = load_or_build(self.cache_dir, path, options, build)
-        state = {k[len("encoder__"):]: v for k, v in arrays.items() if k.startswith("encoder__")}
-        encoder = FeatureEncoder.from_state(state, meta["encoder"])
-        encoded = EncodedCorpus(**{k: arrays.get(f"encoded__{k}") for k in fields})
-        return encoder, encoded, meta["input"]
-
     def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
             checkpoint_every=1, resume=None, input_metadata=None, client=None):
         """Train on X (a Corpus with labels, or token lists with labels y); returns self.
@@ -510,181 +258,6 @@ class Tagger:
                     checkpoint_every=checkpoint_every, resume=resume, client=client)
         return self
 
-    def _train(self, rule, model, encoded, options, read, dev, dev_y, progress, callback, checkpoint=None,
-               checkpoint_every=1, resume=None, client=None, init_state=None, start_epoch=0):
-        """Run ``rule`` on the encoded training data (serially, or by parameter mixing), record the
-        run in the model's metadata, prune.
-
-        resume : a checkpoint path (``fit``); init_state : the model's kept training state when
-            continuing a fitted model (``partial_fit``); start_epoch : the epochs that model has run."""
-        from .train import Problem, train_online
-
-        encoder = model.encoder
-        dev_score = None
-        dev_sentences = None
-        if dev is not None:
-            dev_encoded, dev_gold = self._encode(dev, dev_y)
-            dev_sentences = dev_encoded.n_sentences
-            chunks = is_bio(model.labels)
-
-            def dev_score(weights):
-                predicted, _ = model.decode(dev_encoded, weights)
-                names = np.asarray(model.labels, dtype=object)[predicted]
-                result = evaluate_labels(dev_gold, names, dev_encoded.sentence_offsets, chunks)
-                result["score"] = result["f1"] if chunks else result["accuracy"]
-                return result
-
-        last_epoch = start_epoch + self.epochs
-        kept_state = {}
-
-        def on_epoch(record):
-            record.epoch += start_epoch
-            if record.epoch == last_epoch and self.resumable:
-                kept_state.update(training_state(rule))
-            if callback is not None:
-                callback(record)
-
-        params = self.get_params()
-        # how and where the run was computed is not part of the model; parameter mixing is
-        for name, default in (("workers", 1), ("scheduler", None), ("mix", "uniform"), ("hash_bits", None),
-                              ("cache_dir", None)):
-            if params[name] == default or name in ("scheduler", "cache_dir"):
-                del params[name]
-        params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
-        lexicons = getattr(encoder, "lexicons", None)  # feature dicts have none
-        params["lexicons"] = {name: lex.source for name, lex in (lexicons or {}).items()} or None
-        if params["all_pairs"] == ALL_PAIRS_DEFAULT:
-            del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
-        if not params["resumable"]:
-            del params["resumable"]  # recorded only when set, like all_pairs
-        # what a checkpoint must share with the run that continues it (epochs may grow)
-        run_key = _plain({
-            "params": {k: v for k, v in params.items() if k != "epochs"}, "trainer_options": options,
-            "input": read, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
-            "features_seen": encoder.n_features_, "pair_features_seen": encoder.n_pair_features_,
-            "dev_sentences": dev_sentences,
-        })
-        loop_state = None
-        if resume is not None:
-            loop_state = read_checkpoint(resume, run_key, self.epochs)
-        write_checkpoint = None
-        if checkpoint is not None:
-            if int(checkpoint_every) != checkpoint_every or checkpoint_every < 1:
-                raise ConfigError(f"checkpoint_every must be a positive integer, got {checkpoint_every!r}")
-
-            def write_checkpoint(state):
-                if state.epoch % checkpoint_every == 0:
-                    _write_checkpoint(checkpoint, model, rule, state, run_key, read)
-
-        problem = Problem(model, model.data(encoded))
-        problem.resume = init_state
-        if self._mixing(client):
-            self.history_, self.n_iter_ = self._train_mixed(rule, problem, dev_score, progress, on_epoch, client)
-            params["workers"] = self.n_shards_
-            params["mix"] = self.mix
-        else:
-            self.history_, self.n_iter_ = train_online(
-                rule, problem, self.epochs, seed=self.seed, dev_score=dev_score, progress=progress,
-                callback=on_epoch, checkpoint=write_checkpoint, resume=loop_state, start_epoch=start_epoch,
-            )
-        self.n_iter_ += start_epoch
-        previous = model.metadata.get("training")
-        model.metadata["training"] = {
-            **params, "trainer_options": options,
-            "best_epoch": self.n_iter_, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
-        }
-        if previous is not None:
-            history = previous.pop("runs", [])
-            model.metadata["training"]["runs"] = history + [previous]
-        if start_epoch:
-            model.metadata["training"]["epochs_done"] = last_epoch
-        model.metadata["input"] = read
-        if dev is not None:
-            model.metadata["dev_history"] = [r.dev for r in self.history_]
-        model.metadata["training"]["features_seen"] = encoder.n_features_
-        model.metadata["training"]["pair_features_seen"] = encoder.n_pair_features_
-        model.training_state = kept_state or None
-        rule = None  # its buffers (the raw weights, the averaging sums) are no longer needed
-        model.prune()
-
-    def partial_fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, input_metadata=None,
-                    checkpoint=None, checkpoint_every=1, resume=None, client=None):
-        """Continue training the fitted (or loaded) model on X for ``epochs`` more epochs; returns self.
-
-        The templates must be the model's. Attributes (dict input) and labels that are new get zero
-        weights first; with template input the feature index is the model's (a feature it does not
-        hold is not added). A model of gold feature-label pairs keeps its pairs (a new feature gets
-        none). The shuffles continue the seed's sequence after the epochs already run.
-        A perceptron continues its averaging exactly when the model carries its training state
-        (fitted with ``resumable=True``); the other rules start their schedule and average afresh
-        from the kept weights. Without a fitted model this is ``fit``. The other arguments are
-        ``fit``'s.
-        """
-        from .templates import load_templates
-        from .train import make_rule
-
-        run = dict(checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume, client=client)
-        if not hasattr(self, "model_"):
-            return self.fit(X, y, dev=dev, dev_y=dev_y, progress=progress, callback=callback,
-                            input_metadata=input_metadata, **run)
-        options = self.trainer_options()
-        self.check_engine(client)
-        model, encoder = self.model_, self.model_.encoder
-        rule = make_rule(self.trainer, **options)
-        if rule.normalization != model.normalization:
-            raise ConfigError(f"a {self.trainer} model has {rule.normalization} normalization; "
-                              f"this model has {model.normalization}")
-        if _dicts(X):
-            if not isinstance(encoder, AttributeEncoder):
-                raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
-            encoded = encoder.extend(X, _flat_labels(X, y))
-            read = {**(input_metadata or {}), "format": "dicts"}
-        else:
-            if isinstance(encoder, AttributeEncoder):
-                raise ConfigError("this model was trained on feature dicts and has no templates")
-            wanted = [str(t) for t in load_templates(self.templates)]
-            if wanted != encoder.template_strings_:
-                raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
-                                  f"{', '.join(encoder.template_strings_)}")
-            corpus = _as_corpus(X, y, self.columns)
-            if corpus.label is None:
-                raise ValueError("training data has no label column")
-            labels = corpus.columns[corpus.label]
-            known = set(encoder.labels_)
-            if self.missing_label is not None:
-                known.add(self.missing_label)
-            encoder.labels_ = encoder.labels_ + sorted({label for label in labels if label not in known})
-            if self.missing_label is not None and self.missing_label in labels:
-                # the missing symbol takes the id after the labels for the encoding, then becomes -1
-                encoder.labels_.append(self.missing_label)
-            encoded = encoder.transform(corpus)
-            if self.missing_label is not None:
-                drop_missing_label(encoder, encoded, self.missing_label)
-            read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
-                    "label": corpus.label}
-        if model.tag_dict is None:
-            encoded.word_ids = None
-        model.grow(encoder.n_features_, encoder.labels_)
-        previous = model.metadata.get("training", {})
-        init_state = model.training_state if previous.get("trainer") == self.trainer else None
-        self.labels_ = model.labels
-        self._train(rule, model, encoded, options, read, dev, dev_y, progress, callback, init_state=init_state,
-                    start_epoch=int(previous.get("epochs_done", previous.get("epochs", 0))), **run)
-        return self
-
-    def _train_mixed(self, rule, problem, dev_score, progress, callback, client):
-        from .train.mixing import dask_client, train_mixed
-
-        def run(client):
-            self.n_shards_ = len(client.scheduler_info(n_workers=-1)["workers"])
-            return train_mixed(rule, problem, self.epochs, client, seed=self.seed, mix=self.mix,
-                               dev_score=dev_score, progress=progress, callback=callback)
-
-        if client is not None:
-            return run(client)
-        with dask_client(self.workers, self.scheduler) as client:
-            return run(client)
-
     # ------------------------------------------------------------------ prediction
     def predict_corpus(self, corpus, forced=None):
         """Predicted label strings, flat over the tokens of a Corpus, and each sentence's score.
@@ -750,7 +323,8 @@ class Tagger:
     def predict_marginals(self, X):
         """P(y_t = label | x) as scikit-learn-crfsuite gives it: per sentence, per token, a dict
         {label: probability}. Needs a probabilistic model (crf, memm)."""
-        from .probability import check_probabilistic, marginals as label_marginals
+        from .probability import check_probabilistic
+        from .probability import marginals as label_marginals
 
         check_probabilistic(self.model_)
         encoded, _ = self._encode(X)
@@ -802,101 +376,6 @@ class Tagger:
         return self
 
     # ------------------------------------------------------------------ files
-    def reader_options(self, format=None, tag_sep=None):
-        """The ``read_corpus`` options recorded at fitting; ``format`` and ``tag_sep`` replace them
-        when given (another format drops the recorded options of the training format)."""
-        options = dict(self.model_.metadata.get("input", {}))
-        if format is not None and format != options.get("format"):
-            options["format"] = format
-            options.pop("tag_sep", None)
-        if tag_sep is not None:
-            options["tag_sep"] = tag_sep
-        return options
-
-    def read(self, path, format=None, require_label=True, tag_sep=None):
-        """Read a corpus file as the training corpus was read."""
-        from .readers import read_corpus
-
-        self._check_templates()
-        return read_corpus(path, **self.reader_options(format, tag_sep), require_label=require_label)
-
-    def _check_templates(self):
-        if isinstance(self.model_.encoder, AttributeEncoder):
-            raise ConfigError("this model was trained on feature dicts and has no templates: "
-                              "tag its input with the Python API (Tagger.predict on dicts)")
-
-    def evaluate_file(self, path, format=None, tag_sep=None):
-        """``evaluate`` on a labelled corpus file read as the training corpus was."""
-        return self.evaluate(self.read(path, format, tag_sep=tag_sep))
-
-    def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
-                 force_column=None):
-        """Read, tag and write batch by batch: the input columns plus the predicted label.
-
-        input : file, or "-" for standard input; read lazily, so files larger than memory stream.
-        output : file written atomically (nothing is left on an error or an interrupt), or None for
-            standard output.
-        marginals : None, "best" (P(predicted label | x) per token) or "all" (one "label:P" column
-            per label); probability : write "# probability P(y|x)" before each sentence. Both need a
-            probabilistic model (crf, memm).
-        force_column : None, or the 1-based input column holding a forced label or the missing
-            symbol (``missing_label``, or "?" when the model was trained without one) per token;
-            decoding and the marginals keep the forced labels. A forced label that the model does
-            not know or that the transition constraint forbids is an InputFormatError at its line.
-
-        Returns counts and the time from opening the input to the last write: sentences, tokens,
-        seconds, tokens_per_second.
-        """
-        from .readers import iter_corpus, write_tagged
-        from .files import open_output
-
-        if marginals not in (None, "best", "all"):
-            raise ConfigError(f"marginals takes 'best' or 'all', got {marginals!r}")
-        self._check_templates()
-        model = self.model_
-        if marginals or probability:
-            from .probability import check_probabilistic, marginals as label_marginals
-
-            check_probabilistic(model)
-        labels = np.asarray(model.labels, dtype=object)
-        options = self.reader_options(format, tag_sep)
-        force_name = None
-        if force_column is not None:
-            columns = list(options.get("columns") or [])
-            if int(force_column) < 1:
-                raise ConfigError(f"--force-column is 1-based, got {force_column!r}")
-            columns += [f"col{i}" for i in range(len(columns) + 1, int(force_column) + 1)]
-            force_name = columns[int(force_column) - 1]
-            options["columns"] = columns
-        missing = self.missing_symbol()
-        start = time.perf_counter()
-        sentences = tokens = 0
-        with open_output(output) as out:
-            for batch in iter_corpus(input, **options, require_label=False):
-                encoded = model.encoder.transform(batch, with_labels=False)
-                forced = None
-                if force_name is not None:
-                    if force_name not in batch.columns:
-                        raise ConfigError(f"--force-column {force_column}: the input has no column {force_column}")
-                    forced = forced_label_ids(model, batch.columns[force_name], missing, batch.path, batch.line_numbers)
-                    check_forced(model, forced, batch.sentence_offsets, batch.path, batch.line_numbers)
-                ids, _ = self._predict_encoded(encoded, forced)
-                extra, headers = None, None
-                if marginals or probability:
-                    node, log_probability = label_marginals(model, encoded, forced=forced)
-                    if marginals == "best":
-                        extra = [[f"{p:.4f}" for p in node[np.arange(len(ids)), ids]]]
-                    elif marginals == "all":
-                        extra = [[f"{label}:{p:.4f}" for p in node[:, c]] for c, label in enumerate(model.labels)]
-                    if probability:
-                        headers = [f"# probability {np.exp(lp):.6f}" for lp in log_probability]
-                write_tagged(out, batch, labels[ids].tolist(), extra_columns=extra, sentence_headers=headers)
-                sentences += batch.n_sentences
-                tokens += batch.n_tokens
-            seconds = time.perf_counter() - start
-        return {"sentences": sentences, "tokens": tokens, "seconds": seconds,
-                "tokens_per_second": tokens / seconds if seconds > 0 else float("inf")}
-
     def describe(self, top=10):
         """Labels, sizes, the model's metadata (training options, input options) and the ``top``
         highest weighted emission features per label as (description, weight) pairs."""
