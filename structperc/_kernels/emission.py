@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a call would pass the Layout record each time
 def emission_index(layout, f, c):
     """Index in w of the weight of (feature f, label c), or -1 when the model has no such pair."""
     offsets = layout.emission_offsets
@@ -29,7 +29,7 @@ def emission_index(layout, f, c):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a call would pass the Layout record each time
 def gather_row(w, layout, f, out):
     """out[c] += w[emission_index(f, c)] for every label c of feature f; out : float64 (L,)."""
     offsets = layout.emission_offsets
@@ -43,7 +43,7 @@ def gather_row(w, layout, f, out):
             out[labels[k]] += w[k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a call would pass the Layout record each time
 def gather_row_scaled(w, layout, f, value, out):
     """out[c] += value * w[emission_index(f, c)] for every label c of feature f (a real-valued
     feature occurrence); out : float64 (L,)."""
@@ -58,7 +58,7 @@ def gather_row_scaled(w, layout, f, value, out):
             out[labels[k]] += value * w[k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a call would pass the Layout record each time
 def scatter_row(target, layout, f, scale, values):
     """target[emission_index(f, c)] += scale * values[c] for every label c of feature f;
     values : float64 (L,)."""
