@@ -17,6 +17,7 @@ import numpy as np
 
 from .encode import EncodedCorpus
 from .errors import ConfigError
+from .vocabulary import _Index, _Interner
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -26,17 +27,6 @@ class EncodedAttributes(EncodedCorpus):
     """An EncodedCorpus with a float32 value per feature occurrence (None: all 1)."""
 
     feature_values: np.ndarray | None = None
-
-
-class _Index(dict):
-    def __missing__(self, key):
-        return -1
-
-
-class _Interner(dict):
-    def __missing__(self, key):
-        value = self[key] = len(self)
-        return value
 
 
 def is_dict_input(X):
