@@ -23,7 +23,7 @@ and the two agree. A sentence with no known label contributes nothing (log P = 0
 import numpy as np
 from numba import njit
 
-from .emission import scatter_row
+from .emission import scatter_features
 from .forward_backward import forward_backward, forward_backward_scaled
 from .scoring import add_phi, has_missing, known_label_penalty, phi_indices, phi_values, sentence_scores
 from .sgd import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, scaled_scores
@@ -49,15 +49,13 @@ def add_expected_counts(target, scale, layout, data, a, b, node, edge):
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     pair_offsets, pair_ids = data.pair_offsets, data.pair_ids
-    valued = data.feature_values.shape[0] > 0
     size = (n_labels + 1) * n_labels
     n = b - a
     off_trans = layout.off_trans
     has_pairs = pair_offsets.shape[0] > 0
     for t in range(n):
-        for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
-            amount = scale * data.feature_values[k] if valued else scale
-            scatter_row(target, layout, feature_ids[k], amount, node[t])
+        scatter_features(target, layout, feature_ids, data.feature_values, feature_offsets[a + t],
+                         feature_offsets[a + t + 1], scale, node[t])
         # edge[t, p, c] sits at p * L + c of the transition block and of each pair feature's block
         for p in range(n_labels + 1):
             for c in range(n_labels):

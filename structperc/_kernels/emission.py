@@ -29,48 +29,62 @@ def emission_index(layout, f, c):
     return -1
 
 
-@njit(cache=True, inline="always")  # a call would pass the Layout record each time
-def gather_row(w, layout, f, out):
-    """out[c] += w[emission_index(f, c)] for every label c of feature f; out : float64 (L,)."""
+# The two loops below run once per token over the token's feature occurrences [lo, hi). They take
+# the layout's branch once per token, not once per feature: numba pays a reference count on every
+# array taken out of a record, and at the feature level those counts cost several times the work.
+@njit(cache=True, inline="always")
+def gather_features(w, layout, feature_ids, values, lo, hi, out):
+    """out[c] += value_k * w[emission_index(f_k, c)] for the feature occurrences k in [lo, hi) and
+    every label c the model has for f_k; ``values`` empty: every value is 1. out : float64 (L,)."""
     offsets = layout.emission_offsets
+    n_labels = layout.n_labels
     if offsets.shape[0] == 0:
-        base = f * layout.n_labels
-        for c in range(layout.n_labels):
-            out[c] += w[base + c]
+        if values.shape[0] == 0:
+            for k in range(lo, hi):
+                base = feature_ids[k] * n_labels
+                for c in range(n_labels):
+                    out[c] += w[base + c]
+        else:
+            for k in range(lo, hi):
+                base = feature_ids[k] * n_labels
+                x = np.float64(values[k])
+                for c in range(n_labels):
+                    out[c] += x * w[base + c]
     else:
         labels = layout.emission_labels
-        for k in range(offsets[f], offsets[f + 1]):
-            out[labels[k]] += w[k]
+        for k in range(lo, hi):
+            f = feature_ids[k]
+            x = np.float64(values[k]) if values.shape[0] > 0 else 1.0
+            for j in range(offsets[f], offsets[f + 1]):
+                out[labels[j]] += x * w[j]
 
 
-@njit(cache=True, inline="always")  # a call would pass the Layout record each time
-def gather_row_scaled(w, layout, f, value, out):
-    """out[c] += value * w[emission_index(f, c)] for every label c of feature f (a real-valued
-    feature occurrence); out : float64 (L,)."""
+@njit(cache=True, inline="always")
+def scatter_features(target, layout, feature_ids, values, lo, hi, scale, row):
+    """target[emission_index(f_k, c)] += scale * value_k * row[c] for the feature occurrences k in
+    [lo, hi) and every label c the model has for f_k; ``values`` empty: every value is 1.
+    row : float64 (L,)."""
     offsets = layout.emission_offsets
+    n_labels = layout.n_labels
     if offsets.shape[0] == 0:
-        base = f * layout.n_labels
-        for c in range(layout.n_labels):
-            out[c] += value * w[base + c]
+        if values.shape[0] == 0:
+            for k in range(lo, hi):
+                base = feature_ids[k] * n_labels
+                for c in range(n_labels):
+                    target[base + c] += scale * row[c]
+        else:
+            for k in range(lo, hi):
+                base = feature_ids[k] * n_labels
+                x = scale * values[k]
+                for c in range(n_labels):
+                    target[base + c] += x * row[c]
     else:
         labels = layout.emission_labels
-        for k in range(offsets[f], offsets[f + 1]):
-            out[labels[k]] += value * w[k]
-
-
-@njit(cache=True, inline="always")  # a call would pass the Layout record each time
-def scatter_row(target, layout, f, scale, values):
-    """target[emission_index(f, c)] += scale * values[c] for every label c of feature f;
-    values : float64 (L,)."""
-    offsets = layout.emission_offsets
-    if offsets.shape[0] == 0:
-        base = f * layout.n_labels
-        for c in range(layout.n_labels):
-            target[base + c] += scale * values[c]
-    else:
-        labels = layout.emission_labels
-        for k in range(offsets[f], offsets[f + 1]):
-            target[k] += scale * values[labels[k]]
+        for k in range(lo, hi):
+            f = feature_ids[k]
+            x = scale * values[k] if values.shape[0] > 0 else scale
+            for j in range(offsets[f], offsets[f + 1]):
+                target[j] += x * row[labels[j]]
 
 
 @njit(cache=True)

@@ -27,7 +27,7 @@ MEMM's objective is a sum of per-token terms, and only the fully observed ones a
 import numpy as np
 from numba import njit
 
-from .emission import scatter_row
+from .emission import scatter_features
 from .scoring import local_context_scores2, local_log_probabilities, second_order_scores, sentence_scores
 from .second_order import history_block
 from .sgd import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, scaled_scores
@@ -95,7 +95,6 @@ def add_local_gradient(target, scale, layout, data, a, b, q, gold_log_q):
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     pair_offsets, pair_ids, gold = data.pair_offsets, data.pair_ids, data.gold
-    valued = data.feature_values.shape[0] > 0
     size = (n_labels + 1) * n_labels
     g = np.empty(n_labels)
     has_pairs = pair_offsets.shape[0] > 0
@@ -106,8 +105,8 @@ def add_local_gradient(target, scale, layout, data, a, b, q, gold_log_q):
         for c in range(n_labels):
             g[c] = scale * -q[t, c]
         g[gold[a + t]] += scale
-        for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
-            scatter_row(target, layout, feature_ids[k], data.feature_values[k] if valued else 1.0, g)
+        scatter_features(target, layout, feature_ids, data.feature_values, feature_offsets[a + t],
+                         feature_offsets[a + t + 1], 1.0, g)
         base = layout.off_trans + p * n_labels
         for c in range(n_labels):
             target[base + c] += g[c]

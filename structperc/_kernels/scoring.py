@@ -8,7 +8,7 @@ A sentence is tokens [a, b) of ``data``.
 import numpy as np
 from numba import njit
 
-from .emission import emission_index, gather_row, gather_row_scaled
+from .emission import emission_index, gather_features
 from .second_order import history_block
 
 
@@ -19,18 +19,10 @@ def emission_scores(w, layout, data, a, b):
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     cand_offsets, cand_labels = data.cand_offsets, data.cand_labels
-    feature_values = data.feature_values
     emission = np.zeros((b - a, n_labels))
-    if feature_values.shape[0] == 0:  # binary corpus: the loop of a template-only model, unchanged
-        for t in range(b - a):
-            row = emission[t]
-            for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
-                gather_row(w, layout, feature_ids[k], row)
-    else:
-        for t in range(b - a):
-            row = emission[t]
-            for k in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
-                gather_row_scaled(w, layout, feature_ids[k], np.float64(feature_values[k]), row)
+    for t in range(b - a):
+        gather_features(w, layout, feature_ids, data.feature_values, feature_offsets[a + t],
+                        feature_offsets[a + t + 1], emission[t])
     if cand_offsets.shape[0] > 0:
         for t in range(b - a):
             allowed = np.zeros(n_labels, dtype=np.bool_)
@@ -248,6 +240,7 @@ def phi_values(layout, data, a, b, y):
     if data.feature_values.shape[0] == 0:
         return np.zeros(0)
     feature_offsets, feature_ids, pair_offsets = data.feature_offsets, data.feature_ids, data.pair_offsets
+    feature_values = data.feature_values
     has_pairs = pair_offsets.shape[0] > 0
     out = np.ones(phi_size(layout, data, a, b))
     k = 0
@@ -255,7 +248,7 @@ def phi_values(layout, data, a, b, y):
         c = y[t]
         for j in range(feature_offsets[a + t], feature_offsets[a + t + 1]):
             if emission_index(layout, feature_ids[j], c) >= 0:
-                out[k] = data.feature_values[j]
+                out[k] = feature_values[j]
                 k += 1
         k += 1
         if has_pairs:

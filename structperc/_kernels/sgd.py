@@ -160,8 +160,9 @@ def l1_sentence(v, u, q, state, layout, data, a, b, credit):
     block at order 2)."""
     n_labels = layout.n_labels
     emission_offsets = layout.emission_offsets
+    feature_ids, pair_offsets, pair_ids = data.feature_ids, data.pair_offsets, data.pair_ids
     for k in range(data.feature_offsets[a], data.feature_offsets[b]):
-        f = data.feature_ids[k]
+        f = feature_ids[k]
         if emission_offsets.shape[0] == 0:  # the weights of (f, c) for every label (``emission.py``)
             lo, hi = f * n_labels, f * n_labels + n_labels
         else:
@@ -169,10 +170,10 @@ def l1_sentence(v, u, q, state, layout, data, a, b, credit):
         for i in range(lo, hi):
             l1_apply(v, u, q, state, i, credit)
     size = (n_labels + 1) * n_labels
-    pair_lo = data.pair_offsets[a] if data.pair_offsets.shape[0] > 0 else 0
-    pair_hi = data.pair_offsets[b] if data.pair_offsets.shape[0] > 0 else 0
+    pair_lo = pair_offsets[a] if pair_offsets.shape[0] > 0 else 0
+    pair_hi = pair_offsets[b] if pair_offsets.shape[0] > 0 else 0
     for k in range(pair_lo, pair_hi):
-        base = layout.off_pair + data.pair_ids[k] * size
+        base = layout.off_pair + pair_ids[k] * size
         for j in range(size):
             l1_apply(v, u, q, state, base + j, credit)
     for i in range(layout.off_trans, layout.off_pair):  # transitions and end
