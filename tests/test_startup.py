@@ -52,7 +52,7 @@ def test_cold_cache_prints_the_notice_once_and_a_warm_one_not_at_all(tiny_model,
     assert warm.stdout == cold.stdout
 
 
-def test_tag_imports_neither_scipy_linalg_nor_conllu(tiny_model):
+def test_tag_imports_neither_scipy_linalg_nor_conllu_nor_training_kernels(tiny_model):
     corpus, model = tiny_model
     script = (
         "import atexit, json, sys\n"
@@ -65,8 +65,11 @@ def test_tag_imports_neither_scipy_linalg_nor_conllu(tiny_model):
     assert done.returncode == 0, done.stderr
     modules = json.loads(done.stderr.split("MODULES ", 1)[1])
     assert "structperc.tagger" in modules  # the script did tag
-    loaded = [m for m in modules if m.startswith(("scipy.linalg", "conllu", "seqeval", "matplotlib"))]
+    loaded = [m for m in modules if m.startswith(("scipy.linalg", "conllu", "seqeval", "matplotlib", "pydantic"))]
     assert loaded == []
+    # the epoch kernels of the learning rules are imported by training only
+    training = {f"structperc._kernels.{name}" for name in ("crf", "memm", "hinge", "perceptron", "winnow", "elastic")}
+    assert training.isdisjoint(modules)
     # scipy.linalg is still importable in such a process (the BLAS probe was skipped, not blocked)
     probe = script.replace("main()\n", "main()\nimport scipy.linalg\nscipy.linalg.cython_blas\n")
     assert _run("-c", probe).returncode == 0

@@ -1,5 +1,4 @@
 """Linear-chain CRF trained by SGD with lazy L2 scaling (Bottou's crfsgd, CRFsuite's l2sgd)."""
-from .._kernels.crf import crf_epoch
 from ..errors import ConfigError
 from .sgd import ScaledSGDRule
 
@@ -48,6 +47,7 @@ class CRFRule(ScaledSGDRule):
             raise ConfigError(f"batch_size must be a positive integer, got {self.batch_size!r}")
 
     def _pass(self, v, u, state, visit_order, rate):
+        from .._kernels.crf import crf_epoch  # here, not at import: `tag` needs no training kernel
         log_likelihood, skipped = crf_epoch(v, u, state, self.layout, self.problem.data, visit_order, rate,
                                             int(self.batch_size))
         return log_likelihood, {"skipped": skipped}

@@ -1,7 +1,6 @@
 """Collins' (2002) structured perceptron, averaged or not."""
 import numpy as np
 
-from .._kernels.perceptron import perceptron_epoch
 from .base import LearningRule
 
 
@@ -29,6 +28,7 @@ class PerceptronRule(LearningRule):
                 self.u[:] = resume["u"]
 
     def run(self, visit_order):
+        from .._kernels.perceptron import perceptron_epoch  # here, not at import: `tag` needs no training kernel
         self.counter, sentence_errors, token_errors = perceptron_epoch(
             self.w, self.u, self.counter, self.layout, self.problem.data, visit_order)
         return {"sentence_errors": sentence_errors, "token_errors": token_errors}
