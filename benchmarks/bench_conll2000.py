@@ -2,8 +2,10 @@
 
 Every job is a separate process, timed as a whole (start, read, extract, train, save; or start,
 read, extract, tag, write) with its peak RSS from wait4, for both systems alike. Each job runs
-REPEATS times; the table gives the median with the minimum and maximum of that one run of the
-script, never a kept fast run. structperc's cold time is measured with an empty numba cache each
+REPEATS times, in rounds (each round runs every job once, both systems), so that a drift of
+the machine's speed touches every job alike; the table gives the median with the minimum and
+maximum of that one run of the script, never a kept fast run, and each ratio also as the median
+of its per-round ratios. structperc's cold time is measured with an empty numba cache each
 time, its warm time with the cache the cold runs filled.
 
 Writes benchmarks/results.md and the table between the `bench-conll2000` markers of README.md.
@@ -44,16 +46,21 @@ def run_once(cmd, env=None):
     return seconds, usage.ru_maxrss / 1024, stdout
 
 
+def summary(runs):
+    """Median, minimum and maximum seconds, median peak RSS and the last stdout of (seconds, RSS, stdout) runs."""
+    seconds = [r[0] for r in runs]
+    return {"seconds": statistics.median(seconds), "min": min(seconds), "max": max(seconds),
+            "rss_mb": statistics.median(r[1] for r in runs), "stdout": runs[-1][2], "runs": seconds}
+
+
 def measure(cmd, repeats, env=None, before=None):
-    """Run ``cmd`` ``repeats`` times (calling ``before()`` ahead of each run); timing summary."""
+    """Run ``cmd`` ``repeats`` times (calling ``before()`` ahead of each run); ``summary`` of the runs."""
     runs = []
     for _ in range(repeats):
         if before is not None:
             before()
         runs.append(run_once(cmd, env))
-    seconds = [r[0] for r in runs]
-    return {"seconds": statistics.median(seconds), "min": min(seconds), "max": max(seconds),
-            "rss_mb": statistics.median(r[1] for r in runs), "stdout": runs[-1][2]}
+    return summary(runs)
 
 
 def structperc_train(corpus, model, trainer="perceptron", epochs=10, np_only=False, extra=()):
@@ -95,38 +102,55 @@ def main():
     run_once([BIN / "structperc", "tag", corpus / "test.txt", "--model", work / "cold.npz",
               "--output", work / "cold.txt", "--quiet"], env)
 
-    jobs = [("sp_all", "perceptron", 10, False, ()), ("sp_np", "perceptron", 10, True, ()),
+    # every warm job, structperc's and python-crfsuite's, runs once per round and the rounds repeat:
+    # a drift of the machine's speed during the script then touches every job alike
+    jobs = []  # (key, label, command, tokens, model file, kind)
+    for key, trainer, epochs, np_only, extra in (
+            ("sp_all", "perceptron", 10, False, ()), ("sp_np", "perceptron", 10, True, ()),
             ("sp_np_noavg", "perceptron", 10, True, ("--no-average",)), ("sp_crf", "crf", 20, True, ()),
             ("sp_hinge", "hinge", 10, True, ()), ("sp_hinge_noavg", "hinge", 10, True, ("--no-average",)),
-            ("sp_memm", "memm", 10, True, ())]
-    for key, trainer, epochs, np_only, extra in jobs:
+            ("sp_memm", "memm", 10, True, ())):
         model = work / f"{key}.npz"
-        cmd = structperc_train(corpus, model, trainer, epochs, np_only, extra)
         kind = "" if trainer in ("crf", "memm") else (" noavg" if extra else " avg")
         label = f"structperc {trainer}{kind}, {epochs} epochs, {'NP' if np_only else 'all types'} (train)"
-        add(key, label, measure(cmd, repeats, env), TRAIN_TOKENS * epochs, structperc_f1(corpus, model, env))
-
-    tag = [BIN / "structperc", "tag", corpus / "test.txt", "--model", work / "sp_all.npz",
-           "--output", work / "tagged.txt"]
-    result = measure(tag, repeats, env)
-    add("sp_tag", "structperc tag, all types", result, TEST_TOKENS)
-
+        jobs.append((key, label, structperc_train(corpus, model, trainer, epochs, np_only, extra),
+                     TRAIN_TOKENS * epochs, model, "sp"))
+    jobs.append(("sp_tag", "structperc tag, all types", [BIN / "structperc", "tag", corpus / "test.txt", "--model",
+                 work / "sp_all.npz", "--output", work / "tagged.txt"], TEST_TOKENS, None, "sp"))
     if not args.skip_crfsuite:
         for key, algorithm, epochs, np_only in (("cs_all", "ap", 10, False), ("cs_np", "ap", 10, True),
                                                 ("cs_sgd", "l2sgd", 20, True)):
             model = work / f"{key}.crfsuite"
             types = ["NP"] if np_only else []
-            label = f"python-crfsuite {algorithm}, {epochs} epochs, {'NP' if np_only else 'all types'}"
-            train = [sys.executable, CRFSUITE_JOB, "train", corpus / "train.txt", model, algorithm, epochs, *types]
-            result = measure(train, repeats)
+            label = f"python-crfsuite {algorithm}, {epochs} epochs, {'NP' if np_only else 'all types'} (train)"
+            jobs.append((key, label, [sys.executable, CRFSUITE_JOB, "train", corpus / "train.txt", model, algorithm,
+                                      epochs, *types], TRAIN_TOKENS * epochs, model, "cs"))
+            jobs.append((f"{key}_tag", f"python-crfsuite tag, {'NP' if np_only else 'all types'}",
+                         [sys.executable, CRFSUITE_JOB, "tag", corpus / "test.txt", model, work / f"{key}.txt",
+                          *types], TEST_TOKENS, None, "cs"))
+    for key, label, cmd, _, _, kind in jobs:
+        if kind == "sp" and key != "sp_tag":
+            run_once(cmd, env)  # not counted: compiles the kernels of the other learning rules into the cache
+    runs = {key: [] for key, *_ in jobs}
+    for round_ in range(repeats):
+        for key, label, cmd, _, _, kind in jobs:
+            runs[key].append(run_once(cmd, env if kind == "sp" else None))
+            print(f"round {round_ + 1}/{repeats}: {label}: {runs[key][-1][0]:.2f} s", file=sys.stderr, flush=True)
+    for key, label, cmd, tokens, model, kind in jobs:
+        result = summary(runs[key])
+        if key == "sp_tag":
+            add(key, label, result, tokens)
+        elif key == "cs_all_tag":
+            add("cs_tag", label, result, tokens)
+        elif key.endswith("_tag"):
+            continue  # the NP taggings only give their F1 to the training rows
+        elif kind == "sp":
+            add(key, label, result, tokens, structperc_f1(corpus, model, env))
+        else:
             split = json.loads(result["stdout"])
-            tagged = measure([sys.executable, CRFSUITE_JOB, "tag", corpus / "test.txt", model,
-                              work / f"{key}.txt", *types], repeats)
-            f1 = json.loads(tagged["stdout"])["f1"]
-            add(key, label + " (train)", result, TRAIN_TOKENS * epochs, f1,
+            f1 = json.loads(runs[f"{key}_tag"][-1][2])["f1"]
+            add(key, label, result, tokens, f1,
                 f"in process: extract {split['extract_seconds']:.2f} s + train {split['train_seconds']:.2f} s")
-            if key == "cs_all":
-                add("cs_tag", "python-crfsuite tag, all types", tagged, TEST_TOKENS)
     shutil.rmtree(work, ignore_errors=True)
 
     lines = [f"Each job: {repeats} whole-process runs in one run of the script; median (min-max) seconds, "
@@ -143,7 +167,9 @@ def main():
     def ratio(a, b, what):
         if a in rows and b in rows:
             x, y = rows[a]["seconds"], rows[b]["seconds"]
-            lines.append(f"- {what}: {x:.2f} / {y:.2f} = **{x / y:.3f}**")
+            paired = statistics.median(p / q for p, q in zip(rows[a]["runs"], rows[b]["runs"]))
+            lines.append(f"- {what}: {x:.2f} / {y:.2f} = **{x / y:.3f}** (median of the per-round ratios "
+                         f"{paired:.3f})")
 
     ratio("sp_all", "cs_all", "training, all types, averaged perceptron, structperc / python-crfsuite")
     ratio("sp_crf", "cs_sgd", "CRF by SGD, NP, 20 epochs, structperc / python-crfsuite")
