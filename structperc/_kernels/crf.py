@@ -57,16 +57,18 @@ def add_expected_counts(target, scale, layout, data, a, b, node, edge):
         scatter_features(target, layout, feature_ids, data.feature_values, feature_offsets[a + t],
                          feature_offsets[a + t + 1], scale, node[t])
         # edge[t, p, c] sits at p * L + c of the transition block and of each pair feature's block
-        for p in range(n_labels + 1):
-            for c in range(n_labels):
-                target[off_trans + p * n_labels + c] += scale * edge[t, p, c]
+        # (both taken as flat views indexed from 0, as in ``emission.py``)
+        flat_edge = edge[t].reshape(size)
+        block = target[off_trans: off_trans + size]
+        for i in range(size):
+            block[i] += scale * flat_edge[i]
         pair_lo = pair_offsets[a + t] if has_pairs else 0
         pair_hi = pair_offsets[a + t + 1] if has_pairs else 0
         for k in range(pair_lo, pair_hi):
             base = layout.off_pair + pair_ids[k] * size
-            for p in range(n_labels + 1):
-                for c in range(n_labels):
-                    target[base + p * n_labels + c] += scale * edge[t, p, c]
+            block = target[base: base + size]
+            for i in range(size):
+                block[i] += scale * flat_edge[i]
     if n > 0:
         for c in range(n_labels):
             target[layout.off_end + c] += scale * node[n - 1, c]

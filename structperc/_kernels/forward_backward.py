@@ -196,15 +196,18 @@ def forward_backward_scaled(emission, transition, end):
     per_token = m > 1
     shift = 0.0
     exp_emission = np.empty((n, n_labels))
+    # rows are taken as views indexed from 0: an index like [t, c] makes numba check for negative
+    # indices at every step, which keeps the label loops from vectorizing
     for t in range(n):
+        row, out = emission[t], exp_emission[t]
         top = -np.inf
         for c in range(n_labels):
-            top = max(top, emission[t, c])
+            top = max(top, row[c])
         if top == -np.inf:
             return -np.inf, node, edge
         shift += top
         for c in range(n_labels):
-            exp_emission[t, c] = np.exp(emission[t, c] - top)
+            out[c] = np.exp(row[c] - top)
     exp_transition = np.empty((m, n_labels + 1, n_labels))
     transition_top = np.empty(m)
     for tt in range(m):
@@ -239,22 +242,26 @@ def forward_backward_scaled(emission, transition, end):
             for c in range(n_labels):
                 alpha[0, c] = exp_emission[0, c] * exp_transition[0, n_labels, c]
         else:
+            current, previous = alpha[t], alpha[t - 1]
             for p in range(n_labels):
-                ap = alpha[t - 1, p]
+                ap = previous[p]
                 if ap != 0.0:
+                    row = exp_transition[tt, p]
                     for c in range(n_labels):
-                        alpha[t, c] += ap * exp_transition[tt, p, c]
+                        current[c] += ap * row[c]
+            row = exp_emission[t]
             for c in range(n_labels):
-                alpha[t, c] *= exp_emission[t, c]
+                current[c] *= row[c]
+        current = alpha[t]
         total = 0.0
         for c in range(n_labels):
-            total += alpha[t, c]
+            total += current[c]
         if not (total > 1e-280) or not np.isfinite(total):
             return forward_backward(emission, transition, end)
         scale[t] = total
         log_scale += np.log(total)
         for c in range(n_labels):
-            alpha[t, c] /= total
+            current[c] /= total
     z = 0.0
     for c in range(n_labels):
         z += alpha[n - 1, c] * exp_end[c]
@@ -268,25 +275,31 @@ def forward_backward_scaled(emission, transition, end):
     weighted = np.empty(n_labels)
     for t in range(n - 2, -1, -1):
         tt = t + 1 if per_token else 0
+        row, following = exp_emission[t + 1], beta[t + 1]
         for c in range(n_labels):
-            weighted[c] = exp_emission[t + 1, c] * beta[t + 1, c]
+            weighted[c] = row[c] * following[c]
+        current = beta[t]
         for p in range(n_labels):
+            row = exp_transition[tt, p]
             total = 0.0
             for c in range(n_labels):
-                total += exp_transition[tt, p, c] * weighted[c]
-            beta[t, p] = total / scale[t + 1]
+                total += row[c] * weighted[c]
+            current[p] = total / scale[t + 1]
     for t in range(n):
+        out, a_t, b_t = node[t], alpha[t], beta[t]
         for c in range(n_labels):
-            node[t, c] = alpha[t, c] * beta[t, c] / z
+            out[c] = a_t[c] * b_t[c] / z
     for c in range(n_labels):
         edge[0, n_labels, c] = node[0, c]
     for t in range(1, n):
         tt = t if per_token else 0
         norm = scale[t] * z
+        row, b_t, previous = exp_emission[t], beta[t], alpha[t - 1]
         for c in range(n_labels):
-            weighted[c] = exp_emission[t, c] * beta[t, c] / norm
+            weighted[c] = row[c] * b_t[c] / norm
         for p in range(n_labels):
-            ap = alpha[t - 1, p]
+            ap = previous[p]
+            row, out = exp_transition[tt, p], edge[t, p]
             for c in range(n_labels):
-                edge[t, p, c] = ap * exp_transition[tt, p, c] * weighted[c]
+                out[c] = ap * row[c] * weighted[c]
     return log_z, node, edge
