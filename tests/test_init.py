@@ -113,5 +113,7 @@ def test_cli_init_continues_and_info_shows_both_runs(tmp_path):
     assert [r["epochs"] for r in summary["training"]["runs"]] == [2]
     bad = subprocess.run(run + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m3.npz"), "--init",
                                 str(tmp_path / "m1.npz"), "--templates", "chunk", "-q"], capture_output=True, text=True)
-    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    # a cold numba cache adds its one notice; the error itself is one line
+    errors = [line for line in bad.stderr.strip().splitlines() if line != "compiling kernels, once"]
+    assert bad.returncode == 2 and len(errors) == 1
     assert "differ from the model" in bad.stderr
