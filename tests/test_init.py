@@ -279,6 +279,18 @@ def test_continued_averaged_perceptron_with_new_features_equals_a_naive_run_over
                                atol=1e-9)
 
 
+def assert_old_ids_stay(again, before, n_old, n_old_pair, exact):
+    """The ids below the old counts at every token of `again` are those of `before`; with `exact`, no
+    other id fires."""
+    for kind, n in (("feature", n_old), ("pair", n_old_pair)):
+        o, ids = getattr(again, f"{kind}_offsets"), getattr(again, f"{kind}_ids")
+        o_before, ids_before = getattr(before, f"{kind}_offsets"), getattr(before, f"{kind}_ids")
+        for i in range(again.n_tokens):
+            row = ids[o[i]: o[i + 1]]
+            np.testing.assert_array_equal(row[row < n], ids_before[o_before[i]: o_before[i + 1]])
+            assert not exact or (row < n).all()
+
+
 @pytest.mark.parametrize("min_count", [0, 2])
 def test_extended_ids_of_new_data_are_a_fresh_encoders_up_to_renumbering(min_count):
     """The new corpus encoded by the grown index against a fresh encoder fitted on it alone: the same
@@ -304,14 +316,7 @@ def test_extended_ids_of_new_data_are_a_fresh_encoders_up_to_renumbering(min_cou
     assert [encoder.describe_feature(g, pair=True) for g in range(len(old_pair))] == old_pair
     # the old data encodes to the same ids, plus (min_count > 1) the features it held too rarely
     # that the new data adds
-    again = encoder.transform(A)
-    for kind, n_old in (("feature", len(old)), ("pair", len(old_pair))):
-        o, ids = getattr(again, f"{kind}_offsets"), getattr(again, f"{kind}_ids")
-        o_a, ids_a = getattr(encoded_a, f"{kind}_offsets"), getattr(encoded_a, f"{kind}_ids")
-        for i in range(again.n_tokens):
-            row = ids[o[i]: o[i + 1]]
-            np.testing.assert_array_equal(row[row < n_old], ids_a[o_a[i]: o_a[i + 1]])
-            assert min_count > 1 or (row < n_old).all()
+    assert_old_ids_stay(encoder.transform(A), encoded_a, len(old), len(old_pair), exact=min_count <= 1)
     np.testing.assert_array_equal(encoder.transform(B).feature_ids, grown.feature_ids)
     assert "word[0]=gnu" in {encoder.describe_feature(f) for f in range(len(old), encoder.n_features_)}
     counts = Counter(w for s in XA + XB for w, _ in s)
@@ -344,3 +349,118 @@ def test_extended_ids_of_new_data_are_a_fresh_encoders_up_to_renumbering(min_cou
         new = {encoder.describe_feature(f, pair=pair) for f in range(n_old, len(getattr(encoder, f"{kind}_keys_")))}
         kept = {fresh.describe_feature(f, pair=pair) for f in range(len(getattr(fresh, f"{kind}_keys_")))}
         assert new == kept - set(old_pair if pair else old)
+
+
+def test_hashing_adds_the_ids_a_pruned_index_lacks_with_the_first_radices():
+    """Under hashing an id is a hashed key: old ids keep their buckets, the buckets of the new data
+    are those of its keys under the radices of the first training (written out with
+    ``naive.template_keys``), and every bucket it fires is in the grown index."""
+    from naive import template_keys
+
+    from structperc._kernels.keys import bucket_of
+    from structperc.encode import FIRST_ID, FeatureEncoder
+    from structperc.tagger_training import _as_corpus
+
+    bits = 12
+    XA, yA = token_data(21, n=15)
+    XB, yB = with_new_word(*token_data(22, n=15), seed=22)
+    A, B = _as_corpus(XA, yA, COLUMNS), _as_corpus(XB, yB, COLUMNS)
+    encoder = FeatureEncoder(PAIR_TEMPLATES, hash_bits=bits)
+    encoder.fit_transform(A, A.columns["label"])
+    # a trained model keeps only the ids with a weight: prune every third
+    keep = np.arange(encoder.n_features_) % 3 == 0
+    keep_pair = np.arange(encoder.n_pair_features_) % 3 == 0
+    encoder.drop_features(keep, keep_pair)
+    before = encoder.transform(A)
+    kept = encoder.feature_keys_.copy(), encoder.pair_keys_.copy()
+    radix = {f: len(v) + FIRST_ID for f, v in encoder.vocabularies_.items()}
+    encoder.labels_ = encoder.labels_ + ["Z"]
+    grown = encoder.extend(B)
+    assert len(encoder.vocabularies_["word"]) + FIRST_ID == radix["word"] + 1  # "gnu"
+    np.testing.assert_array_equal(encoder.feature_keys_[: len(kept[0])], kept[0])
+    np.testing.assert_array_equal(encoder.pair_keys_[: len(kept[1])], kept[1])
+    # the old data: the same ids, plus the pruned ones the new data fires again
+    assert_old_ids_stay(encoder.transform(A), before, len(kept[0]), len(kept[1]), exact=False)
+    values, rare = encoder._field_values(B, fit=False)
+    offsets = B.sentence_offsets
+    for kind, templates in (("feature", encoder._emission_templates), ("pair", encoder._pair_templates)):
+        expected = [[int(bucket_of(k, bits)) for k in row if k >= 0]
+                    for row in template_keys(templates, values, radix, rare, offsets)]
+        o, ids = getattr(grown, f"{kind}_offsets"), getattr(grown, f"{kind}_ids")
+        buckets = getattr(encoder, f"{kind}_keys_")
+        assert [buckets[ids[o[i]: o[i + 1]]].tolist() for i in range(grown.n_tokens)] == expected
+    # the model file keeps the radices
+    copy = FeatureEncoder.from_state(*encoder.state())
+    np.testing.assert_array_equal(copy.transform(B).feature_ids, grown.feature_ids)
+    np.testing.assert_array_equal(copy.transform(B).pair_ids, grown.pair_ids)
+
+
+def test_hashed_model_learns_a_new_word_and_reloads(tmp_path):
+    X, y = token_data(23)
+    X2, y2 = with_new_word(*token_data(24), seed=24)
+    tagger = Tagger(templates=PAIR_TEMPLATES, epochs=3, columns=COLUMNS, hash_bits=14).fit(X, y)
+    tagger.set_params(epochs=4).partial_fit(X2, y2)
+    tagger.save(tmp_path / "m.npz")
+    X3, _ = with_new_word(*token_data(25, n=20), seed=25)
+    predicted = Tagger.load(tmp_path / "m.npz").predict(X3)
+    assert predicted == tagger.predict(X3)
+    at_new_word = [label for sentence, labels in zip(X3, predicted)
+                   for (word, _), label in zip(sentence, labels) if word == "gnu"]
+    assert at_new_word.count("Z") >= 18
+
+
+def test_a_new_word_may_take_every_label_of_the_tag_dictionary():
+    X, y = token_data(26)
+    X2, y2 = with_new_word(*token_data(27), seed=27, label="A")
+    tagger = Tagger(templates=TEMPLATES, epochs=3, columns=COLUMNS, tag_dict=1).fit(X, y)
+    from structperc.encode import FIRST_ID
+
+    offsets, _ = tagger.model_.tag_dict
+    tagger.set_params(epochs=3).partial_fit(X2, y2)
+    offsets2, labels2 = tagger.model_.tag_dict
+    assert len(offsets2) == len(offsets) + 1  # a row for "gnu", the one new word
+    gnu = tagger.model_.encoder.vocabularies_["word"].index("gnu") + FIRST_ID
+    assert labels2[offsets2[gnu]: offsets2[gnu + 1]].tolist() == list(range(len(tagger.labels_)))
+    X3, _ = with_new_word(*token_data(28, n=20), seed=28)
+    at_new_word = [label for sentence, labels in zip(X3, tagger.predict(X3))
+                   for (word, _), label in zip(sentence, labels) if word == "gnu"]
+    assert at_new_word.count("A") >= 18
+
+
+def test_cli_init_on_the_second_half_adds_the_features_of_its_words(tmp_path):
+    """A corpus whose vocabulary grows (rare words w0, w1, ... among common ones): train on its first
+    half, --init on its second half; the second model has more features, among them its new words'."""
+    rng = np.random.default_rng(29)
+    common = {w: ("B-NP", "I-NP", "O")[i % 3] for i, w in enumerate(WORDS)}
+    lines, n_rare = [], 0
+    for _ in range(60):
+        for _ in range(int(rng.integers(2, 7))):
+            if rng.random() < 0.3:
+                word, label = f"w{n_rare}", "B-NP"
+                n_rare += 1
+            else:
+                word = WORDS[int(rng.integers(len(WORDS)))]
+                label = common[word]
+            lines.append(f"{word} P{int(rng.integers(3))} {label}\n")
+        lines.append("\n")
+    sentences = "".join(lines).split("\n\n")[:-1]
+    halves = ("\n\n".join(sentences[:30]) + "\n\n", "\n\n".join(sentences[30:]) + "\n\n")
+    (tmp_path / "a.txt").write_text(halves[0])
+    (tmp_path / "b.txt").write_text(halves[1])
+    train = [sys.executable, "-m", "structperc", "train", "--epochs", "3", "-q"]
+    first = subprocess.run(train + [str(tmp_path / "a.txt"), "--model", str(tmp_path / "m1.npz")],
+                           capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run(train + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m2.npz"),
+                                     "--init", str(tmp_path / "m1.npz")], capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    info = [json.loads(subprocess.run([sys.executable, "-m", "structperc", "info", str(tmp_path / name), "--json"],
+                                      capture_output=True, text=True, check=True).stdout)
+            for name in ("m1.npz", "m2.npz")]
+    assert info[1]["features"] > info[0]["features"]
+    assert info[1]["pair_features"] == info[0]["pair_features"] == 0
+    new_word = next(line.split()[0] for line in halves[1].splitlines() if line.startswith("w"))
+    assert new_word not in halves[0].split()
+    model = Tagger.load(tmp_path / "m2.npz").model_
+    names = {model.encoder.describe_feature(f) for f in range(model.n_features)}
+    assert f"word[0]={new_word}" in names
