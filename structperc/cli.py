@@ -193,7 +193,8 @@ def train(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
     init: Optional[Path] = typer.Option(
-        None, "--init", help="Continue training this model: its weights, features and labels (new ones start at 0)."),
+        None, "--init", help="Continue training this model: its weights, features and labels; the features and "
+                             "labels of TRAIN it lacks are added at 0 (a feature seen the model's --min-count times)."),
     resumable: bool = typer.Option(
         False, "--resumable", help="Also save the perceptron's averaging state, for an exact --init later."),
 ):

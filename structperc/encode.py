@@ -12,6 +12,9 @@ for the vocabulary. Keys are computed in numba, one template at a time, and map 
 through that template's table (a direct array over its combined values when their range is small,
 else a hash table), or, with feature hashing, through a hash of the key. A corpus is stored as CSR
 arrays (token offsets, feature ids).
+
+Continued training grows the index (``extend``, in ``encode_growth``): new features take the ids
+after the existing ones.
 """
 from dataclasses import dataclass
 
@@ -19,6 +22,7 @@ import numpy as np
 
 from . import lexicon
 from ._kernels import keys
+from .encode_growth import IndexGrowth, _known_ids
 from .errors import ConfigError
 from .templates import ATTRIBUTES, load_templates, parse_template
 from .vocabulary import FIRST_ID, LEFT, RIGHT, UNKNOWN, FieldValues, _Index, _intern_column
@@ -73,7 +77,7 @@ def _use_direct(space, n_items):
 
 
 
-class FeatureEncoder(FieldValues):
+class FeatureEncoder(FieldValues, IndexGrowth):
     """Maps corpora to feature ids; learns vocabularies and the feature index from training data.
 
     Parameters
@@ -137,7 +141,8 @@ class FeatureEncoder(FieldValues):
 
     # ---------------------------------------------------------------- keys
     def _radix(self, field):
-        return len(self.vocabularies_[field]) + FIRST_ID
+        frozen = self.__dict__.get("key_radices_")
+        return frozen[field] if frozen else len(self.vocabularies_[field]) + FIRST_ID
 
     def _space(self, template):
         """Number of distinct combined values of a template."""
@@ -176,15 +181,17 @@ class FeatureEncoder(FieldValues):
             keys.template_keys(spec, j, matrix, np.asarray(sentence_offsets, dtype=np.int64), rare, out)
         return out.T
 
-    def _intern(self, templates, values, rare, sentence_offsets):
-        """Learn the feature index of `templates` from training data.
+    def _intern(self, templates, values, rare, sentence_offsets, grow=None):
+        """Learn the feature index of `templates` from training data, or with grow="feature" or
+        "pair", add to that index the features it lacks (ids after its own; ``extend``).
 
-        Returns (CSR offsets, feature ids, feature keys in id order)."""
+        Returns (CSR offsets, feature ids, feature keys in id order: all, or the added ones)."""
         spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
         n_tokens, m = matrix.shape[1], len(templates)
         # token-major, so that number_features leaves the corpus's feature ids in this same buffer
         local = np.empty((n_tokens, m), dtype=np.int32).T
-        starts, counts, combined, first = [0], [], [], []
+        starts, counts, combined, first, known = [0], [], [], [], []
+        tables = self._template_tables(grow) if grow else None
         for j, t in enumerate(templates):
             space = self._space(t)
             direct = space if _use_direct(space, n_tokens) else 0
@@ -194,16 +201,25 @@ class FeatureEncoder(FieldValues):
             counts.append(count)
             first.append(first_token)
             combined.append(j + m * distinct)
+            if grow:
+                known.append(_known_ids(tables[j], distinct))
         del matrix
         counts = np.concatenate(counts) if counts else _EMPTY
         template_keys = np.concatenate(combined) if combined else _EMPTY
         first = np.concatenate(first) if first else _EMPTY
+        # counts are this corpus's: a new feature is kept when seen min_count times in it
         keep = counts >= max(self.min_count, 1)
-        return keys.number_features(local, np.array(starts, dtype=np.int64), keep, template_keys, first)
+        known = np.concatenate(known) if known else _EMPTY
+        if grow:
+            keep &= known < 0
+        first_new = len(getattr(self, f"{grow}_keys_")) if grow else 0
+        return keys.number_features(local, np.array(starts, dtype=np.int64), keep, template_keys, first, known,
+                                    first_new)
 
-    def _hash(self, templates, values, rare, sentence_offsets, fit):
+    def _hash(self, templates, values, rare, sentence_offsets, fit, grow=False):
         """Hashed feature ids of `templates`: (CSR offsets, feature ids, (distinct keys, distinct ids)),
-        the counts for the collision rate in training only (else None)."""
+        the counts for the collision rate in training only (else None). grow: add the hashed ids
+        this corpus fires that the index lacks (``_add_buckets``)."""
         if not templates:
             return _no_rows(sentence_offsets), _NO_IDS, ((0, 0) if fit else None)
         spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
@@ -219,6 +235,8 @@ class FeatureEncoder(FieldValues):
                 direct = space if _use_direct(space, n_tokens) else 0
                 n_keys += len(keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct, scratch, 0)[0])
         if not fit:
+            if grow:
+                self._add_buckets(templates, ids)
             return (*keys.columns_to_csr(ids, self._bucket_remap(templates)), None)
         fired = ids.ravel()
         counts = np.bincount(fired[fired >= 0], minlength=1 << self.hash_bits)
@@ -236,7 +254,7 @@ class FeatureEncoder(FieldValues):
         self._parse()
         self._check_columns(corpus)
         self.vocabularies_ = {}
-        for cache in ("_index_cache", "_attribute_cache", "_tables"):
+        for cache in ("_index_cache", "_attribute_cache", "_tables", "key_radices_"):
             self.__dict__.pop(cache, None)
         values, rare = self._field_values(corpus, fit=True)
         self._check_width(self._emission_templates)
@@ -295,13 +313,16 @@ class FeatureEncoder(FieldValues):
         """Hashing: final feature id per hashed id (empty: the identity)."""
         kind = "feature" if templates is self._emission_templates else "pair"
         kept = getattr(self, f"{kind}_keys_")
-        if len(kept) == (1 << self.hash_bits) or not templates:
+        if not templates:
             return _EMPTY
         tables = self.__dict__.setdefault("_tables", {})
         if kind not in tables:
-            remap = np.full(1 << self.hash_bits, -1, dtype=np.int32)
-            remap[kept] = np.arange(len(kept))
-            tables[kind] = remap
+            if len(kept) == (1 << self.hash_bits) and np.array_equal(kept, np.arange(len(kept))):
+                tables[kind] = _EMPTY
+            else:
+                remap = np.full(1 << self.hash_bits, -1, dtype=np.int32)
+                remap[kept] = np.arange(len(kept))
+                tables[kind] = remap
         return tables[kind]
 
     def drop_features(self, keep, keep_pair):
@@ -343,19 +364,24 @@ class FeatureEncoder(FieldValues):
 
     def transform(self, corpus, with_labels=True):
         """Encode a corpus with the learned index; unseen values and features are dropped."""
+        return self._encode(corpus, with_labels, grow=False)
+
+    def _encode(self, corpus, with_labels, grow):
         if not hasattr(self, "_emission_templates"):
             self._parse()
         self._check_columns(corpus)
-        values, rare = self._field_values(corpus, fit=False)
+        values, rare = self._grow_vocabularies(corpus) if grow else self._field_values(corpus, fit=False)
         offsets = corpus.sentence_offsets.astype(np.int64)
         out = []
         for kind, templates in (("feature", self._emission_templates), ("pair", self._pair_templates)):
             if not templates:
                 out.append((_no_rows(offsets), _NO_IDS))
-            elif self.hash_bits is None:
-                out.append(self._lookup(kind, templates, values, rare, offsets))
+            elif self.hash_bits is not None:
+                out.append(self._hash(templates, values, rare, offsets, fit=False, grow=grow)[:2])
+            elif grow:
+                out.append(self._grow_index(kind, templates, values, rare, offsets))
             else:
-                out.append(self._hash(templates, values, rare, offsets, fit=False)[:2])
+                out.append(self._lookup(kind, templates, values, rare, offsets))
         gold = None
         if with_labels and corpus.label is not None:
             gold = self.label_ids(corpus.columns[corpus.label])
@@ -392,6 +418,8 @@ class FeatureEncoder(FieldValues):
             # with hashing, feature_keys and pair_keys hold the hashed ids that were kept
             meta["hash_bits"] = int(self.hash_bits)
             meta["hash_stats"] = getattr(self, "hash_stats_", None)
+            if "key_radices_" in self.__dict__:  # the index was grown (``extend``)
+                meta["key_radices"] = {f: int(r) for f, r in self.key_radices_.items()}
         return arrays, meta
 
     @classmethod
@@ -405,6 +433,8 @@ class FeatureEncoder(FieldValues):
         enc.pair_keys_ = arrays["pair_keys"].astype(np.int64)
         if meta.get("hash_stats") is not None:
             enc.hash_stats_ = dict(meta["hash_stats"])
+        if meta.get("key_radices") is not None:
+            enc.key_radices_ = dict(meta["key_radices"])
         if enc._needs_word:
             enc.word_counts_ = arrays["word_counts"].astype(np.int64)
         return enc

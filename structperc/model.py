@@ -5,7 +5,7 @@ from ._kernels.decoders import DECODERS, decode_corpus
 from ._kernels.records import ALL_PAIRS, data_record, layout_record
 from ._kernels.scoring import phi_dot, phi_indices, phi_values
 from .attributes import AttributeEncoder
-from .encode import EncodedCorpus, FeatureEncoder
+from .encode import FIRST_ID, EncodedCorpus, FeatureEncoder
 from .errors import ConfigError, ModelFileError
 from .npzfile import read_npz, write_npz
 
@@ -55,6 +55,17 @@ def transition_penalty(labels, constrain):
     if name not in CONSTRAINTS:
         raise ConfigError(f"unknown constraint {name!r}: choose one of {', '.join(CONSTRAINTS)}")
     return CONSTRAINTS[name](labels)
+
+
+def _grow_tag_dict(tag_dict, n_words, n_labels):
+    """The tag dictionary CSR (offsets, labels) over n_words word ids: the word ids past its rows
+    (words new to the encoder) may take every label."""
+    offsets, allowed = tag_dict
+    extra = n_words - (len(offsets) - 1)
+    if extra <= 0:
+        return tag_dict
+    return (np.concatenate([offsets, offsets[-1] + n_labels * np.arange(1, extra + 1, dtype=np.int64)]),
+            np.concatenate([allowed, np.tile(np.arange(n_labels, dtype=np.int64), extra)]))
 
 
 def force_candidates(candidates, forced, n_labels):
@@ -212,40 +223,61 @@ class LinearChainModel:
             if k in state and len(state[k]) > 0:
                 state[k] = fn(state[k])
 
-    def grow(self, n_features, labels):
-        """Add emission features (ids n_features_old .. n_features - 1) and labels (appended after the
-        known ones) with zero weights; the weights and the training state keep their values."""
+    def grow(self, n_features, labels, n_pair_features=None, pairs=None):
+        """Add emission features (ids n_features_old .. n_features - 1), pair features (ids
+        n_pair_features_old .. n_pair_features - 1; None: as many as now) and labels (appended after
+        the known ones) with zero weights; the weights and the training state keep their values.
+
+        pairs : for a model of gold feature-label pairs, None or (emission_offsets, emission_labels)
+            over the grown features and labels (``emission.gold_pairs`` of the new training data):
+            the pairs the model lacks are added, for new and existing features alike, as training
+            on all the data at once would hold them. Ignored by a model of every pair.
+        The tag dictionary, if any, lets a word new to the encoder take every label.
+        """
         old = self.layout()
         old_labels = self.labels
         if list(labels[: len(old_labels)]) != list(old_labels):
             raise ConfigError("labels can only be appended to a model's labels")
+        L0, L1 = len(old_labels), len(labels)
+        P0 = self.n_pair_features
         self.labels = list(labels)
+        place = None
         if self.emission_pairs is not None:
+            # a pair (f, c) as the code f * L1 + c: sorted codes are the layout's order
             offsets, pair_labels = self.emission_pairs
-            extra = int(n_features) - self.n_features
-            self.emission_pairs = (np.concatenate([offsets, np.full(extra, offsets[-1], dtype=np.int64)]),
-                                   pair_labels)
+            codes = np.repeat(np.arange(self.n_features, dtype=np.int64), np.diff(offsets)) * L1 + pair_labels
+            merged = codes
+            if pairs is not None:
+                extra_offsets, extra_labels = pairs
+                extra = np.repeat(np.arange(len(extra_offsets) - 1, dtype=np.int64), np.diff(extra_offsets))
+                merged = np.union1d(codes, extra * L1 + extra_labels)
+            place = np.searchsorted(merged, codes)
+            grown_offsets = np.zeros(int(n_features) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(merged // L1, minlength=int(n_features)), out=grown_offsets[1:])
+            self.emission_pairs = (grown_offsets, (merged % L1).astype(np.int32))
         self.n_features = int(n_features)
+        self.n_pair_features = P0 if n_pair_features is None else int(n_pair_features)
         self.mask_penalty = transition_penalty(self.labels, self.constrain)
+        if self.tag_dict is not None:
+            self.tag_dict = _grow_tag_dict(self.tag_dict, len(self.encoder.vocabularies_["word"]) + FIRST_ID, L1)
         new = self.layout()
-        L0, L1 = old.n_labels, new.n_labels
         # a state p of the old model (a label, or the start L0) is p, or the start L1, of the new one
         states = np.concatenate([np.arange(L0), [L1]])
 
         def expand(w):
             out = np.zeros(new.size)
-            if self.emission_pairs is None:
+            if place is None:
                 emission = w[: old.off_trans].reshape(-1, L0)
                 out[: new.off_trans].reshape(-1, L1)[: emission.shape[0], :L0] = emission
             else:
-                # the (feature, label) pairs stay those of the model: label ids do not change when
-                # labels are appended, and a new feature has no pair yet
-                out[: new.off_trans] = w[: old.off_trans]
+                # label ids do not change when labels are appended: a kept pair moves to its place
+                out[: new.off_trans][place] = w[: old.off_trans]
             trans = w[old.off_trans: old.off_end].reshape(L0 + 1, L0)
             out[new.off_trans: new.off_end].reshape(L1 + 1, L1)[np.ix_(states, np.arange(L0))] = trans
             out[new.off_end: new.off_end + L0] = w[old.off_end: old.off_end + L0]
             pair = w[old.off_pair: old.off_trans2].reshape(-1, L0 + 1, L0)
-            out[new.off_pair: new.off_trans2].reshape(-1, L1 + 1, L1)[:, states[:, None], np.arange(L0)] = pair
+            target = out[new.off_pair: new.off_trans2].reshape(-1, L1 + 1, L1)[:P0]
+            target[:, states[:, None], np.arange(L0)] = pair
             if self.order == 2:
                 trans2 = w[old.off_trans2: old.size].reshape(L0 + 1, L0 + 1, L0)
                 target = out[new.off_trans2: new.size].reshape(L1 + 1, L1 + 1, L1)

@@ -1,6 +1,7 @@
 """The training run of ``Tagger``: dev scoring, checkpoints, parameter mixing, continued training."""
 import numpy as np
 
+from ._kernels.emission import gold_pairs
 from .attributes import AttributeEncoder, is_dict_input
 from .checkpoint import plain_json, read_checkpoint, training_state, write_checkpoint
 from .chunks import is_bio
@@ -164,10 +165,12 @@ class Training:
                     checkpoint=None, checkpoint_every=1, resume=None, client=None):
         """Continue training the fitted (or loaded) model on X for ``epochs`` more epochs; returns self.
 
-        The templates must be the model's. Attributes (dict input) and labels that are new get zero
-        weights first; with template input the feature index is the model's (a feature it does not
-        hold is not added). A model of gold feature-label pairs keeps its pairs (a new feature gets
-        none). The shuffles continue the seed's sequence after the epochs already run.
+        The templates must be the model's. New features (template instances, pair features, or
+        attributes of dict input) and new labels get zero weights first; existing ids keep their
+        weights (``FeatureEncoder.extend``, ``LinearChainModel.grow``). A new feature must occur
+        ``min_count`` times in X (counts from X alone). A model of gold feature-label pairs gains
+        the pairs of X (a feature with each gold label it occurs with), for new and existing
+        features. The shuffles continue the seed's sequence after the epochs already run.
         A perceptron continues its averaging exactly when the model carries its training state
         (fitted with ``resumable=True``); the other rules start their schedule and average afresh
         from the kept weights. Without a fitted model this is ``fit``. The other arguments are
@@ -210,14 +213,18 @@ class Training:
             if self.missing_label is not None and self.missing_label in labels:
                 # the missing symbol takes the id after the labels for the encoding, then becomes -1
                 encoder.labels_.append(self.missing_label)
-            encoded = encoder.transform(corpus)
+            encoded = encoder.extend(corpus)
             if self.missing_label is not None:
                 drop_missing_label(encoder, encoded, self.missing_label)
             read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
                     "label": corpus.label}
         if model.tag_dict is None:
             encoded.word_ids = None
-        model.grow(encoder.n_features_, encoder.labels_)
+        pairs = None
+        if model.emission_pairs is not None:
+            pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels, encoder.n_features_,
+                               len(encoder.labels_))
+        model.grow(encoder.n_features_, encoder.labels_, encoder.n_pair_features_, pairs)
         previous = model.metadata.get("training", {})
         init_state = model.training_state if previous.get("trainer") == self.trainer else None
         self.labels_ = model.labels

@@ -52,11 +52,15 @@ class FieldValues:
     ``word_counts_``, and the value ids of a corpus. The encoder sets ``fields_``, ``_needs_word``,
     ``_attributes``, ``_lexicon_fields``, ``lexicons`` and ``rare_threshold``."""
 
-    def _field_values(self, corpus, fit):
-        """Per field, value ids per token (int64 (n_tokens,)); learns vocabularies when fit.
+    def _field_values(self, corpus, fit, extend=False):
+        """Per field, value ids per token (int64 (n_tokens,)); learns vocabularies when fit; when
+        extend, appends the values the vocabularies lack (known values keep their ids) and adds
+        the corpus's word counts to ``word_counts_`` (continued training; the caller drops the
+        lookup caches, ``_index_cache`` and ``_attribute_cache``, built over the old vocabularies).
 
         Columns are read once each; word attributes are computed once per distinct word and
         gathered by word id."""
+        learn = fit or extend
         values = {}
         base = {f for f in self.fields_ if f not in self._attributes}
         if self._needs_word:
@@ -67,12 +71,12 @@ class FieldValues:
         word_local = word_distinct = None
         for field in sorted(base):
             column = corpus.columns[field]
-            if fit or (field == "word" and attributes):
+            if learn or (field == "word" and attributes):
                 local, distinct = _intern_column(column)
                 if field == "word":
                     word_local, word_distinct = local, distinct
-                if fit:
-                    values[field] = self._map_distinct(field, local, distinct, fit)
+                if learn:
+                    values[field] = self._map_distinct(field, local, distinct, fit, extend)
                 else:
                     index = self._vocab_index(field)
                     word_model = np.fromiter(map(index.__getitem__, distinct), dtype=np.int64, count=len(distinct))
@@ -82,11 +86,11 @@ class FieldValues:
                 values[field] = np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
         if not attributes:
             pass
-        elif fit or len(word_distinct) * _ATTRIBUTE_TABLE_SHARE < len(self.vocabularies_["word"]):
+        elif learn or len(word_distinct) * _ATTRIBUTE_TABLE_SHARE < len(self.vocabularies_["word"]):
             for field in attributes:
                 fn = self._attribute_fn(field)
                 attr_local, attr_distinct = _intern_column([fn(w) for w in word_distinct])
-                values[field] = self._map_distinct(field, attr_local[word_local], attr_distinct, fit)
+                values[field] = self._map_distinct(field, attr_local[word_local], attr_distinct, fit, extend)
         else:
             # many distinct words: known words read their attributes from a table over the
             # vocabulary (built once); only unseen words compute them
@@ -101,21 +105,30 @@ class FieldValues:
         for field in phrases:
             column = lexicon.phrase_values(field, self.lexicons, corpus.columns["word"], corpus.sentence_offsets)
             local, distinct = _intern_column(column)
-            values[field] = self._map_distinct(field, local, distinct, fit)
+            values[field] = self._map_distinct(field, local, distinct, fit, extend)
         rare = None
         if self._needs_word:
             word_ids = values["word"]
-            if fit:
-                counts = np.bincount(word_ids, minlength=len(self.vocabularies_["word"]) + FIRST_ID)
-                self.word_counts_ = counts[FIRST_ID:].astype(np.int64)
+            if learn:
+                counts = np.bincount(word_ids, minlength=len(self.vocabularies_["word"]) + FIRST_ID)[FIRST_ID:]
+                if extend:
+                    counts[: len(self.word_counts_)] += self.word_counts_
+                self.word_counts_ = counts.astype(np.int64)
             known_counts = np.concatenate([np.zeros(FIRST_ID, dtype=np.int64), self.word_counts_])
             rare = known_counts[word_ids] < self.rare_threshold
         return values, rare
 
-    def _map_distinct(self, field, local_ids, distinct, fit):
+    def _map_distinct(self, field, local_ids, distinct, fit, extend=False):
         if fit:
             self.vocabularies_[field] = list(distinct)
             return local_ids + FIRST_ID
+        if extend:
+            # the vocabulary, then the new values in first-seen order (a new list: the old one is unchanged)
+            vocab = self.vocabularies_[field]
+            interner = _Interner(zip(vocab, range(len(vocab))))
+            model_ids = np.fromiter(map(interner.__getitem__, distinct), dtype=np.int64, count=len(distinct))
+            self.vocabularies_[field] = list(interner)
+            return model_ids[local_ids] + FIRST_ID
         index = self._vocab_index(field)
         model_ids = np.fromiter(map(index.__getitem__, distinct), dtype=np.int64, count=len(distinct))
         return model_ids[local_ids]

@@ -17,7 +17,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .hashing import _grow, _probe, table_bits, table_with_ids  # noqa: F401  (table_with_ids: the encoder's)
+# lookup and table_with_ids: the encoder's
+from .hashing import _grow, _probe, lookup, table_bits, table_with_ids  # noqa: F401
 
 LEFT, RIGHT = 1, 2
 
@@ -132,7 +133,7 @@ def _intern_rows(spec, j, values, sentence_offsets, rare, direct_size, local, di
 
 
 @njit(cache=True)
-def number_features(local, local_starts, local_keep, keys_of_local, first_token):
+def number_features(local, local_starts, local_keep, keys_of_local, first_token, known_ids, first_new):
     """Global feature ids in first-seen order over (token, template), and the CSR of the corpus.
 
     Interning the flattened (token, template) key matrix numbers a feature by its first
@@ -140,12 +141,16 @@ def number_features(local, local_starts, local_keep, keys_of_local, first_token)
     sort of local ids by first token, stable in template order, gives that order without a pass
     over the matrix. Features with local_keep False get no id and are left out.
 
+    Growing an index (continued training): known_ids int64 (n_flat,) is the existing feature id of
+    each local feature (-1 for none; empty: no index yet); a known feature keeps its id (its
+    local_keep must be False), and the kept ones are numbered first_new, first_new + 1, ...
+
     local : int32 (n_templates, n_tokens), stored token-major (``local.T`` C-contiguous), overwritten
         with the final ids (-1: none); its buffer then holds the returned feature ids
     local_starts : int64 (n_templates + 1,); template j's local id L is flat index local_starts[j] + L
         in local_keep bool, keys_of_local int64 and first_token int64
 
-    Returns (offsets int64 (n_tokens + 1,), feature ids int32 (nnz,), kept keys int64 (n_features,)
+    Returns (offsets int64 (n_tokens + 1,), feature ids int32 (nnz,), kept keys int64 (n_kept,)
     in id order).
     """
     m, n = local.shape
@@ -164,12 +169,14 @@ def number_features(local, local_starts, local_keep, keys_of_local, first_token)
             order[cursor[t]] = f
             cursor[t] += 1
     final = np.full(n_flat, -1, dtype=np.int32)
+    for f in range(known_ids.shape[0]):
+        final[f] = known_ids[f]
     kept = np.empty(n_flat, dtype=np.int64)
     n_kept = 0
     for r in range(n_flat):
         f = order[r]
         if local_keep[f]:
-            final[f] = n_kept
+            final[f] = first_new + n_kept
             kept[n_kept] = keys_of_local[f]
             n_kept += 1
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -186,6 +193,30 @@ def number_features(local, local_starts, local_keep, keys_of_local, first_token)
     for i in range(n):
         offsets[i + 1] += offsets[i]
     return offsets, _compact_rows(local, offsets), kept[:n_kept].copy()
+
+
+@njit(cache=True)
+def rekey(feature_keys, part_starts, old_radices, new_radices):
+    """The template keys j + n_templates * c re-expressed in new radices: each combined value c is
+    split into its value ids with the old radices of its template's parts and recombined with the
+    new ones (a vocabulary that grows by appending keeps its value ids, not its radices).
+
+    part_starts int64 (n_templates + 1,), old_radices and new_radices int64 (n_parts,) as in
+    ``TemplateTable``. Returns int64 (n_features,)."""
+    m = part_starts.shape[0] - 1
+    out = np.empty_like(feature_keys)
+    for i in range(feature_keys.shape[0]):
+        j = feature_keys[i] % m
+        c = feature_keys[i] // m
+        combined = np.int64(0)
+        scale = np.int64(1)
+        # _combined puts the first part in the lowest digit
+        for p in range(part_starts[j], part_starts[j + 1]):
+            combined += (c % old_radices[p]) * scale
+            c //= old_radices[p]
+            scale *= new_radices[p]
+        out[i] = j + m * combined
+    return out
 
 
 @njit(cache=True)
