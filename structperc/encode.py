@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import lexicon
+from . import heap, lexicon
 from ._kernels import keys
 from .encode_growth import IndexGrowth, _known_ids
 from .errors import ConfigError
@@ -44,7 +44,7 @@ class EncodedCorpus:
     pair_offsets : int64 (n_tokens + 1,); pair_ids : int32 (nnz_pair,)   label-pair features per token
         (without pair templates, a read-only view of zeros that takes no memory)
     labels : int64 (n_tokens,) gold label ids (-1 for a label the model does not know) or None
-    word_ids : int64 (n_tokens,) word value ids, or None
+    word_ids : int32 or int64 (n_tokens,) word value ids, or None
     """
 
     sentence_offsets: np.ndarray
@@ -75,6 +75,22 @@ def _use_direct(space, n_items):
     the array is small, or small beside the n_items it serves) rather than a hash table."""
     return space <= max(_DIRECT_MIN, 2 * n_items)
 
+
+
+class _ValueTable(dict):
+    """Field -> value ids (n_tokens,), each a row of one int32 matrix (fields sorted), so that
+    templates reading every field take the matrix as it is rather than a copy of the rows."""
+
+    @classmethod
+    def pack(cls, values, rare):
+        fields = sorted(values)
+        table = cls()
+        table.fields = fields
+        table.matrix = np.empty((len(fields), len(values[fields[0]]) if fields else 0), dtype=np.int32)
+        for r, f in enumerate(fields):
+            table.matrix[r] = values.pop(f)  # one field's own array freed at a time
+            table[f] = table.matrix[r]
+        return table, rare
 
 
 class FeatureEncoder(FieldValues, IndexGrowth):
@@ -160,9 +176,12 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         """(TemplateTable, values int32 (n_fields, n_tokens), rare bool (n_tokens,)) for the kernels."""
         fields = sorted({f for t in templates for f in t.fields})
         row = {f: r for r, f in enumerate(fields)}
-        matrix = np.empty((len(fields), n_tokens), dtype=np.int32)
-        for f in fields:
-            matrix[row[f]] = values[f]
+        if fields and isinstance(values, _ValueTable) and values.fields == fields:
+            matrix = values.matrix  # the templates read every field: no copy
+        else:
+            matrix = np.empty((len(fields), n_tokens), dtype=np.int32)
+            for f in fields:
+                matrix[row[f]] = values[f]
         parts = [p for t in templates for p in t.parts]
         spec = keys.TemplateTable(
             np.cumsum([0] + [len(t.parts) for t in templates]).astype(np.int64),
@@ -246,17 +265,33 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         return (*keys.columns_to_csr(ids, remap), (n_keys, int(np.count_nonzero(counts))))
 
     # ---------------------------------------------------------------- public
-    def fit_transform(self, corpus, labels):
+    def fit_transform(self, corpus, labels=None, release=False):
         """Learn vocabularies and the feature index from a training corpus; encode it.
 
-        labels : list of str, the gold label of every token.
+        labels : list of str, the gold label of every token (None: the corpus's label column).
+        release : the corpus belongs to the caller alone (``Tagger.fit_file``): its string columns
+            are emptied as soon as their value ids are known, before the feature ids take their
+            memory (the corpus is unusable afterwards). Pass labels=None then, so that no caller
+            holds the label column.
         """
+        if labels is None:
+            labels = corpus.columns[corpus.label]
         self._parse()
         self._check_columns(corpus)
         self.vocabularies_ = {}
         for cache in ("_index_cache", "_attribute_cache", "_tables", "key_radices_"):
             self.__dict__.pop(cache, None)
-        values, rare = self._field_values(corpus, fit=True)
+        # labels are numbered in sorted order: intern them in one pass, then renumber the distinct ones
+        local, distinct = _intern_column(labels)
+        self.labels_ = sorted(distinct)
+        rank = {label: i for i, label in enumerate(self.labels_)}
+        gold = np.array([rank[label] for label in distinct], dtype=np.int64)[local]
+        del local, labels
+        values, rare = _ValueTable.pack(*self._field_values(corpus, fit=True))
+        if release:
+            corpus.columns.clear()
+            corpus.line_numbers = np.zeros(0, dtype=np.int64)
+            heap.trim()
         self._check_width(self._emission_templates)
         self._check_width(self._pair_templates)
         offsets = corpus.sentence_offsets.astype(np.int64)
@@ -276,11 +311,6 @@ class FeatureEncoder(FieldValues, IndexGrowth):
             out.append((row_offsets, ids))
         if self.hash_bits is not None:
             self.hash_stats_ = {"keys": n_keys, "ids": n_ids, "collision_rate": 1.0 - n_ids / n_keys if n_keys else 0.0}
-        # labels are numbered in sorted order: intern them in one pass, then renumber the distinct ones
-        local, distinct = _intern_column(labels)
-        self.labels_ = sorted(distinct)
-        rank = {label: i for i, label in enumerate(self.labels_)}
-        gold = np.array([rank[label] for label in distinct], dtype=np.int64)[local]
         return EncodedCorpus(offsets, *out[0], *out[1], gold, values.get("word"))
 
     def label_ids(self, labels):

@@ -295,7 +295,7 @@ class LinearChainModel:
             return _NO_CANDIDATES, _NO_CANDIDATES
         from ._kernels.csr import gather_rows
 
-        return gather_rows(self.tag_dict[0], self.tag_dict[1], encoded.word_ids)
+        return gather_rows(self.tag_dict[0], self.tag_dict[1], np.asarray(encoded.word_ids, dtype=np.int64))
 
     def decode(self, encoded, weights=None, forced=None):
         """Best label ids of every token (int64 (n_tokens,)) and each sentence's score; ``forced``

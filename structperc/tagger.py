@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from . import heap
 from ._kernels.emission import gold_pairs
 from .attributes import AttributeEncoder
 from .checkpoint import read_checkpoint  # noqa: F401  (public here too)
@@ -201,6 +202,12 @@ class Tagger(Training, FilePipeline):
             read), beside the format, columns and label found.
         client : a dask.distributed Client: train by parameter mixing on its workers (one shard each).
         """
+        return self._fit(X, y, dev, dev_y, progress, callback, checkpoint, checkpoint_every, resume, input_metadata,
+                         client)
+
+    def _fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
+             checkpoint_every=1, resume=None, input_metadata=None, client=None, release=False):
+        """``fit``; release: X is a Corpus no one else holds (``fit_file``), emptied once encoded."""
         self.trainer_options()
         self.check_engine(client)
         if _dicts(X):
@@ -216,12 +223,14 @@ class Tagger(Training, FilePipeline):
             if corpus.label is None:
                 raise ValueError("training data has no label column")
             encoder = self._encoder()
-            encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
             read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
                     "label": corpus.label}
+            encoded = encoder.fit_transform(corpus, release=release)
             corpus = None
         # the training strings are not needed past encoding (freed here when the caller holds none)
         del X, y
+        if release:
+            heap.trim()  # the encoding's temporaries
         return self._fit_encoded(encoder, encoded, read, dev, dev_y, progress, callback, checkpoint,
                                  checkpoint_every, resume, client)
 

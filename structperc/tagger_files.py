@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 
+from . import heap
 from .attributes import AttributeEncoder
 from .cache import file_sha256
 from .encode import FeatureEncoder
@@ -28,7 +29,10 @@ def read_training_corpus(path, **reader_options):
             batch.columns[name] = list(map(shared.setdefault, values, values))
         batch.lines = None
         parts.append(batch)
-    return concatenate(parts)
+    corpus = concatenate(parts)
+    del parts
+    heap.trim()  # the batches' strings and lists
+    return corpus
 
 
 class FilePipeline:
@@ -60,8 +64,9 @@ class FilePipeline:
         if self.cache_dir is not None:
             encoder, encoded, found = self._cached_encoding(path, reader_options)
             return self._fit_encoded(encoder, encoded, {**reader_options, **found}, **run)
-        # no reference to the training corpus is kept here: ``fit`` drops its strings once encoded
-        return self.fit(read_training_corpus(path, **reader_options), input_metadata=reader_options, **run)
+        # no reference to the training corpus is kept here: its strings go as soon as they are value ids
+        return self._fit(read_training_corpus(path, **reader_options), input_metadata=reader_options, release=True,
+                         **run)
 
     def _cached_encoding(self, path, reader_options):
         """(encoder, encoded corpus, what was read: format, columns, label) of the training file

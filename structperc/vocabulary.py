@@ -40,9 +40,9 @@ class _VocabIndex(dict):
 
 
 def _intern_column(values):
-    """(ids int64 (n,), distinct values in first-seen order), in one pass over the values."""
+    """(ids int32 (n,), distinct values in first-seen order), in one pass over the values."""
     index = _Interner()
-    ids = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+    ids = np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values))
     return ids, list(index)
 
 
@@ -53,7 +53,7 @@ class FieldValues:
     ``_attributes``, ``_lexicon_fields``, ``lexicons`` and ``rare_threshold``."""
 
     def _field_values(self, corpus, fit, extend=False):
-        """Per field, value ids per token (int64 (n_tokens,)); learns vocabularies when fit; when
+        """Per field, value ids per token (an integer array (n_tokens,)); learns vocabularies when fit; when
         extend, appends the values the vocabularies lack (known values keep their ids) and adds
         the corpus's word counts to ``word_counts_`` (continued training; the caller drops the
         lookup caches, ``_index_cache`` and ``_attribute_cache``, built over the old vocabularies).

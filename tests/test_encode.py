@@ -324,3 +324,19 @@ def test_hash_bits_out_of_range_is_an_error(bits):
     corpus = _as_corpus([["a"]], [["X"]])
     with pytest.raises(ConfigError, match="hash_bits"):
         FeatureEncoder(["w[0]"], hash_bits=bits).fit_transform(corpus, corpus.columns["label"])
+
+
+@pytest.mark.parametrize("templates", ["chunk", "pos", ["w[0]", "pos[0]|w[1]", "pair:pos[0]"]])
+def test_releasing_the_corpus_gives_the_same_encoding_and_empties_it(templates):
+    """fit_file hands its corpus over (release=True): the string columns go before the feature ids
+    are built, the encoding is the one of a caller-held corpus, and the caller's labels are not needed."""
+    rng = np.random.default_rng(3)
+    kept, released = random_corpus(rng, 40), random_corpus(np.random.default_rng(3), 40)
+    expected = FeatureEncoder(templates).fit_transform(kept, kept.columns[kept.label])
+    encoder = FeatureEncoder(templates)
+    encoded = encoder.fit_transform(released, release=True)
+    assert released.columns == {} and len(released.line_numbers) == 0
+    assert kept.columns  # the default leaves the caller's corpus alone
+    for name in ("sentence_offsets", "feature_offsets", "feature_ids", "pair_offsets", "pair_ids", "labels"):
+        np.testing.assert_array_equal(getattr(encoded, name), getattr(expected, name), err_msg=name)
+    np.testing.assert_array_equal(np.asarray(encoded.word_ids, dtype=np.int64), expected.word_ids)

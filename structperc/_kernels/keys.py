@@ -157,7 +157,7 @@ def number_features(local, local_starts, local_keep, keys_of_local, first_token,
     n_flat = local_starts[m]
     # counting sort of flat local ids by first token; the outer loop over templates keeps a
     # token's features in template order
-    cursor = np.zeros(n + 1, dtype=np.int64)
+    cursor = np.zeros(n + 1, dtype=np.int32)  # positions in order (n_flat < 2^31: the ids are int32)
     for f in range(n_flat):
         cursor[first_token[f] + 1] += 1
     for i in range(n):
