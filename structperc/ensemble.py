@@ -218,6 +218,7 @@ class EnsembleTagger(Tagger):
     def describe(self, top=10):
         """The lead member's ``Tagger.describe``, with the ensemble: its kind, members and info."""
         summary = self.model_tagger().describe(top)
+        summary["labels"] = self.labels_
         summary["members"] = len(self.members)
         summary["ensemble"] = {"kind": self.kind, "members": len(self.members), **self.info}
         return summary
@@ -336,6 +337,8 @@ def check_train_options(given):
     for option, needed in REQUIRES.items():
         if _set(given.get(option)) and not _set(given.get(needed)):
             raise ConfigError(f"{option} applies only with {needed}")
+    if _set(given.get("--mix")) and (given.get("--workers") or 1) == 1 and not _set(given.get("--scheduler")):
+        raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
 
 
 # ---------------------------------------------------------------------------------------- bagging
