@@ -197,7 +197,7 @@ def train(
     stack: Optional[Path] = typer.Option(
         None, "--stack", help="Stack on model B: B's labels (jackknifed on TRAIN) are the input column 'stack' "
         "(templates stack[0] ...; default: B's templates plus stack[-1], stack[0], stack[1], stack[0]|w[0])."),
-    stack_folds: Optional[int] = typer.Option(None, "--stack-folds", help="Folds of the --stack jackknife (default 5)."),
+    stack_folds: Optional[int] = typer.Option(None, "--stack-folds", help="Jackknife folds of --stack (default 5)."),
     mix: Optional[str] = typer.Option(None, help="Parameter mixing: uniform (default) or errors."),
     hash_bits: Optional[int] = typer.Option(None, help="Feature ids from a hash modulo 2^B (no feature dictionary)."),
     cache_dir: Optional[Path] = typer.Option(None, help="Keep the encoded training corpus here; later runs map it."),
