@@ -265,7 +265,7 @@ class VotingTagger(EnsembleTagger):
         return vote_tokens([m.predict_corpus(corpus)[0] for m in self.members]), None
 
     def encode_input(self, corpus):
-        self._refuse("gives no marginals or probabilities")
+        self._refuse("has no single encoding of its input: no marginals, probabilities or k-best lists")
 
     def predict(self, X, forced=None):
         if forced is not None:
@@ -411,8 +411,10 @@ def bagging_fit_file(tagger, path, n_bags, seed=0, dev=None, workers=None, sched
 
     reader_options : as in ``Tagger.fit_file``.
     """
+    from .lexicon import read_lexicons
     from .readers import read_corpus
     from .tagger_files import read_training_corpus
+    from .templates import PRESETS, load_templates
     from .train.mixing import dask_client
 
     tagger.trainer_options()
@@ -420,15 +422,20 @@ def bagging_fit_file(tagger, path, n_bags, seed=0, dev=None, workers=None, sched
         raise ConfigError("--workers and --scheduler exclude each other (the scheduler's workers are used)")
     if int(n_bags) != n_bags or n_bags < 1:
         raise ConfigError(f"bagging needs at least one bag, got {n_bags}")
+    params = tagger.get_params()
+    # the template file and the lexicons are read here: the workers need not see this machine's files
+    if not (isinstance(params["templates"], str) and params["templates"] in PRESETS):
+        params["templates"] = [str(t) for t in load_templates(params["templates"])]
+    params["lexicons"] = read_lexicons(params["lexicons"], params["lexicon_lower"]) or None
     dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
     reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
     corpus = read_training_corpus(path, **reader_options)
     run = dict(seed=seed, dev=dev_corpus, input_metadata=reader_options, progress=progress)
     if client is not None:
-        members = train_bagging(corpus, tagger.get_params(), n_bags, client=client, **run)
+        members = train_bagging(corpus, params, n_bags, client=client, **run)
     else:
         with dask_client(workers or BAGGING_WORKERS, scheduler) as client:
-            members = train_bagging(corpus, tagger.get_params(), n_bags, client=client, **run)
+            members = train_bagging(corpus, params, n_bags, client=client, **run)
     samples = bag_indices(corpus.n_sentences, n_bags, seed)
     lengths = np.diff(corpus.sentence_offsets)
     info = {"method": "bagging", "bags": int(n_bags), "seed": int(seed), "sentences": corpus.n_sentences,

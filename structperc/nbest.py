@@ -236,7 +236,10 @@ def nbest_corpus(tagger_or_model, corpus, k):
         raise ConfigError("k-best needs a first-order model (this model has order 2)")
     if int(k) < 1:
         raise ConfigError(f"k must be at least 1, got {k!r}")
-    encoded = model.encoder.transform(corpus, with_labels=False)
+    if hasattr(tagger_or_model, "encode_input"):  # a Tagger: its own input (a stacked model adds a column)
+        encoded = tagger_or_model.encode_input(corpus)
+    else:
+        encoded = model.encoder.transform(corpus, with_labels=False)
     layout, data = model.layout(), model.data(encoded)
     start = time.perf_counter()
     candidate_offsets, path_offsets, paths, scores = kbest_corpus(model.weights, layout, data, int(k))
