@@ -203,6 +203,7 @@ class EnsembleTagger(Tagger):
         first = members[lead]
         Tagger.__init__(self, **first.get_params())
         self.members = list(members)
+        self.lead = lead
         self.info = dict(info or {})
         self.model_ = first.model_
         self.labels_ = first.labels_
@@ -217,15 +218,11 @@ class EnsembleTagger(Tagger):
 
     def describe(self, top=10):
         """The lead member's ``Tagger.describe``, with the ensemble: its kind, members and info."""
-        summary = self.model_tagger().describe(top)
+        summary = self.members[self.lead].describe(top)
         summary["labels"] = self.labels_
         summary["members"] = len(self.members)
         summary["ensemble"] = {"kind": self.kind, "members": len(self.members), **self.info}
         return summary
-
-    def model_tagger(self):
-        """The member whose model is ``model_``."""
-        return next(m for m in self.members if m.model_ is self.model_)
 
     def save(self, path):
         from .model import FORMAT_VERSION
@@ -347,6 +344,11 @@ BAGGING_WORKERS = 2  # the LocalCluster's size when neither --workers nor --sche
 _SERIAL = {"workers": 1, "scheduler": None, "mix": "uniform", "cache_dir": None}
 
 
+def _check_bags(n_bags):
+    if int(n_bags) != n_bags or n_bags < 1:
+        raise ConfigError(f"bagging needs at least one bag, got {n_bags}")
+
+
 def bag_indices(n_sentences, n_bags, seed=0):
     """Bootstrap samples: for each bag, ``n_sentences`` sentence indices drawn with replacement.
 
@@ -373,8 +375,7 @@ def train_bagging(corpus, tagger_params, n_bags, seed=0, client=None, dev=None, 
         one task on its workers, the corpus (and dev corpus) scattered to them once.
     progress : optional callable(bags done, n_bags), called as each bag ends.
     """
-    if int(n_bags) != n_bags or n_bags < 1:
-        raise ConfigError(f"bagging needs at least one bag, got {n_bags}")
+    _check_bags(n_bags)
     samples = bag_indices(corpus.n_sentences, n_bags, seed)
     params = {**tagger_params, **_SERIAL}
     if client is None:
@@ -420,8 +421,7 @@ def bagging_fit_file(tagger, path, n_bags, seed=0, dev=None, workers=None, sched
     tagger.trainer_options()
     if scheduler is not None and workers is not None:
         raise ConfigError("--workers and --scheduler exclude each other (the scheduler's workers are used)")
-    if int(n_bags) != n_bags or n_bags < 1:
-        raise ConfigError(f"bagging needs at least one bag, got {n_bags}")
+    _check_bags(n_bags)
     params = tagger.get_params()
     # the template file and the lexicons are read here: the workers need not see this machine's files
     if not (isinstance(params["templates"], str) and params["templates"] in PRESETS):
