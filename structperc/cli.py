@@ -105,6 +105,10 @@ class Progress:
         )
         sys.stderr.flush()
 
+    def fold_done(self, fold, folds, seconds):
+        if not self.quiet:
+            typer.echo(f"fold {fold}/{folds} jackknifed  {seconds:6.2f}s", err=True)
+
     def epoch_done(self, record):
         if self.quiet:
             return
@@ -127,6 +131,10 @@ class Progress:
 
   structperc train en_ewt-ud-train.conllu --label xpos --templates pos --order 2 --tag-dict 5 \\
       --model pos.npz --dev en_ewt-ud-dev.conllu
+
+  structperc train corpora/conll2000/train.txt --model bag.npz --columns word,pos,chunk --bagging 5 --workers 2
+
+  structperc train corpora/conll2000/train.txt --model stacked.npz --columns word,pos,chunk --stack np.npz
 """)
 @handles_errors(interrupted="interrupted; no model written")
 def train(
@@ -168,7 +176,7 @@ def train(
     demotion: Optional[float] = typer.Option(None, help="Winnow demotion factor 0 < β < 1" + _takers("demotion") + "."),
     initial_weight: Optional[float] = typer.Option(
         None, help="Starting value of w⁺ and w⁻" + _takers("initial_weight") + "."),
-    seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
+    seed: int = typer.Option(0, help="Seed of the per-epoch shuffles (and of the --bagging samples, --stack folds)."),
     checkpoint_every: Optional[int] = typer.Option(
         None, "--checkpoint-every", min=1,
         help="After every K epochs, write MODEL's name with .checkpoint.npz: a model of the weights "
@@ -178,8 +186,18 @@ def train(
         "data as the run that wrote it); the model is the one the uninterrupted run gives."),
     missing_label: Optional[str] = typer.Option(
         None, "--missing-label", help="Label symbol of an unlabelled token (e.g. '?'): train on partial labels."),
-    workers: int = typer.Option(1, min=1, help="Train by parameter mixing on N local dask workers (1: serially)."),
-    scheduler: Optional[str] = typer.Option(None, help="Train by parameter mixing on the dask cluster at ADDRESS."),
+    workers: Optional[int] = typer.Option(
+        None, min=1, help="Train by parameter mixing on N local dask workers (default 1: serially); with "
+        "--bagging, the bags train on N local workers (default 2)."),
+    scheduler: Optional[str] = typer.Option(
+        None, help="Train by parameter mixing (or the --bagging bags) on the dask cluster at ADDRESS."),
+    bagging: Optional[int] = typer.Option(
+        None, "--bagging", help="Train N taggers on bootstrap samples of the sentences, on dask workers, and "
+        "save their token-level vote as one model (N >= 1)."),
+    stack: Optional[Path] = typer.Option(
+        None, "--stack", help="Stack on model B: B's labels (jackknifed on TRAIN) are the input column 'stack' "
+        "(templates stack[0] ...; default: B's templates plus stack[-1], stack[0], stack[1], stack[0]|w[0])."),
+    stack_folds: Optional[int] = typer.Option(None, "--stack-folds", help="Jackknife folds of --stack (default 5)."),
     mix: Optional[str] = typer.Option(None, help="Parameter mixing: uniform (default) or errors."),
     hash_bits: Optional[int] = typer.Option(None, help="Feature ids from a hash modulo 2^B (no feature dictionary)."),
     cache_dir: Optional[Path] = typer.Option(None, help="Keep the encoded training corpus here; later runs map it."),
@@ -202,23 +220,31 @@ def train(
 
     An option of a learning rule (--l2, --cost ...) that the chosen --trainer does not take is an error.
     """
+    from .ensemble import check_train_options
     from .kernel_cache import training_kernels
     from .tagger import Tagger
 
     start = time.perf_counter()
+    check_train_options({
+        "--init": init, "--resume": resume, "--checkpoint-every": checkpoint_every, "--resumable": resumable,
+        "--semi": semi, "--unlabeled": unlabeled, "--dev": dev, "--mix": mix, "--cache-dir": cache_dir,
+        "--bagging": bagging, "--stack": stack, "--stack-folds": stack_folds, "--workers": workers,
+        "--scheduler": scheduler})
     if init is not None and templates is None:
         templates = Tagger.load(init).model_.encoder.template_strings_
+    if stack is not None and templates is None:
+        from .stacking import default_templates
+
+        templates = default_templates(stack)
     tagger = Tagger(
         templates=templates or "chunk", trainer=trainer, epochs=epochs, average=average, min_count=min_count,
         rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
         missing_label=missing_label, l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
         **({} if all_pairs is None else {"all_pairs": all_pairs}),
-        workers=workers, scheduler=scheduler, mix=mix or "uniform", hash_bits=hash_bits, cache_dir=cache_dir,
+        workers=workers or 1, scheduler=scheduler, mix=mix or "uniform", hash_bits=hash_bits, cache_dir=cache_dir,
         l1=l1, promotion=promotion, demotion=demotion, initial_weight=initial_weight,
         lexicons=lexicon or None, lexicon_lower=lexicon_lower, resumable=resumable,
     )
-    if mix is not None and workers == 1 and scheduler is None:
-        raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
     tagger.trainer_options()  # a bad option is reported before the corpus is read
     tagger.check_engine()
     if init is not None:
@@ -228,14 +254,20 @@ def train(
     progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
     reader_options = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding,
                           only_types=_split_list(only_types), **({} if tag_sep is None else {"tag_sep": tag_sep}))
+    if bagging is not None:
+        from .cli_ensemble import train_bagging
+
+        return train_bagging(tagger, train_file, model, bagging, seed, dev, workers, scheduler, reader_options,
+                             quiet, json_output, start)
     if semi is not None or unlabeled:
         from .semisupervised import semi_fit_file
 
-        if dev is not None:
-            raise ConfigError("--semi does not take --dev")
-        if init is not None:
-            raise ConfigError("--semi does not take --init")
         tagger = semi_fit_file(tagger, train_file, unlabeled, semi, rounds, seed=seed, **reader_options)
+    elif stack is not None:
+        from .stacking import stack_fit_file
+
+        tagger = stack_fit_file(tagger, train_file, stack, stack_folds, seed=seed, dev=dev, progress=progress,
+                                callback=progress.epoch_done, fold_progress=progress.fold_done, **reader_options)
     else:
         tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done,
                         checkpoint=checkpoint, checkpoint_every=checkpoint_every or 1, resume=resume,
@@ -249,6 +281,8 @@ def train(
     }
     if dev is not None:
         summary["dev"] = next(r.dev for r in tagger.history_ if r.epoch == tagger.n_iter_)
+    if stack is not None:
+        summary["ensemble"] = tagger.info
     if json_output:
         typer.echo(json.dumps(summary))
     elif not quiet:
@@ -383,7 +417,7 @@ def info(
         rate = hashing.get("collision_rate")
         typer.echo(f"hashing: 2^{hashing['hash_bits']} ids" + ("" if rate is None else
                    f"; collision rate {100 * rate:.2f}% ({hashing['keys']:,} keys on {hashing['ids']:,} ids)"))
-    for key in ("input", "training"):
+    for key in ("input", "training", "ensemble"):
         if key in summary:
             typer.echo(f"{key}: {json.dumps(summary[key])}")
     for label, feats in summary["top_features"].items():

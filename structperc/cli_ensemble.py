@@ -1,5 +1,6 @@
-"""Command line for ensembles: ``structperc vote MODEL... INPUT``."""
+"""Command line for ensembles: ``structperc vote MODEL... INPUT`` and the ``--bagging`` branch of ``train``."""
 import json
+import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -43,6 +44,34 @@ def vote_command(
     elif not quiet:
         typer.echo(f"voted {len(paths) - 1} models on {stats['sentences']:,} sentences, {stats['tokens']:,} tokens "
                    f"in {stats['seconds']:.3f}s", err=True)
+
+
+def train_bagging(tagger, train_file, model, n_bags, seed, dev, workers, scheduler, reader_options, quiet,
+                  json_output, start):
+    """``train --bagging N``: train the bags (``ensemble.bagging_fit_file``), save the vote, print the summary."""
+    from .ensemble import bagging_fit_file
+
+    def progress(done, total):
+        if not quiet:
+            typer.echo(f"bag {done}/{total} trained", err=True)
+
+    voting = bagging_fit_file(tagger, train_file, n_bags, seed=seed, dev=dev, workers=workers, scheduler=scheduler,
+                              progress=progress, **reader_options)
+    voting.save(model)
+    info = voting.info
+    summary = {
+        "model": str(model), "bags": n_bags, "sentences": info["sentences"], "tokens": info["tokens"],
+        "labels": len(voting.labels_), "features": [m.model_.encoder.n_features_ for m in voting.members],
+        "best_epoch": [m.n_iter_ for m in voting.members], "seconds": time.perf_counter() - start,
+    }
+    if "dev" in info:
+        summary["dev"] = info["dev"]
+    if json_output:
+        typer.echo(json.dumps(summary))
+    elif not quiet:
+        dev_score = f", dev {info['dev']['accuracy']:.2f}% accuracy" if "dev" in info else ""
+        typer.echo(f"saved {model}: {n_bags} bags, {summary['labels']} labels, {min(summary['features']):,} to "
+                   f"{max(summary['features']):,} features per bag{dev_score}, {summary['seconds']:.2f}s", err=True)
 
 
 def register(app, handles_errors):

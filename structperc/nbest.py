@@ -236,7 +236,10 @@ def nbest_corpus(tagger_or_model, corpus, k):
         raise ConfigError("k-best needs a first-order model (this model has order 2)")
     if int(k) < 1:
         raise ConfigError(f"k must be at least 1, got {k!r}")
-    encoded = model.encoder.transform(corpus, with_labels=False)
+    if hasattr(tagger_or_model, "encode_input"):  # a Tagger: its own input (a stacked model adds a column)
+        encoded = tagger_or_model.encode_input(corpus)
+    else:
+        encoded = model.encoder.transform(corpus, with_labels=False)
     layout, data = model.layout(), model.data(encoded)
     start = time.perf_counter()
     candidate_offsets, path_offsets, paths, scores = kbest_corpus(model.weights, layout, data, int(k))
@@ -282,34 +285,19 @@ def _score_candidates(nb, metric):
 def jackknife_nbest(corpus, tagger_params, folds=10, k=20, seed=0, progress=None):
     """n-best lists of a training corpus that look like test-time output.
 
-    The sentences are dealt into ``folds`` folds by a permutation drawn from ``seed`` (fold f holds
-    the sentences whose permuted position is f modulo folds); for each fold a ``Tagger(**tagger_params)``
-    is trained on the other folds and produces the k-best lists of the held-out fold. The lists are
-    returned in the corpus's sentence order.
+    The sentences are dealt into ``folds`` folds (``jackknife.fold_split``: a permutation drawn from
+    ``seed``); for each fold a ``Tagger(**tagger_params)`` is trained on the other folds and produces
+    the k-best lists of the held-out fold (``jackknife.jackknife``). The lists are returned in the
+    corpus's sentence order.
 
     progress : optional callable(fold, folds, seconds) called after each fold.
     """
-    from .tagger import Tagger
+    from .jackknife import jackknife
 
-    if folds < 2:
-        raise ConfigError(f"jackknifing needs at least 2 folds, got {folds!r}")
-    if corpus.n_sentences < folds:
-        raise ConfigError(f"{corpus.n_sentences} sentences cannot be split into {folds} folds")
-    rng = np.random.default_rng(seed)
-    fold_of = np.empty(corpus.n_sentences, dtype=np.int64)
-    fold_of[rng.permutation(corpus.n_sentences)] = np.arange(corpus.n_sentences) % folds
-    parts, held_order = [], []
-    for f in range(folds):
-        start = time.perf_counter()
-        held = np.flatnonzero(fold_of == f)
-        tagger = Tagger(**tagger_params).fit(corpus.subset(np.flatnonzero(fold_of != f)))
-        parts.append(nbest_corpus(tagger, corpus.subset(held), k))
-        held_order.append(held)
-        if progress is not None:
-            progress(f + 1, folds, time.perf_counter() - start)
-    merged = concatenate_nbest(parts)
+    parts = jackknife(corpus, tagger_params, lambda tagger, held: nbest_corpus(tagger, held, k), folds, seed, progress)
+    merged = concatenate_nbest([nb for _, nb in parts])
     position = np.empty(corpus.n_sentences, dtype=np.int64)
-    position[np.concatenate(held_order)] = np.arange(corpus.n_sentences)
+    position[np.concatenate([held for held, _ in parts])] = np.arange(corpus.n_sentences)
     result = merged.take(position)
     result.corpus = corpus
     return result

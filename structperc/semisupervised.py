@@ -13,26 +13,19 @@ bootstrap samples B_0, B_1, B_2 of the sentences of L. Each round,
     h_i <- train(B_i + U_i)
 
 U_i is chosen afresh each round from the current taggers. The rounds stop when no U_i changes (same
-sentences, same labels) or after ``rounds``. The final tagger is ``VotingTagger``: the token-level
-majority of the three; where all three differ, the first member's label.
-
-A voting model file is one ``.npz`` holding the three member models, each under the array prefix
-``member{i}__`` with its own encoder (three encoders: about three times a single model's size),
-and the member metadata in the JSON metadata; ``Tagger.load`` returns a VotingTagger for it, so
-``tag`` and ``eval`` read it as any model.
+sentences, same labels) or after ``rounds``. The final tagger is ``ensemble.VotingTagger``: the
+token-level majority of the three; where all three differ, the first member's label. It is saved as
+one ensemble model file (``structperc.ensemble``) holding the three member models (three encoders:
+about three times a single model's size), which ``tag`` and ``eval`` read as any model.
 """
-import zipfile
-
 import numpy as np
 
 from .corpus import Corpus, concatenate
-from .errors import ConfigError, ModelFileError
-from .model import FORMAT_VERSION, LinearChainModel
-from .npzfile import read_npz, write_npz
+from .ensemble import VotingTagger
+from .errors import ConfigError
 from .tagger import Tagger
 
 METHODS = ("self", "tri")
-_MARKER = "ensemble_members"
 
 
 # ------------------------------------------------------------------------------------ corpora
@@ -169,21 +162,12 @@ def self_train(params, labeled, unlabeled, rounds=2, share=0.2, callback=None):
 
 
 # ------------------------------------------------------------------------------------ tri-training
-def vote(predictions):
-    """Token-level majority of several taggers' labels.
-
-    predictions : list of arrays (n_tokens,), one per tagger. Each token takes the label with the
-    most votes; among labels with equally many, the one of the earliest tagger.
-    """
-    stacked = np.stack([np.asarray(p, dtype=object) for p in predictions])
-    votes = np.stack([(stacked == stacked[m]).sum(axis=0) for m in range(len(stacked))])
-    winner = np.argmax(votes, axis=0)  # first member among the best on ties
-    return stacked[winner, np.arange(stacked.shape[1])]
-
-
 def agreement(prediction_j, prediction_k, offsets):
     """Sentences (int64 indices) on which two taggers agree on every token."""
     return np.flatnonzero(_sentence_all(np.asarray(prediction_j) == np.asarray(prediction_k), offsets))
+
+
+TRI = {"method": "tri-training"}  # the info of a tri-training VotingTagger
 
 
 def tri_train(params, labeled, unlabeled, rounds=2, seed=0, callback=None):
@@ -204,7 +188,7 @@ def tri_train(params, labeled, unlabeled, rounds=2, seed=0, callback=None):
 
     members = [train(i) for i in range(3)]
     if callback is not None:
-        callback({"round": 0, "added": [0, 0, 0]}, VotingTagger(members))
+        callback({"round": 0, "added": [0, 0, 0]}, VotingTagger(members, TRI))
     offsets = unlabeled.sentence_offsets
     previous = [None, None, None]
     for r in range(1, rounds + 1):
@@ -220,8 +204,8 @@ def tri_train(params, labeled, unlabeled, rounds=2, seed=0, callback=None):
         members = [train(i, *selections[i]) for i in range(3)]
         previous = selections
         if callback is not None:
-            callback({"round": r, "added": [len(s[0]) for s in selections]}, VotingTagger(members))
-    return VotingTagger(members)
+            callback({"round": r, "added": [len(s[0]) for s in selections]}, VotingTagger(members, TRI))
+    return VotingTagger(members, TRI)
 
 
 def semi_fit_file(tagger, path, unlabeled_paths, method, rounds=2, seed=0, **reader_options):
@@ -252,90 +236,3 @@ def semi_fit_file(tagger, path, unlabeled_paths, method, rounds=2, seed=0, **rea
             "method": method, "rounds": rounds, "unlabeled": [str(p) for p in unlabeled_paths],
             "unlabeled_sentences": unlabeled.n_sentences}
     return fitted
-
-
-# ------------------------------------------------------------------------------------ the vote
-class VotingTagger(Tagger):
-    """Token-level majority vote of fitted Taggers (ties: the first member's label).
-
-    Reading, evaluation and scoring are the Tagger's; ``model_`` is the first member's model (its
-    reader options and labels).
-    """
-
-    def __init__(self, members):
-        self.members = members
-        first = members[0]
-        super().__init__(**first.get_params())
-        self.model_ = first.model_
-        self.labels_ = sorted({label for m in members for label in m.labels_})
-        self.n_iter_ = first.n_iter_
-
-    def predict_corpus(self, corpus):
-        predictions = [_predict(m, corpus) for m in self.members]
-        return vote(predictions).tolist(), None
-
-    def prepare(self):
-        for member in self.members:
-            member.prepare()
-        return self
-
-    def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
-                 force_column=None):
-        """``Tagger.tag_file`` with the voted labels; the vote has no marginals, probabilities or
-        forced labels."""
-        import time
-
-        from .files import open_output
-        from .readers import iter_corpus, write_tagged
-
-        if marginals or probability:
-            raise ConfigError("a voting model (tri-training) gives no marginals or probabilities")
-        if force_column is not None:
-            raise ConfigError("a voting model (tri-training) takes no forced labels (--force-column)")
-        start = time.perf_counter()
-        sentences = tokens = 0
-        with open_output(output) as out:
-            for batch in iter_corpus(input, **self.reader_options(format, tag_sep), require_label=False):
-                labels, _ = self.predict_corpus(batch)
-                write_tagged(out, batch, labels)
-                sentences += batch.n_sentences
-                tokens += batch.n_tokens
-            seconds = time.perf_counter() - start
-        return {"sentences": sentences, "tokens": tokens, "seconds": seconds,
-                "tokens_per_second": tokens / seconds if seconds > 0 else float("inf")}
-
-    def describe(self, top=10):
-        summary = self.members[0].describe(top)
-        summary["members"] = len(self.members)
-        return summary
-
-    def save(self, path):
-        arrays, metas = {}, []
-        for i, member in enumerate(self.members):
-            member_arrays, meta = member.model_.state()
-            arrays.update({f"member{i}__{k}": v for k, v in member_arrays.items()})
-            metas.append(meta)
-        arrays[_MARKER] = np.array(len(self.members))
-        return write_npz(path, arrays, {"format_version": FORMAT_VERSION, "ensemble": "vote", "members": metas})
-
-    @classmethod
-    def load(cls, path):
-        arrays, meta = read_npz(path, "model")
-        if meta.get("ensemble") != "vote" or meta.get("format_version") != FORMAT_VERSION:
-            raise ModelFileError(f"{path}: not a voting model of format version {FORMAT_VERSION}")
-        members = []
-        for i, member_meta in enumerate(meta["members"]):
-            prefix = f"member{i}__"
-            model = LinearChainModel.from_state(
-                {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}, member_meta, path)
-            members.append(Tagger.from_model(model))
-        return cls(members)
-
-
-def is_voting_file(path):
-    """Whether `path` is a voting model file (looked up in the archive's names only)."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return f"{_MARKER}.npy" in archive.namelist()
-    except (OSError, ValueError, EOFError, NotImplementedError, zipfile.BadZipFile):
-        return False  # not a readable archive: the model reader reports it

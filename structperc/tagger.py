@@ -273,9 +273,17 @@ class Tagger(Training, FilePipeline):
 
         forced : None, or int64 (n_tokens,) label ids to keep, -1 where free (``forced_label_ids``).
         """
-        encoded = self.model_.encoder.transform(corpus, with_labels=False)
-        ids, scores = self._predict_encoded(encoded, forced)
+        ids, scores = self._predict_encoded(self.encode_input(corpus), forced)
         return [self.model_.labels[i] for i in ids], scores
+
+    def encode_input(self, corpus):
+        """The encoded tokens of a Corpus read as the model's input (its labels, if any, left out)."""
+        return self.model_.encoder.transform(self._input(corpus), with_labels=False)
+
+    def _input(self, corpus):
+        """The Corpus the model's templates read for the input ``corpus``: the same one here; a
+        stacked model adds the column of its base model's predictions (``stacking.StackedTagger``)."""
+        return corpus
 
     def _predict_encoded(self, encoded, forced=None):
         return self.model_.decode(encoded, forced=forced)
@@ -312,7 +320,7 @@ class Tagger(Training, FilePipeline):
                 raise ConfigError("this model was trained on feature dicts: give every token as a dict")
             gold = _flat_labels(X, y) if y is not None else None
             return encoder.transform(X, gold), gold
-        corpus = _as_corpus(X, y, self.columns)
+        corpus = self._input(_as_corpus(X, y, self.columns))
         gold = corpus.columns[corpus.label] if corpus.label is not None else None
         return encoder.transform(corpus, with_labels=gold is not None), gold
 
@@ -363,16 +371,20 @@ class Tagger(Training, FilePipeline):
     def evaluate(self, X, y=None):
         """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second."""
         start = time.perf_counter()
+        gold, predicted, offsets = self._gold_and_predicted(X, y)
+        seconds = time.perf_counter() - start
+        result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels))
+        result["seconds"] = seconds
+        result["tokens_per_second"] = result["tokens"] / seconds if seconds > 0 else float("inf")
+        return result
+
+    def _gold_and_predicted(self, X, y=None):
+        """(gold labels, predicted labels, sentence offsets) of labelled data, flat over the tokens."""
         encoded, gold = self._encode(X, y)
         if gold is None:
             raise ValueError("evaluation data has no label column")
         ids, _ = self._predict_encoded(encoded)
-        predicted = [self.model_.labels[i] for i in ids]
-        seconds = time.perf_counter() - start
-        result = evaluate_labels(gold, predicted, encoded.sentence_offsets, is_bio(self.model_.labels))
-        result["seconds"] = seconds
-        result["tokens_per_second"] = result["tokens"] / seconds if seconds > 0 else float("inf")
-        return result
+        return gold, [self.model_.labels[i] for i in ids], encoded.sentence_offsets
 
     def score(self, X, y=None):
         """Token accuracy in percent (scikit-learn's ``score``)."""
@@ -415,12 +427,12 @@ class Tagger(Training, FilePipeline):
 
     @classmethod
     def load(cls, path):
-        """A fitted Tagger from a model file, with every constructor argument it was fitted with (a
-        ``semisupervised.VotingTagger`` for a file of several voting models)."""
-        from .semisupervised import VotingTagger, is_voting_file
+        """A fitted Tagger from a model file, with every constructor argument it was fitted with (an
+        ``ensemble.VotingTagger`` or ``stacking.StackedTagger`` for a file of several models)."""
+        from .ensemble import is_ensemble_file, load_ensemble
 
-        if is_voting_file(path):
-            return VotingTagger.load(path)
+        if is_ensemble_file(path):
+            return load_ensemble(path)
         return cls.from_model(LinearChainModel.load(path))
 
     @classmethod

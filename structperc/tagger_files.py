@@ -173,7 +173,7 @@ class FilePipeline:
         sentences = tokens = 0
         with open_output(output) as out:
             for batch in iter_corpus(input, **options, require_label=False):
-                encoded = model.encoder.transform(batch, with_labels=False)
+                encoded = self.encode_input(batch)
                 forced = None
                 if force_name is not None:
                     if force_name not in batch.columns:

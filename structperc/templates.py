@@ -157,6 +157,14 @@ _CLUSTERS = [f"clusters.p{k}[{o}]" for o in (-1, 0, 1) for k in (4, 6, 10, 20)]
 PRESETS["pos-clusters"] = PRESETS["pos-rich"] + _CLUSTERS
 PRESETS["chunk-clusters"] = PRESETS["chunk"] + _CLUSTERS
 
+# Stacking (``structperc.stacking``): the column ``stack`` holds a base model's predicted label.
+# Its neighbours and the current word conjoined with it; ``chunk-stack`` and ``pos-stack`` add them
+# to ``chunk`` and ``pos``.
+STACK_COLUMN = "stack"
+STACK_TEMPLATES = [f"{STACK_COLUMN}[-1]", f"{STACK_COLUMN}[0]", f"{STACK_COLUMN}[1]", f"{STACK_COLUMN}[0]|w[0]"]
+PRESETS["chunk-stack"] = PRESETS["chunk"] + STACK_TEMPLATES
+PRESETS["pos-stack"] = PRESETS["pos"] + STACK_TEMPLATES
+
 
 def load_templates(spec):
     """Templates from a preset name, a template file, or a list of template strings.

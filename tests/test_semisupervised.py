@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from structperc.semisupervised import (VotingTagger, agreement, confidence, read_unlabeled, self_train, tri_train,
-                                       vote)
+from structperc.ensemble import vote_tokens
+from structperc.semisupervised import VotingTagger, agreement, confidence, read_unlabeled, self_train, tri_train
 from structperc.tagger import Tagger, _as_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,9 +44,9 @@ def test_vote_matches_naive_majority():
     for _ in range(50):
         n = int(rng.integers(1, 30))
         predictions = [rng.choice(["A", "B", "C"], n).tolist() for _ in range(3)]
-        assert vote(predictions).tolist() == naive_vote(predictions)
-    assert vote([["A"], ["B"], ["C"]]).tolist() == ["A"]  # all differ: the first member
-    assert vote([["A"], ["B"], ["B"]]).tolist() == ["B"]
+        assert vote_tokens(predictions) == naive_vote(predictions)
+    assert vote_tokens([["A"], ["B"], ["C"]]) == ["A"]  # all differ: the first member
+    assert vote_tokens([["A"], ["B"], ["B"]]) == ["B"]
 
 
 def test_agreement_selects_sentences_equal_on_every_token():

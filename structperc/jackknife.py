@@ -1,0 +1,46 @@
+"""Jackknifing: a tagger's output on its own training sentences that looks like output on unseen
+text. The sentences are dealt into K folds; for each fold a tagger of the same configuration is
+trained on the other K - 1 folds and applied to the held-out one.
+
+Used for the n-best lists of reranker training (``nbest.jackknife_nbest``) and for the predicted
+column of stacking (``stacking.jackknife_labels``).
+"""
+import time
+
+import numpy as np
+
+from .errors import ConfigError
+
+
+def fold_split(n_sentences, folds, seed=0):
+    """The fold (int64 (n_sentences,)) of every sentence: a permutation drawn from ``seed`` deals
+    the sentences round-robin, so fold f holds the sentences whose permuted position is f modulo
+    ``folds`` (fold sizes differ by at most one)."""
+    if int(folds) != folds or folds < 2:
+        raise ConfigError(f"jackknifing needs at least 2 folds, got {folds!r}")
+    if n_sentences < folds:
+        raise ConfigError(f"{n_sentences} sentences cannot be split into {folds} folds")
+    fold_of = np.empty(n_sentences, dtype=np.int64)
+    fold_of[np.random.default_rng(seed).permutation(n_sentences)] = np.arange(n_sentences) % folds
+    return fold_of
+
+
+def jackknife(corpus, tagger_params, apply, folds=10, seed=0, progress=None):
+    """For each fold f (``fold_split``): a ``Tagger(**tagger_params)`` trained on the sentences of the
+    other folds, then ``apply(tagger, held)`` on the Corpus ``held`` of fold f's sentences (in corpus
+    order). Returns a list, one entry per fold, of (fold f's sentence indices, what apply returned).
+
+    progress : optional callable(fold, folds, seconds) called after each fold.
+    """
+    from .tagger import Tagger
+
+    fold_of = fold_split(corpus.n_sentences, folds, seed)
+    parts = []
+    for f in range(folds):
+        start = time.perf_counter()
+        held = np.flatnonzero(fold_of == f)
+        tagger = Tagger(**tagger_params).fit(corpus.subset(np.flatnonzero(fold_of != f)))
+        parts.append((held, apply(tagger, corpus.subset(held))))
+        if progress is not None:
+            progress(f + 1, folds, time.perf_counter() - start)
+    return parts
