@@ -14,7 +14,7 @@ SERIAL_DECODING = ("decoders.decode_corpus_serial",)
 # the parallel decoder runs only on batches of decoders.PARALLEL_FROM sentences or more
 PARALLEL_DECODING = ("decoders.decode_corpus_parallel",)
 TAGGING = ("keys.lookup_template", "keys.columns_to_csr", *SERIAL_DECODING)
-TRAINING = ("keys.intern_template", "keys.number_features", "keys.columns_to_csr")
+TRAINING = ("keys.intern_template", "keys.number_features")
 # an input file at least this large (bytes) holds enough sentences for the parallel decoder
 LARGE_INPUT = 16384
 EPOCH_KERNELS = {"perceptron": "perceptron.perceptron_epoch", "crf": "crf.crf_epoch",
