@@ -15,6 +15,7 @@ from typing import Optional
 
 import typer
 
+from .cli_progress import Progress, checkpoint_path
 from .errors import ConfigError, StructpercError, StructpercWarning
 from .train import TRAINERS
 
@@ -75,55 +76,6 @@ def _takers(option):
     return f" ({', '.join(name for name, rule in TRAINERS.items() if option in rule.params)})"
 
 
-def checkpoint_path(model):
-    """Where ``train --checkpoint-every`` writes: MODEL.npz -> MODEL.checkpoint.npz."""
-    model = Path(model)
-    return model.with_name((model.name[:-4] if model.name.endswith(".npz") else model.name) + ".checkpoint.npz")
-
-
-class Progress:
-    """Progress on stderr: a one-line bar (sentences/s) on a terminal, and a line per finished epoch
-    (and per checkpoint written)."""
-
-    def __init__(self, epochs, quiet, checkpoint=None, checkpoint_every=0):
-        self.epochs = epochs
-        self.quiet = quiet
-        self.checkpoint, self.checkpoint_every = checkpoint, checkpoint_every
-        self.tty = sys.stderr.isatty()
-
-    def __call__(self, epoch, done, total, stats):
-        if self.quiet or not self.tty:
-            return
-        if getattr(self, "epoch", None) != epoch:
-            self.epoch, self.epoch_started = epoch, time.perf_counter()
-        elapsed = max(time.perf_counter() - self.epoch_started, 1e-9)
-        width = 30
-        filled = int(width * done / max(total, 1))
-        bar = "#" * filled + "." * (width - filled)
-        sys.stderr.write(
-            f"\repoch {epoch}/{self.epochs} [{bar}] {done}/{total} sentences  {done / elapsed:,.0f} sent/s "
-        )
-        sys.stderr.flush()
-
-    def fold_done(self, fold, folds, seconds):
-        if not self.quiet:
-            typer.echo(f"fold {fold}/{folds} jackknifed  {seconds:6.2f}s", err=True)
-
-    def epoch_done(self, record):
-        if self.quiet:
-            return
-        if self.tty:
-            sys.stderr.write("\r" + " " * 100 + "\r")
-        parts = [f"epoch {record.epoch:3d}", f"{record.seconds:6.2f}s"]
-        for key, value in record.stats.items():
-            parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")
-        if record.dev:
-            parts.append(f"dev={record.dev['score']:.2f}")
-        typer.echo("  ".join(parts), err=True)
-        if self.checkpoint is not None and record.epoch % self.checkpoint_every == 0:
-            typer.echo(f"checkpoint {self.checkpoint} (epoch {record.epoch})", err=True)
-
-
 # ---------------------------------------------------------------------------------------- train
 @app.command(epilog="""Examples:
 
@@ -158,10 +110,13 @@ def train(
     epochs: int = typer.Option(10, min=1, help="Passes over the training data."),
     average: Optional[bool] = typer.Option(
         None, "--average/--no-average", help="Average the weights (default: on)" + _takers("average") + "."),
-    min_count: int = typer.Option(0, help="Drop features seen fewer times than this (Collins' cc)."),
-    rare_threshold: int = typer.Option(5, help="Words seen fewer times are rare (for @rare templates)."),
+    min_count: Optional[int] = typer.Option(
+        None, help="Drop features seen fewer times than this (Collins' cc; default 0, or the --init model's)."),
+    rare_threshold: Optional[int] = typer.Option(
+        None, help="Words seen fewer times are rare (for @rare templates; default 5, or the --init model's)."),
     constrain: Optional[str] = typer.Option(None, help="Transition constraint: bio."),
-    order: int = typer.Option(1, min=1, max=2, help="Label order: 1 (bigram) or 2 (trigram)."),
+    order: Optional[int] = typer.Option(
+        None, min=1, max=2, help="Label order: 1 (bigram, the default) or 2 (trigram)."),
     tag_dict: Optional[int] = typer.Option(None, help="Words seen >= K times may only take their seen tags."),
     l2: Optional[float] = typer.Option(None, help="L2 regularization" + _takers("l2") + "."),
     eta0: Optional[float] = typer.Option(
@@ -230,25 +185,30 @@ def train(
         "--semi": semi, "--unlabeled": unlabeled, "--dev": dev, "--mix": mix, "--cache-dir": cache_dir,
         "--bagging": bagging, "--stack": stack, "--stack-folds": stack_folds, "--workers": workers,
         "--scheduler": scheduler})
-    if init is not None and templates is None:
-        templates = Tagger.load(init).model_.encoder.template_strings_
+    structure = dict(min_count=min_count, rare_threshold=rare_threshold, constrain=constrain, order=order,
+                     tag_dict=tag_dict, all_pairs=all_pairs, hash_bits=hash_bits)
+    continued = Tagger.load(init) if init is not None else None
+    if continued is not None:
+        from .tagger_training import continued_structure
+
+        structure = continued_structure(continued, structure, lexicon)  # the model's; another value is an error
+        templates = templates or continued.model_.encoder.template_strings_
+    structure = {k: v for k, v in structure.items() if v is not None}
     if stack is not None and templates is None:
         from .stacking import default_templates
 
         templates = default_templates(stack)
     tagger = Tagger(
-        templates=templates or "chunk", trainer=trainer, epochs=epochs, average=average, min_count=min_count,
-        rare_threshold=rare_threshold, constrain=constrain, order=order, tag_dict=tag_dict, seed=seed,
+        templates=templates or "chunk", trainer=trainer, epochs=epochs, average=average, **structure, seed=seed,
         missing_label=missing_label, l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
-        **({} if all_pairs is None else {"all_pairs": all_pairs}),
-        workers=workers or 1, scheduler=scheduler, mix=mix or "uniform", hash_bits=hash_bits, cache_dir=cache_dir,
+        workers=workers or 1, scheduler=scheduler, mix=mix or "uniform", cache_dir=cache_dir,
         l1=l1, promotion=promotion, demotion=demotion, initial_weight=initial_weight,
         lexicons=lexicon or None, lexicon_lower=lexicon_lower, resumable=resumable,
     )
     tagger.trainer_options()  # a bad option is reported before the corpus is read
     tagger.check_engine()
-    if init is not None:
-        tagger.model_ = Tagger.load(init).model_
+    if continued is not None:
+        tagger.model_ = continued.model_
     _announce_compiling(training_kernels(trainer, dev, l1=bool(l1)))
     checkpoint = checkpoint_path(model) if checkpoint_every else None
     progress = Progress(epochs, quiet, checkpoint, checkpoint_every)

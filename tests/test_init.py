@@ -117,6 +117,20 @@ def test_cli_init_continues_and_info_shows_both_runs(tmp_path):
     errors = [line for line in bad.stderr.strip().splitlines() if line != "compiling kernels, once"]
     assert bad.returncode == 2 and len(errors) == 1
     assert "differ from the model" in bad.stderr
+    # the options that shape the model are the model's: another value, or a lexicon, is refused
+    lexicon = tmp_path / "lex.txt"
+    lexicon.write_text("w1\tA\n")
+    for extra, words in ((["--order", "2"], "--order 2 differs"), (["--min-count", "3"], "--min-count 3 differs"),
+                         (["--constrain", "bio"], "--constrain bio differs"),
+                         (["--lexicon", f"c={lexicon}"], "--lexicon does not apply")):
+        refused = subprocess.run(run + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m4.npz"), "--init",
+                                        str(tmp_path / "m1.npz"), *extra, "-q"], capture_output=True, text=True)
+        assert refused.returncode == 2 and words in refused.stderr, (extra, refused.stderr)
+        assert not (tmp_path / "m4.npz").exists()
+    same = subprocess.run(run + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m5.npz"), "--init",
+                                 str(tmp_path / "m1.npz"), "--order", "1", "--min-count", "0", "-q"],
+                          capture_output=True, text=True)
+    assert same.returncode == 0, same.stderr
 
 
 # ---------------------------------------------------------------- new features in continued training
