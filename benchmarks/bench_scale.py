@@ -138,7 +138,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default="corpora/conll2000")
     parser.add_argument("--sizes", type=int, nargs="*", default=[1, 2, 4, 8, 16, 32])
-    parser.add_argument("--runs", type=int, default=3, help="runs per size up to 8x (one run above)")
+    parser.add_argument("--runs", type=int, default=3, help="whole-process runs per size and per mixing setting")
     parser.add_argument("--mixing-copies", type=int, default=8)
     parser.add_argument("--epochs", type=int, default=10, help="epochs of the workers 1 against 2 runs")
     parser.add_argument("--out", default=str(ROOT / "benchmarks"))
@@ -153,7 +153,7 @@ def main(argv=None):
         for k in args.sizes:
             train = replicate(corpus / "train.txt", k, tmp)
             runs = []
-            for _ in range(args.runs if k <= 8 else 1):
+            for _ in range(args.runs):
                 seconds, rss, _, stderr = run_timed(["train", train, "--model", model, "--epochs", 1])
                 epoch = float(EPOCH_LINE.search(stderr).group(2))
                 runs.append((seconds, rss, epoch))
@@ -167,12 +167,20 @@ def main(argv=None):
                 (tmp / f"train_x{k}.txt").unlink()
 
         train = replicate(corpus / "train.txt", args.mixing_copies, tmp)
+        # --workers 1 and 2 alternate, args.runs rounds: a drift of the machine's speed touches both
+        timings = {1: [], 2: []}
         mixing = {}
-        for workers in (1, 2):
-            seconds, rss, _, _ = run_timed(["train", train, "--model", model, "--epochs", args.epochs,
-                                            "--workers", workers, "-q"])
-            mixing[workers] = {"seconds": seconds, "rss_mb": rss, "f1": test_f1(model, test)}
-            print(json.dumps({"workers": workers, **mixing[workers]}), flush=True)
+        for _ in range(args.runs):
+            for workers in (1, 2):
+                seconds, rss, _, _ = run_timed(["train", train, "--model", model, "--epochs", args.epochs,
+                                                "--workers", workers, "-q"])
+                timings[workers].append((seconds, rss))
+                mixing[workers] = {"f1": test_f1(model, test)}
+                print(json.dumps({"workers": workers, "seconds": seconds, "rss_mb": rss}), flush=True)
+        for workers, runs in timings.items():
+            mixing[workers].update(seconds=statistics.median(r[0] for r in runs),
+                                   rss_mb=statistics.median(r[1] for r in runs), runs=[r[0] for r in runs])
+        mixing["paired"] = statistics.median(b[0] / a[0] for a, b in zip(timings[1], timings[2]))
         cluster = cluster_run(train, test, model, args.epochs)
         print(json.dumps({"scheduler": cluster}), flush=True)
 
@@ -184,13 +192,19 @@ def main(argv=None):
     return 0
 
 
+def _slope(xs, ys):
+    """Least-squares slope of ys against xs."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
 def write_report(rows, mixing, cluster, args, out):
     base = rows[0]
     lines = [
         "# Scaling (`make bench-scale`)",
         "",
-        (f"Settings of this run: sizes {' '.join(map(str, args.sizes))}, {args.runs} run(s) per size up to 8× "
-         f"(one above), mixing on CoNLL-2000 × {args.mixing_copies}, {args.epochs} epochs; load average "
+        (f"Settings of this run: sizes {' '.join(map(str, args.sizes))}, {args.runs} run(s) per size "
+         f"and per mixing setting, mixing on CoNLL-2000 × {args.mixing_copies}, {args.epochs} epochs; load average "
          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores when the report was written."),
         "",
         ("CoNLL-2000 train (all chunk types, `chunk` templates, averaged perceptron, seed 0) replicated k times; "
@@ -201,6 +215,7 @@ def write_report(rows, mixing, cluster, args, out):
         "| copies | tokens | runs | seconds per epoch | ×1 | whole process s | peak RSS MB | bytes per token over 1× |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    slope = _slope([r["tokens"] for r in rows], [r["rss_mb"] * 2**20 for r in rows])
     for r in rows:
         grow = ((r["rss_mb"] - base["rss_mb"]) * 2**20 / (r["tokens"] - base["tokens"])
                 if r["tokens"] > base["tokens"] else float("nan"))
@@ -209,6 +224,8 @@ def write_report(rows, mixing, cluster, args, out):
                      f"{'' if grow != grow else f'{grow:.0f}'} |")
     one, two = mixing[1], mixing[2]
     lines += [
+        "",
+        f"Peak RSS against tokens, least-squares slope over all sizes: **{slope:.0f} bytes per token**.",
         "",
         (f"## Parameter mixing: CoNLL-2000 × {args.mixing_copies}, {args.epochs} epochs, whole process "
          "(`--workers 2`: a LocalCluster of two single-threaded workers, uniform mixing)"),
@@ -221,6 +238,9 @@ def write_report(rows, mixing, cluster, args, out):
         ((f"| `--scheduler` (a `dask scheduler` and two `dask worker` processes on 127.0.0.1) | {cluster[0]:.1f} | "
           f"{cluster[0] / one['seconds']:.2f} | {cluster[1]:.0f} | {cluster[2]:.2f} |") if cluster else
          "| `--scheduler` (a `dask scheduler` and two `dask worker` processes on 127.0.0.1) | not finished | | | |"),
+        "",
+        (f"Each mixing row: median of {args.runs} whole-process runs, the two settings alternating; the median "
+         f"of the per-round ratios (workers 2 / workers 1) is {mixing['paired']:.2f}."),
         "",
         "Targets: `--workers 2` at ≤ 0.62 × the time of `--workers 1`, test F1 within 0.2.",
         "",
