@@ -229,9 +229,11 @@ def test_pruning_zero_features_changes_no_score(seed, fitted_model):
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_every_preset_encodes_and_counts_one_feature_per_template_and_token(preset, tmp_path):
-    X = [[("The", "DT", "1"), ("cat", "NN", "1"), ("sat", "VBD", "0")], [("Dogs", "NNS", "1"), ("bark", "VBP", "1")]]
+    # the stacking presets read a base model's labels, the column `stack`
+    X = [[("The", "DT", "1", "B-NP"), ("cat", "NN", "1", "I-NP"), ("sat", "VBD", "0", "O")],
+         [("Dogs", "NNS", "1", "B-NP"), ("bark", "VBP", "1", "B-NP")]]
     y = [["B-NP", "I-NP", "O"], ["B-NP", "O"]]
-    corpus = _as_corpus(X, y, columns=["word", "pos", "space_after"])
+    corpus = _as_corpus(X, y, columns=["word", "pos", "space_after", "stack"])
     templates = load_templates(preset)
     # the cluster presets read a lexicon: one that lists some of the words
     paths = tmp_path / "paths.txt"
