@@ -106,6 +106,8 @@ def train(
     all_pairs: Optional[bool] = typer.Option(
         None, "--all-pairs/--gold-pairs",
         help="A weight for every feature and label, or only for the pairs seen in training (default: --all-pairs)."),
+    dense_count: Optional[int] = typer.Option(
+        None, "--dense-count", help="With --gold-pairs: features seen at least K times keep every label."),
     trainer: str = typer.Option("perceptron", help=f"Learning rule: {', '.join(TRAINERS)}."),
     epochs: int = typer.Option(10, min=1, help="Passes over the training data."),
     average: Optional[bool] = typer.Option(
@@ -186,7 +188,7 @@ def train(
         "--bagging": bagging, "--stack": stack, "--stack-folds": stack_folds, "--workers": workers,
         "--scheduler": scheduler})
     structure = dict(min_count=min_count, rare_threshold=rare_threshold, constrain=constrain, order=order,
-                     tag_dict=tag_dict, all_pairs=all_pairs, hash_bits=hash_bits)
+                     tag_dict=tag_dict, all_pairs=all_pairs, hash_bits=hash_bits, dense_count=dense_count)
     continued = Tagger.load(init) if init is not None else None
     if continued is not None:
         from .tagger_training import continued_structure

@@ -61,6 +61,8 @@ class Tagger(Training, FilePipeline):
     seed : seed of the per-epoch shuffles
     all_pairs : True: a weight for every (feature, label) pair; False: only for the pairs seen in
         training (a feature with each gold label it occurs with), as CRFsuite's default
+    dense_count : None, or with all_pairs False: a feature that occurs at least this many times in
+        training has a weight for every label (the frequent features keep their negative evidence)
     columns : names of the token values when fitting on plain lists
     missing_label : None, or the label symbol (e.g. "?") of an unlabelled token. Training takes
         the best labeling consistent with the known labels as the gold (perceptron, hinge), the
@@ -97,7 +99,7 @@ class Tagger(Training, FilePipeline):
                  missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
                  calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
                  mix="uniform", hash_bits=None, cache_dir=None, l1=None, promotion=None, demotion=None,
-                 initial_weight=None, lexicons=None, lexicon_lower=False, resumable=False):
+                 initial_weight=None, lexicons=None, lexicon_lower=False, resumable=False, dense_count=None):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -117,6 +119,7 @@ class Tagger(Training, FilePipeline):
         self.average_start = average_start
         self.calibration_sentences = calibration_sentences
         self.all_pairs = all_pairs
+        self.dense_count = dense_count
         self.workers = workers
         self.scheduler = scheduler
         self.mix = mix
@@ -255,9 +258,13 @@ class Tagger(Training, FilePipeline):
         else:
             encoded.word_ids = None  # only the tag dictionary reads the word ids
         emission_pairs = None
+        if self.dense_count is not None and (self.all_pairs or int(self.dense_count) != self.dense_count
+                                             or self.dense_count < 1):
+            raise ConfigError(f"dense_count applies to gold pairs (all_pairs=False) and is a positive integer, "
+                              f"got {self.dense_count!r} with all_pairs={self.all_pairs}")
         if not self.all_pairs:
             emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
-                                        encoder.n_features_, len(encoder.labels_))
+                                        encoder.n_features_, len(encoder.labels_), int(self.dense_count or 0))
         rule = make_rule(self.trainer, **options)
         model = LinearChainModel(encoder, order=self.order, constrain=self.constrain, tag_dict=tag_dict,
                                  normalization=rule.normalization, emission_pairs=emission_pairs)

@@ -126,6 +126,8 @@ class Training:
             del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
         if not params["resumable"]:
             del params["resumable"]  # recorded only when set, like all_pairs
+        if params["dense_count"] is None:
+            del params["dense_count"]
         # what a checkpoint must share with the run that continues it (epochs may grow)
         run_key = plain_json({
             "params": {k: v for k, v in params.items() if k != "epochs"}, "trainer_options": options,
@@ -238,7 +240,7 @@ class Training:
         pairs = None
         if model.emission_pairs is not None:
             pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels, encoder.n_features_,
-                               len(encoder.labels_))
+                               len(encoder.labels_), int(self.dense_count or 0))
         model.grow(encoder.n_features_, encoder.labels_, encoder.n_pair_features_, pairs)
         previous = model.metadata.get("training", {})
         init_state = model.training_state if previous.get("trainer") == self.trainer else None

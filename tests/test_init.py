@@ -219,7 +219,7 @@ def test_growth_keeps_every_weight_and_training_state_and_adds_zeros(templates, 
     pairs = None
     if not all_pairs:
         pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels, encoder.n_features_,
-                           len(encoder.labels_))
+                           len(encoder.labels_), 0)
     model.grow(encoder.n_features_, encoder.labels_, encoder.n_pair_features_, pairs)
     assert model.n_features > F0 and model.n_pair_features > P0 and model.n_labels == L0 + 1
     states = [*range(L0), L0 + 1]  # the old start state L0 is now L0 + 1

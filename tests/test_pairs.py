@@ -9,28 +9,32 @@ from naive import all_labelings, brute_force_best, brute_force_log_z, sequence_s
 from structperc._kernels.emission import gold_pairs
 from structperc._kernels.perceptron import perceptron_epoch
 from structperc.encode import FeatureEncoder
+from structperc.errors import ConfigError
 from structperc.model import LinearChainModel
 from structperc.tagger import Tagger, _as_corpus
 from structperc.train import Problem
 from structperc.train.crf import CRFRule
 
 
-def sparse_and_dense(seed, n_labels=3, n_sentences=6, max_len=4):
+def sparse_and_dense(seed, n_labels=3, n_sentences=6, max_len=4, dense_count=0):
     """(sparse model, dense model, encoded corpus, embed, mask): embed maps sparse weights to the
-    dense layout (zeros off the pairs); mask is True on the dense weights the sparse model has."""
+    dense layout (zeros off the pairs); mask is True on the dense weights the sparse model has.
+    dense_count > 0: the features occurring that often have every label."""
     rng = np.random.default_rng(seed)
     X, y = random_sentences(rng, n_sentences, n_labels, max_len=max_len)
     corpus = _as_corpus(X, y, ["word", "pos"])
     encoder = FeatureEncoder(TEMPLATES)
     enc = encoder.fit_transform(corpus, corpus.columns["label"])
     n_labels = len(encoder.labels_)
-    pairs = gold_pairs(enc.feature_offsets, enc.feature_ids, enc.labels, encoder.n_features_, n_labels)
+    pairs = gold_pairs(enc.feature_offsets, enc.feature_ids, enc.labels, encoder.n_features_, n_labels, dense_count)
     sparse = LinearChainModel(encoder, emission_pairs=pairs)
     dense = LinearChainModel(encoder)
     # naive pair set: every feature of a token with its gold label
     seen = np.zeros((encoder.n_features_, n_labels), dtype=bool)
     for i in range(enc.n_tokens):
         seen[enc.feature_ids[enc.feature_offsets[i]: enc.feature_offsets[i + 1]], enc.labels[i]] = True
+    if dense_count:
+        seen[np.bincount(enc.feature_ids, minlength=encoder.n_features_) >= dense_count] = True
     offsets, labels = pairs
     assert np.array_equal(np.diff(offsets), seen.sum(axis=1))
     assert np.array_equal(labels, np.nonzero(seen)[1])
@@ -49,9 +53,9 @@ def sparse_and_dense(seed, n_labels=3, n_sentences=6, max_len=4):
     return sparse, dense, enc, embed, mask
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_decode_and_phi_equal_the_masked_dense_model(seed):
-    sparse, dense, enc, embed, mask = sparse_and_dense(seed)
+@pytest.mark.parametrize("seed, dense_count", [(seed, 0) for seed in range(6)] + [(0, 2), (1, 3), (2, 5)])
+def test_decode_and_phi_equal_the_masked_dense_model(seed, dense_count):
+    sparse, dense, enc, embed, mask = sparse_and_dense(seed, dense_count=dense_count)
     assert len(sparse.weights) < len(dense.weights)
     ids_sparse, scores_sparse = sparse.decode(enc)
     for s in range(enc.n_sentences):
@@ -122,3 +126,17 @@ def test_gold_pairs_model_file_round_trip_and_prune(tmp_path):
     dense = Tagger(templates=TEMPLATES, epochs=3, columns=["word", "pos"], all_pairs=True).fit(X, y)
     assert dense.model_.emission_pairs is None
     assert tagger.describe()["top_features"].keys() == dense.describe()["top_features"].keys()
+
+
+def test_dense_count_gives_frequent_features_every_label_and_applies_to_gold_pairs_only():
+    X, y = random_sentences(np.random.default_rng(4), 30, 8, max_len=5, tags=tuple("ABCDEFGH"))
+    gold = Tagger(templates=TEMPLATES, epochs=1, all_pairs=False).fit(X, y).model_
+    hybrid = Tagger(templates=TEMPLATES, epochs=1, all_pairs=False, dense_count=3).fit(X, y)
+    sizes_gold = np.diff(gold.emission_pairs[0])
+    sizes = np.diff(hybrid.model_.emission_pairs[0])
+    # (pruning after training renumbers the features: compare the rows with every label)
+    assert (sizes == len(hybrid.labels_)).sum() > (sizes_gold == len(hybrid.labels_)).sum()
+    assert hybrid.model_.metadata["training"]["dense_count"] == 3
+    for bad in (dict(all_pairs=True, dense_count=5), dict(all_pairs=False, dense_count=0)):
+        with pytest.raises(ConfigError, match="dense_count"):
+            Tagger(templates=TEMPLATES, epochs=1, **bad).fit(X, y)

@@ -94,21 +94,34 @@ def scatter_features(target, layout, feature_ids, values, lo, hi, scale, row):
 
 
 @njit(cache=True)
-def gold_pairs(feature_offsets, feature_ids, gold, n_features, n_labels):
+def gold_pairs(feature_offsets, feature_ids, gold, n_features, n_labels, dense_count):
     """(emission_offsets int64 (F + 1,), emission_labels int32 (E,)): the (feature, label) pairs
     seen in training, every feature f of a token with its gold label; labels ascending per feature.
+    A feature that occurs at least ``dense_count`` times (0: none) has every label: the frequent
+    features, which a mistake is most likely to involve, keep the weights that penalize a label
+    they were never seen with, at little cost in memory.
 
     A bit set over the F L possible pairs marks the seen ones (F L / 8 bytes)."""
     n_words = (n_features * n_labels + 63) // 64
     seen = np.zeros(n_words, dtype=np.uint64)
-    n_tokens = gold.shape[0]
+    occurrences = np.zeros(n_features if dense_count > 0 else 0, dtype=np.int64)
+    n_tokens = feature_offsets.shape[0] - 1
     for i in range(n_tokens):
+        if dense_count > 0:
+            for k in range(feature_offsets[i], feature_offsets[i + 1]):
+                occurrences[feature_ids[k]] += 1
         c = gold[i]
         if c < 0:
             continue
         for k in range(feature_offsets[i], feature_offsets[i + 1]):
             bit = np.int64(feature_ids[k]) * n_labels + c
             seen[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
+    if dense_count > 0:
+        for f in range(n_features):
+            if occurrences[f] >= dense_count:
+                for c in range(n_labels):
+                    bit = f * n_labels + c
+                    seen[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
     offsets = np.zeros(n_features + 1, dtype=np.int64)
     for f in range(n_features):
         count = 0
