@@ -152,9 +152,14 @@ PRESETS["pos-ud"] = PRESETS["pos-rich"] + [
 ]
 
 # Brown-cluster path prefixes of lengths 4, 6, 10 and 20 of the words at offsets -1, 0 and +1
-# (Turian et al. 2010), from the lexicon ``clusters`` (``--lexicon clusters=paths.txt``).
+# (Turian et al. 2010), from the lexicon ``clusters`` (``--lexicon clusters=paths.txt``); the
+# tagger adds prefixes 4 and 6 at offsets -2 and +2 (the +-2 window of Ratinov & Roth 2009) and
+# works best with the words looked up lower-cased (``--lexicon-lower``). Chosen on EWT dev and a
+# held-out tenth of CoNLL-2000 train (experiments/results/semisupervised.md): cluster bigrams,
+# prefix-suffix and prefix-shape conjunctions, POS-prefix conjunctions and the whole window with
+# every prefix did not help.
 _CLUSTERS = [f"clusters.p{k}[{o}]" for o in (-1, 0, 1) for k in (4, 6, 10, 20)]
-PRESETS["pos-clusters"] = PRESETS["pos-rich"] + _CLUSTERS
+PRESETS["pos-clusters"] = PRESETS["pos-rich"] + _CLUSTERS + [f"clusters.p{k}[{o}]" for o in (-2, 2) for k in (4, 6)]
 PRESETS["chunk-clusters"] = PRESETS["chunk"] + _CLUSTERS
 
 # Stacking (``structperc.stacking``): the column ``stack`` holds a base model's predicted label.

@@ -103,6 +103,8 @@ def test_two_column_file_gazetteer_and_errors(tmp_path):
 
 def test_preset_without_its_lexicon_is_a_clear_error():
     assert "clusters.p20[1]" in PRESETS["pos-clusters"] and "clusters.p4[-1]" in PRESETS["chunk-clusters"]
+    assert {"clusters.p4[-2]", "clusters.p6[2]"} <= set(PRESETS["pos-clusters"])
+    assert "clusters.p4[-2]" not in PRESETS["chunk-clusters"]
     assert parse_template("clusters.p6[-1]").parts == (("clusters.p6", -1),)
     corpus = _as_corpus([["a", "b"]], [["X", "Y"]])
     with pytest.raises(ConfigError, match="--lexicon clusters=FILE"):
