@@ -45,6 +45,8 @@ bench: install
 bench-scale: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python benchmarks/bench_scale.py
+	$(SP) data fetch ud_english_ewt $(MIRROR)
+	$(BIN)/python benchmarks/bench_labels.py --out benchmarks/labels321.md
 
 reproduce: install data
 	$(SP) reproduce collins2002

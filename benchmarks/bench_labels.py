@@ -4,7 +4,7 @@ only the pairs seen in training, beside python-crfsuite's averaged perceptron wi
 feature function. Every training run is a whole process, timed with its peak RSS (wait4); test
 accuracy comes from a separate tagging process.
 
-usage: python benchmarks/bench_labels.py [--data corpora/ud_english_ewt] [--epochs 5] [--runs 1]
+usage: python benchmarks/bench_labels.py [--data corpora/ud_english_ewt] [--epochs 5] [--runs 3]
            [--out benchmarks/labels.md]
        python benchmarks/bench_labels.py crfsuite-train TRAIN MODEL EPOCHS
        python benchmarks/bench_labels.py crfsuite-tag TEST MODEL
@@ -124,27 +124,28 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(ROOT / "corpora" / "ud_english_ewt"))
     parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", default=None)
-    parser.add_argument("--only", default=None, help="comma list of gold,all,crfsuite")
+    parser.add_argument("--only", default=None, help="comma list of gold,dense,all,crfsuite")
     args = parser.parse_args()
     train = Path(args.data) / "en_ewt-ud-train.conllu"
     test = Path(args.data) / "en_ewt-ud-test.conllu"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     py = sys.executable
-    rows = []
     systems = {
         "structperc gold pairs": ("gold", ["--gold-pairs"]),
+        # K = 50 chosen on en_ewt-ud-dev among 0, 50, 100, 200, 500, 1000, 2000, 5000
+        "structperc gold pairs, --dense-count 50": ("dense", ["--gold-pairs", "--dense-count", "50"]),
         "structperc all pairs": ("all", ["--all-pairs"]),
         "python-crfsuite AP": ("crfsuite", None),
     }
     only = set(args.only.split(",")) if args.only else None
+    systems = {name: v for name, v in systems.items() if not only or v[0] in only}
+    runs = {name: [] for name in systems}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, (key, flags) in systems.items():
-            if only and key not in only:
-                continue
-            times, peaks = [], []
-            for r in range(args.runs):
+        # rounds: each system once per round, so that a drift of the machine's speed touches all alike
+        for r in range(args.runs):
+            for name, (key, flags) in systems.items():
                 model = Path(tmp) / f"{key}.model"
                 if flags is None:
                     cmd = [py, __file__, "crfsuite-train", str(train), str(model), str(args.epochs)]
@@ -152,19 +153,26 @@ def main():
                     cmd = [py, "-m", "structperc", "train", str(train), "--model", str(model), "--label", "upos+feats",
                            "--templates", "pos-rich", "--epochs", str(args.epochs), "--quiet", *flags]
                 seconds, peak, _ = run(cmd, env)
-                times.append(seconds)
-                peaks.append(peak)
-                print(f"{name} run {r + 1}: {seconds:.1f} s, {peak:.0f} MB", file=sys.stderr)
+                runs[name].append((seconds, peak))
+                print(f"{name} round {r + 1}: {seconds:.1f} s, {peak:.0f} MB", file=sys.stderr, flush=True)
+        rows = []
+        for name, (key, flags) in systems.items():
+            model = Path(tmp) / f"{key}.model"
             if flags is None:
                 _, _, out = run([py, __file__, "crfsuite-tag", str(test), str(model)], env)
-                accuracy = json.loads(out)["accuracy"]
             else:
                 _, _, out = run([py, "-m", "structperc", "eval", str(test), "--model", str(model), "--json"], env)
-                accuracy = json.loads(out)["accuracy"]
-            rows.append((name, statistics.median(times), statistics.median(peaks), accuracy))
-            print(f"{name}: {rows[-1][1]:.1f} s, {rows[-1][2]:.0f} MB, {accuracy:.2f} %", file=sys.stderr)
-    lines = ["| system | train seconds | peak RSS MB | test accuracy % |", "|---|---|---|---|"]
-    lines += [f"| {n} | {s:.1f} | {m:.0f} | {a:.2f} |" for n, s, m, a in rows]
+            seconds = [t for t, _ in runs[name]]
+            rows.append((name, statistics.median(seconds), min(seconds), max(seconds),
+                         statistics.median(m for _, m in runs[name]), json.loads(out)["accuracy"]))
+    lines = [f"{args.runs} whole-process training runs per system, in rounds; median (min-max).", "",
+             "| system | train seconds | peak RSS MB | test accuracy % |", "|---|---|---|---|"]
+    lines += [f"| {n} | {s:.1f} ({lo:.1f}-{hi:.1f}) | {m:.0f} | {a:.2f} |" for n, s, lo, hi, m, a in rows]
+    crfsuite = next((r for r in rows if r[0] == "python-crfsuite AP"), None)
+    if crfsuite is not None:
+        lines.append("")
+        lines += [f"- {n} / python-crfsuite AP, train seconds: **{s / crfsuite[1]:.2f}**"
+                  for n, s, *_ in rows if n != crfsuite[0]]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
