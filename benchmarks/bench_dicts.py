@@ -17,6 +17,7 @@ its compiled kernels are loaded from numba's cache outside the timed fit. With -
 and predict is repeated N times and the median is reported. Writes benchmarks/dicts.md.
 """
 import argparse
+import os
 import platform
 import statistics
 import time
@@ -129,7 +130,7 @@ def bench_crfsuite(X_train, y_train, X_test, y_test):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpora" / "conll2002_nl"))
-    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--trainers", nargs="+", default=["crf", "perceptron"])
     parser.add_argument("--c2", type=float, default=0.1, help="L2 strength of structperc's crf, as CRFsuite's c2")
     parser.add_argument("--output", default=str(ROOT / "benchmarks" / "dicts.md"))
@@ -143,6 +144,7 @@ def main():
     y_test = [[t[-1] for t in s] for s in test]
 
     results = {}
+    load = [os.getloadavg()[0]]
     for run in range(args.runs):
         for trainer in args.trainers:
             results.setdefault(f"structperc {trainer}", []).append(
@@ -151,6 +153,7 @@ def main():
         results.setdefault("sklearn-crfsuite", []).append(bench_crfsuite(X_train, y_train, X_test, y_test))
         print(f"run {run + 1}: sklearn-crfsuite: {results['sklearn-crfsuite'][-1]}", flush=True)
 
+    load.append(os.getloadavg()[0])
     reference_fit = statistics.median(r[0] for r in results["sklearn-crfsuite"])
     rows = []
     for name, runs in results.items():
@@ -174,9 +177,9 @@ def main():
          "calibrated on 1,000 sentences; perceptron: averaged, 10 epochs, no options."),
         (f"F1: entity level (exact span and type) on ned.testb. Times: in-process wall clock of `fit` and "
          f"`predict` alone, median of {args.runs} run(s), all systems in the same process one after the other."),
-        (f"Machine: 2 cores, {platform.machine()}, Python {platform.python_version()}; heavily shared with other "
-         "jobs while measured (load average far above 2), so absolute times are inflated and noisy; the "
-         "ratio, measured in the same run, less so."),
+        (f"Machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; load average "
+         f"{load[0]:.2f} before the runs and {load[1]:.2f} after. The runs go in rounds (each system once per "
+         "round), so a drift of the machine's speed touches every system alike."),
         "",
         "| system | F1 | fit (s) | fit / sklearn-crfsuite fit | predict (s) |",
         "|---|---|---|---|---|",
