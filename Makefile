@@ -41,6 +41,7 @@ bench: install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python benchmarks/bench_order2.py
 	$(BIN)/python benchmarks/bench_dicts.py --corpus $(MIRROR_DIR)/conll2002_nl
+	$(BIN)/python benchmarks/bench_startup.py
 
 bench-scale: install
 	$(SP) data fetch conll2000 $(MIRROR)

@@ -1,4 +1,11 @@
-"""Small random models and corpora shared by the kernel tests (the conftest fixtures hand them out)."""
+"""Small random models and corpora shared by the kernel tests (the conftest fixtures hand them out),
+and the command-line process the interrupt tests signal."""
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 
 from structperc._kernels.sgd import scaled_scores
@@ -7,6 +14,21 @@ from structperc.model import LinearChainModel
 from structperc.tagger import _as_corpus
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _default_sigint():
+    # a shell without job control starts background commands with SIGINT ignored, and a Python
+    # started so keeps ignoring it: restore the default, so the child turns SIGINT into Ctrl-C
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def structperc_process(*args, **kwargs):
+    """``python -m structperc ARGS`` as a real process (text pipes for stdout and stderr) that takes
+    SIGINT as Ctrl-C whatever the test runner's own SIGINT disposition."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.Popen([sys.executable, "-m", "structperc", *map(str, args)], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_sigint, **kwargs)
 
 TEMPLATES = ["w[0]", "w[-1]|w[0]", "pos[1]", "suffix2[0]", "bias", "pair:pos[0]"]
 

@@ -1,19 +1,14 @@
 """Checkpoints: a run continued from the checkpoint of an earlier epoch ends with the same model
 file, byte for byte, as the run that was never stopped."""
-import os
 import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from builders import random_sentences
+from builders import random_sentences, structperc_process
 from structperc.errors import ConfigError, ModelFileError
 from structperc.tagger import Tagger, read_checkpoint
 
-ROOT = Path(__file__).resolve().parents[1]
 TAGS = ("B-NP", "I-NP", "O", "B-VP")
 
 
@@ -75,12 +70,6 @@ def test_checkpoint_of_another_run_is_refused(tmp_path):
         Tagger(templates=["w[0]"], epochs=3, seed=1).fit(X, y, resume=plain)
 
 
-def _structperc(*args):
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen([sys.executable, "-m", "structperc", *map(str, args)], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
 def test_sigint_after_a_checkpoint_then_resume_gives_the_uninterrupted_model(tmp_path):
     """A real process, interrupted by a real SIGINT once epoch 2 is reported, then resumed."""
     X, y = _data(3, 3000)
@@ -91,9 +80,9 @@ def test_sigint_after_a_checkpoint_then_resume_gives_the_uninterrupted_model(tmp
     corpus.write_text("\n".join(lines) + "\n")
     common = [corpus, "--columns", "word,pos,chunk", "--seed", 7, "--epochs", 6]
 
-    whole = _structperc("train", *common, "--model", tmp_path / "whole.npz", "--quiet")
+    whole = structperc_process("train", *common, "--model", tmp_path / "whole.npz", "--quiet")
     model = tmp_path / "m.npz"
-    process = _structperc("train", *common, "--model", model, "--checkpoint-every", 1)
+    process = structperc_process("train", *common, "--model", model, "--checkpoint-every", 1)
     seen = []
     for line in process.stderr:
         seen.append(line)
@@ -108,7 +97,7 @@ def test_sigint_after_a_checkpoint_then_resume_gives_the_uninterrupted_model(tmp
     reached = read_checkpoint(checkpoint).epoch
     assert 2 <= reached < 6, "".join(seen) + rest
 
-    resumed = _structperc("train", *common, "--model", model, "--checkpoint-every", 1, "--resume", checkpoint)
+    resumed = structperc_process("train", *common, "--model", model, "--checkpoint-every", 1, "--resume", checkpoint)
     _, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err
     epochs_run = [line.split()[1] for line in err.splitlines() if line.startswith("epoch")]
@@ -118,7 +107,7 @@ def test_sigint_after_a_checkpoint_then_resume_gives_the_uninterrupted_model(tmp
     assert model.read_bytes() == (tmp_path / "whole.npz").read_bytes()
 
     # the same command with another seed: exit 2 and one line naming the difference
-    other = _structperc("train", *common[:-4], "--seed", 8, "--epochs", 6, "--model", model, "--resume", checkpoint)
+    other = structperc_process("train", *common[:-4], "--seed", 8, "--epochs", 6, "--model", model, "--resume", checkpoint)
     _, err = other.communicate(timeout=300)
     assert other.returncode == 2
     assert err.strip().splitlines() == [

@@ -1,23 +1,14 @@
 """Ctrl-C, as a real SIGINT to a real process: exit status 130, one line, no file left behind."""
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
+from builders import structperc_process
 
-ROOT = Path(__file__).resolve().parents[1]
 WORDS = ["the", "pound", "fell", "he", "reckons", "current", "account", "deficit", "in", "is", "widely"]
 TAGS = ["DT", "NN", "VBD", "PRP", "VBZ", "JJ", "NN", "NN", "IN", "VBZ", "RB"]
-
-
-def _structperc(*args, **kwargs):
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen([sys.executable, "-m", "structperc", *map(str, args)], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 
 
 def _corpus(path, n_sentences, labels=True, seed=0):
@@ -50,7 +41,7 @@ def _wait_for(predicate, timeout=300):
 def test_sigint_during_train_exits_130_and_writes_no_model(tmp_path):
     corpus = _corpus(tmp_path / "train.txt", 4000)
     model = tmp_path / "m.npz"
-    process = _structperc("train", corpus, "--model", model, "--columns", "word,pos,chunk", "--epochs", 10000)
+    process = structperc_process("train", corpus, "--model", model, "--columns", "word,pos,chunk", "--epochs", 10000)
     lines = []
     # wait until the first epoch has been reported: training is under way
     for line in process.stderr:
@@ -69,13 +60,13 @@ def test_sigint_during_train_exits_130_and_writes_no_model(tmp_path):
 def test_sigint_during_tag_output_leaves_no_partial_output(tmp_path):
     corpus = _corpus(tmp_path / "train.txt", 50)
     model = tmp_path / "m.npz"
-    trained = _structperc("train", corpus, "--model", model, "--columns", "word,pos,chunk", "--epochs", 2, "--quiet")
+    trained = structperc_process("train", corpus, "--model", model, "--columns", "word,pos,chunk", "--epochs", 2, "--quiet")
     assert trained.wait(timeout=600) == 0, trained.stderr.read()
     out = tmp_path / "out.txt"
     before = {p.name for p in tmp_path.iterdir()}
     # the input is a pipe kept open: the tagger writes the first batches (the reader takes 1 MB at a
     # time) and then waits for more
-    process = _structperc("tag", "-", "--model", model, "--output", out, stdin=subprocess.PIPE)
+    process = structperc_process("tag", "-", "--model", model, "--output", out, stdin=subprocess.PIPE)
     plain = _corpus(tmp_path / "plain.txt", 20000, labels=False, seed=1).read_text()
     writer = threading.Thread(target=lambda: (process.stdin.write(plain), process.stdin.flush()))
     writer.start()
@@ -92,10 +83,10 @@ def test_sigint_during_tag_output_leaves_no_partial_output(tmp_path):
 def test_sigint_in_another_command_exits_130_with_one_line(tmp_path):
     corpus = _corpus(tmp_path / "train.txt", 50)
     model = tmp_path / "m.npz"
-    trained = _structperc("train", corpus, "--model", model, "--columns", "word,pos,chunk", "--epochs", 2, "--quiet")
+    trained = structperc_process("train", corpus, "--model", model, "--columns", "word,pos,chunk", "--epochs", 2, "--quiet")
     assert trained.wait(timeout=600) == 0, trained.stderr.read()
     # nbest reads the whole of stdin before it starts: interrupt it while it waits
-    process = _structperc("nbest", "-", "--model", model, "-k", 2, stdin=subprocess.PIPE)
+    process = structperc_process("nbest", "-", "--model", model, "-k", 2, stdin=subprocess.PIPE)
     process.stdin.write("the0 DT\n")
     process.stdin.flush()
     # the command is under way once it has read that line out of the pipe (FIONREAD: bytes unread)
