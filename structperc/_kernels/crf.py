@@ -128,17 +128,29 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
     log_likelihood = 0.0
     skipped = 0
     n_visits = visit_order.shape[0]
+    # the batches' buffers, allocated once for the largest batch (an allocation per sentence costs
+    # about as much as a sentence's expected counts)
+    most = 0
+    for lo in range(0, n_visits, batch_size):
+        n_tokens = 0
+        for j in range(lo, min(lo + batch_size, n_visits)):
+            n_tokens += sentence_offsets[visit_order[j] + 1] - sentence_offsets[visit_order[j]]
+        most = max(most, n_tokens)
+    node_buffer = np.empty((most, n_labels))
+    edge_buffer = np.empty((most, n_labels + 1, n_labels))
+    usable = np.zeros(batch_size, dtype=np.bool_)
+    partial = np.zeros(batch_size, dtype=np.bool_)
+    known_node_all = np.empty((0, n_labels))
+    known_edge_all = np.empty((0, n_labels + 1, n_labels))
     for lo in range(0, n_visits, batch_size):
         hi = min(lo + batch_size, n_visits)
         n_tokens = 0
         for j in range(lo, hi):
             n_tokens += sentence_offsets[visit_order[j] + 1] - sentence_offsets[visit_order[j]]
-        node_all = np.empty((n_tokens, n_labels))
-        edge_all = np.empty((n_tokens, n_labels + 1, n_labels))
-        usable = np.zeros(hi - lo, dtype=np.bool_)
-        partial = np.zeros(hi - lo, dtype=np.bool_)
-        known_node_all = np.empty((0, n_labels))
-        known_edge_all = np.empty((0, n_labels + 1, n_labels))
+        node_all = node_buffer[:n_tokens]
+        edge_all = edge_buffer[:n_tokens]
+        usable[:] = False
+        partial[:] = False
         start = 0
         for j in range(lo, hi):
             a, b = sentence_offsets[visit_order[j]], sentence_offsets[visit_order[j] + 1]
@@ -147,8 +159,8 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
                     start += b - a
                     continue
                 if known_node_all.shape[0] == 0:
-                    known_node_all = np.empty((n_tokens, n_labels))
-                    known_edge_all = np.empty((n_tokens, n_labels + 1, n_labels))
+                    known_node_all = np.empty((most, n_labels))
+                    known_edge_all = np.empty((most, n_labels + 1, n_labels))
                 ll, node, edge, known_node, known_edge = crf_partial_sentence(v, state[SCALE], layout, data, a, b)
                 if ll == -np.inf:
                     skipped += 1
