@@ -157,6 +157,10 @@ class Tagger(Training, FilePipeline):
 
         if self.trainer not in TRAINERS:
             raise ConfigError(f"unknown trainer {self.trainer!r}: choose one of {', '.join(TRAINERS)}")
+        if self.dense_count is not None and (self.all_pairs or int(self.dense_count) != self.dense_count
+                                             or self.dense_count < 1):
+            raise ConfigError(f"dense_count (--dense-count) applies to gold pairs (all_pairs=False, --gold-pairs) "
+                              f"and is a positive integer, got {self.dense_count!r} with all_pairs={self.all_pairs}")
         options = {name: getattr(self, name) for name in TRAINER_OPTIONS if getattr(self, name) is not None}
         check_options(self.trainer, options)
         return options
@@ -258,10 +262,6 @@ class Tagger(Training, FilePipeline):
         else:
             encoded.word_ids = None  # only the tag dictionary reads the word ids
         emission_pairs = None
-        if self.dense_count is not None and (self.all_pairs or int(self.dense_count) != self.dense_count
-                                             or self.dense_count < 1):
-            raise ConfigError(f"dense_count applies to gold pairs (all_pairs=False) and is a positive integer, "
-                              f"got {self.dense_count!r} with all_pairs={self.all_pairs}")
         if not self.all_pairs:
             emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
                                         encoder.n_features_, len(encoder.labels_), int(self.dense_count or 0))

@@ -140,3 +140,17 @@ def test_dense_count_gives_frequent_features_every_label_and_applies_to_gold_pai
     for bad in (dict(all_pairs=True, dense_count=5), dict(all_pairs=False, dense_count=0)):
         with pytest.raises(ConfigError, match="dense_count"):
             Tagger(templates=TEMPLATES, epochs=1, **bad).fit(X, y)
+
+
+def test_cli_dense_count_without_gold_pairs_is_one_line_before_reading(tmp_path):
+    import subprocess
+    import sys
+
+    missing = tmp_path / "not-read.txt"  # the option is refused before the corpus is opened
+    done = subprocess.run([sys.executable, "-m", "structperc", "train", str(missing), "--model",
+                           str(tmp_path / "m.npz"), "--dense-count", "5"], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "structperc: error: dense_count (--dense-count) applies to gold pairs (all_pairs=False, --gold-pairs) "
+        "and is a positive integer, got 5 with all_pairs=True"]
+    assert not (tmp_path / "m.npz").exists()
