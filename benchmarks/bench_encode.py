@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from structperc.corpus import read_corpus
+from structperc.readers import read_corpus
 from structperc.encode import FeatureEncoder
 
 CORPORA = {
