@@ -28,6 +28,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..errors import ConfigError, StructpercError
+from .._kernels.csr import gather_rows
 from .._kernels.sgd import STEPS
 from .base import EpochRecord, Problem
 
@@ -47,33 +48,24 @@ def shard_sentences(n_sentences, n_shards):
     return [np.arange(i, n_sentences, n_shards, dtype=np.int64) for i in range(n_shards)]
 
 
-def _gather_csr(offsets, values, rows):
-    """(offsets, values) of the CSR rows ``rows`` (an int64 array) of a CSR array, rebased."""
-    lengths = offsets[rows + 1] - offsets[rows]
-    new_offsets = np.zeros(len(rows) + 1, dtype=offsets.dtype)
-    np.cumsum(lengths, out=new_offsets[1:])
-    index = np.repeat(offsets[rows] - new_offsets[:-1], lengths) + np.arange(new_offsets[-1], dtype=np.int64)
-    return new_offsets, values[index]
-
-
 def subset_data(data, sentences):
     """The ``Data`` record of the sentences ``sentences`` (ascending int64) of ``data``, its offsets
     rebased to the subset."""
     so = data.sentence_offsets
-    sentence_offsets, tokens = _gather_csr(so, np.arange(so[-1], dtype=np.int64), sentences)
-    feature_offsets, feature_ids = _gather_csr(data.feature_offsets, data.feature_ids, tokens)
+    sentence_offsets, tokens = gather_rows(so, np.arange(so[-1], dtype=np.int64), sentences)
+    feature_offsets, feature_ids = gather_rows(data.feature_offsets, data.feature_ids, tokens)
     if len(data.pair_offsets):
-        pair_offsets, pair_ids = _gather_csr(data.pair_offsets, data.pair_ids, tokens)
+        pair_offsets, pair_ids = gather_rows(data.pair_offsets, data.pair_ids, tokens)
     else:  # no pair templates: no pair arrays
         pair_offsets, pair_ids = data.pair_offsets, data.pair_ids
     gold = data.gold[tokens] if len(data.gold) else data.gold
     if len(data.cand_offsets):
-        cand_offsets, cand_labels = _gather_csr(data.cand_offsets, data.cand_labels, tokens)
+        cand_offsets, cand_labels = gather_rows(data.cand_offsets, data.cand_labels, tokens)
     else:
         cand_offsets, cand_labels = data.cand_offsets, data.cand_labels
     feature_values = data.feature_values
     if len(feature_values):  # real-valued features: the values of the same entries as feature_ids
-        _, feature_values = _gather_csr(data.feature_offsets, feature_values, tokens)
+        _, feature_values = gather_rows(data.feature_offsets, feature_values, tokens)
     return type(data)(sentence_offsets.astype(so.dtype), feature_offsets, feature_ids, pair_offsets, pair_ids,
                       gold, cand_offsets, cand_labels, feature_values)
 
@@ -138,9 +130,12 @@ def mixing_weights(mix, mistakes):
 
 def mix_weights(weights, mu):
     """sum_i μ_i w_i, summed in shard order (so the result does not depend on timing)."""
-    mixed = mu[0] * weights[0]
+    from .._kernels.mixing import add_scaled, scale_into
+
+    mixed = np.empty_like(weights[0])
+    scale_into(mixed, weights[0], float(mu[0]))
     for m, w in zip(mu[1:], weights[1:]):
-        mixed += m * w
+        add_scaled(mixed, w, float(m))
     return mixed
 
 

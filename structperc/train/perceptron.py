@@ -49,10 +49,9 @@ class PerceptronRule(LearningRule):
         (s = counter + 1), so, as in ``_kernels/perceptron.py``, u += counter * δ; then
         w - u / c stays the mean of every w held after an example, the jump included.
         """
-        delta = weights - self.w
-        if self.average:
-            self.u += self.counter * delta
-        self.w[:] = weights
+        from .._kernels.mixing import jump
+
+        jump(self.w, self.u if self.average else self.u[:0], float(self.counter), weights, 1.0)
 
     def final_weights(self):
         if self.average and self.counter > 0:

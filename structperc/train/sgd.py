@@ -190,7 +190,7 @@ class ScaledSGDRule(LearningRule):
         still the mean of the real weights over the steps, each step after the jump starting from
         ``weights``.
         """
-        new_v = weights / self.state[SCALE]
-        if self.average:
-            self.u += self.state[SCALE_SUM] * (new_v - self.v)
-        self.v[:] = new_v
+        from .._kernels.mixing import jump
+
+        jump(self.v, self.u if self.average else self.u[:0], float(self.state[SCALE_SUM]), weights,
+             float(self.state[SCALE]))
