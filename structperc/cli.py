@@ -211,7 +211,7 @@ def train(
     tagger.check_engine()
     if continued is not None:
         tagger.model_ = continued.model_
-    _announce_compiling(training_kernels(trainer, dev, l1=bool(l1)))
+    _announce_compiling(training_kernels(trainer, dev, l1=bool(l1), mixing=(workers or 1) > 1 or scheduler is not None))
     checkpoint = checkpoint_path(model) if checkpoint_every else None
     progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
     reader_options = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding,

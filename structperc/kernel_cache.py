@@ -15,6 +15,8 @@ SERIAL_DECODING = ("decoders.decode_corpus_serial",)
 PARALLEL_DECODING = ("decoders.decode_corpus_parallel",)
 TAGGING = ("keys.lookup_template", "keys.columns_to_csr", *SERIAL_DECODING)
 TRAINING = ("keys.intern_template", "keys.number_features")
+# parameter mixing (--workers N > 1, --scheduler): a shard's data, the jump to mixed weights, the sum
+MIXING = ("csr.gather_rows", "mixing.jump", "mixing.scale_into", "mixing.add_scaled")
 # an input file at least this large (bytes) holds enough sentences for the parallel decoder
 LARGE_INPUT = 16384
 EPOCH_KERNELS = {"perceptron": "perceptron.perceptron_epoch", "crf": "crf.crf_epoch",
@@ -39,13 +41,13 @@ def decoding_kernels(path):
     return SERIAL_DECODING + (PARALLEL_DECODING if large_input(path) else ())
 
 
-def training_kernels(trainer, dev=None, l1=False):
-    """Entry points that training with the rule ``trainer`` calls (with ``l1``: its L1 epoch too), and
-    decoding the dev file ``dev``."""
+def training_kernels(trainer, dev=None, l1=False, mixing=False):
+    """Entry points that training with the rule ``trainer`` calls (with ``l1``: its L1 epoch too; with
+    ``mixing``: parameter mixing's), and decoding the dev file ``dev``."""
     epoch = (EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ()
     if l1 and trainer in L1_EPOCH_KERNELS:
         epoch += (L1_EPOCH_KERNELS[trainer],)
-    return TRAINING + epoch + (decoding_kernels(dev) if dev is not None else ())
+    return TRAINING + epoch + (MIXING if mixing else ()) + (decoding_kernels(dev) if dev is not None else ())
 
 
 def tagging_kernels(normalization=None, path=None):

@@ -21,15 +21,31 @@ def _corpus(seed=0, n_sentences=40):
     return X, y
 
 
+def _mixing(tagger, corpus):
+    """The kernels of parameter mixing (--workers), without starting dask: a shard's data, the
+    jump of the rules to mixed weights and the weighted sum."""
+    from .train import Problem, make_rule
+    from .train.mixing import mix_weights, subset_data
+
+    model = tagger.model_
+    data = model.data(model.encoder.transform(corpus))
+    subset_data(data, np.arange(0, corpus.n_sentences, 2, dtype=np.int64))
+    for name in ("perceptron", "crf"):
+        rule = make_rule(name, **({"eta0": 0.1} if name == "crf" else {}))
+        rule.begin(Problem(model, data))
+        rule.reset_weights(model.weights)
+    mix_weights([model.weights, model.weights], np.array([0.5, 0.5]))
+
+
 def main():
-    from .kernel_cache import PARALLEL_DECODING, cold, tagging_kernels, training_kernels
+    from .kernel_cache import MIXING, PARALLEL_DECODING, cold, tagging_kernels, training_kernels
     from .nbest import nbest_corpus
     from .tagger import Tagger, _as_corpus
     from .train import TRAINERS
 
     start = time.perf_counter()
     if not cold([k for name in TRAINERS for k in training_kernels(name)] + list(tagging_kernels("global"))
-                + list(PARALLEL_DECODING)):
+                + list(PARALLEL_DECODING) + list(MIXING)):
         return
     print("compiling kernels, once", file=sys.stderr, flush=True)
     X, y = _corpus()
@@ -45,6 +61,8 @@ def main():
                 marginals(tagger.model_, tagger.model_.encoder.transform(corpus, with_labels=False))
             if order == 1:
                 nbest_corpus(tagger, corpus, 3)
+            if name == "perceptron" and order == 1:
+                _mixing(tagger, corpus)
     print(f"kernels compiled in {time.perf_counter() - start:.0f} s", file=sys.stderr)
 
 
