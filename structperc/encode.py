@@ -82,7 +82,7 @@ class _ValueTable(dict):
     templates reading every field take the matrix as it is rather than a copy of the rows."""
 
     @classmethod
-    def pack(cls, values, rare):
+    def pack(cls, values):
         fields = sorted(values)
         table = cls()
         table.fields = fields
@@ -90,7 +90,7 @@ class _ValueTable(dict):
         for r, f in enumerate(fields):
             table.matrix[r] = values.pop(f)  # one field's own array freed at a time
             table[f] = table.matrix[r]
-        return table, rare
+        return table
 
 
 class FeatureEncoder(FieldValues, IndexGrowth):
@@ -287,7 +287,8 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         rank = {label: i for i, label in enumerate(self.labels_)}
         gold = np.array([rank[label] for label in distinct], dtype=np.int64)[local]
         del local, labels
-        values, rare = _ValueTable.pack(*self._field_values(corpus, fit=True))
+        values, rare = self._field_values(corpus, fit=True)
+        values = _ValueTable.pack(values)
         if release:
             corpus.columns.clear()
             corpus.line_numbers = np.zeros(0, dtype=np.int64)

@@ -286,24 +286,11 @@ class VotingTagger(EnsembleTagger):
                  force_column=None):
         """``Tagger.tag_file`` with the voted labels; the vote has no marginals, probabilities or
         forced labels."""
-        from .files import open_output
-        from .readers import iter_corpus, write_tagged
-
         if marginals or probability:
             self._refuse("gives no marginals or probabilities")
         if force_column is not None:
             self._refuse("takes no forced labels (--force-column)")
-        start = time.perf_counter()
-        sentences = tokens = 0
-        with open_output(output) as out:
-            for batch in iter_corpus(input, **self.reader_options(format, tag_sep), require_label=False):
-                labels, _ = self.predict_corpus(batch)
-                write_tagged(out, batch, labels)
-                sentences += batch.n_sentences
-                tokens += batch.n_tokens
-            seconds = time.perf_counter() - start
-        return {"sentences": sentences, "tokens": tokens, "seconds": seconds,
-                "tokens_per_second": tokens / seconds if seconds > 0 else float("inf")}
+        return super().tag_file(input, output, format, tag_sep=tag_sep)
 
 
 # ---------------------------------------------------------------------------------------- train options
@@ -413,8 +400,7 @@ def bagging_fit_file(tagger, path, n_bags, seed=0, dev=None, workers=None, sched
     reader_options : as in ``Tagger.fit_file``.
     """
     from .lexicon import read_lexicons
-    from .readers import read_corpus
-    from .tagger_files import read_training_corpus
+    from .tagger_files import read_training_files
     from .templates import PRESETS, load_templates
     from .train.mixing import dask_client
 
@@ -427,9 +413,7 @@ def bagging_fit_file(tagger, path, n_bags, seed=0, dev=None, workers=None, sched
     if not (isinstance(params["templates"], str) and params["templates"] in PRESETS):
         params["templates"] = [str(t) for t in load_templates(params["templates"])]
     params["lexicons"] = read_lexicons(params["lexicons"], params["lexicon_lower"]) or None
-    dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
-    reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
-    corpus = read_training_corpus(path, **reader_options)
+    corpus, dev_corpus, reader_options = read_training_files(path, dev, **reader_options)
     run = dict(seed=seed, dev=dev_corpus, input_metadata=reader_options, progress=progress)
     if client is not None:
         members = train_bagging(corpus, params, n_bags, client=client, **run)

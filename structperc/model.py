@@ -129,6 +129,10 @@ class LinearChainModel:
     def n_labels(self):
         return len(self.labels)
 
+    def label_names(self, ids):
+        """The label strings of label ids (object ndarray of the shape of ``ids``)."""
+        return np.asarray(self.labels, dtype=object)[ids]
+
     # ------------------------------------------------------------------ kernel records
     def layout(self):
         """The ``Layout`` record of the kernels: where each block of w starts, the decoder, the mask."""

@@ -24,6 +24,7 @@ from .corpus import Corpus, concatenate
 from .ensemble import VotingTagger
 from .errors import ConfigError
 from .tagger import Tagger
+from .tagger_files import recorded_options
 
 METHODS = ("self", "tri")
 
@@ -115,7 +116,7 @@ def confidence(tagger, corpus):
     rule = TRAINERS.get(model.metadata.get("training", {}).get("trainer", tagger.trainer))
     encoded = model.encoder.transform(corpus, with_labels=False)
     ids, _ = model.decode(encoded)
-    labels = np.asarray(model.labels, dtype=object)[ids]
+    labels = model.label_names(ids)
     if rule is not None and rule.probabilistic:
         from .probability import marginals
 
@@ -227,7 +228,7 @@ def semi_fit_file(tagger, path, unlabeled_paths, method, rounds=2, seed=0, **rea
     else:
         fitted = tri_train(params, labeled, unlabeled, rounds, seed=seed)
         members = fitted.members
-    reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
+    reader_options = recorded_options(reader_options)
     for member in members:
         member.model_.metadata["input"] = {
             **reader_options, "format": labeled.format, "columns": list(labeled.columns), "label": labeled.label,

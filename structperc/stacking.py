@@ -105,15 +105,12 @@ def stack_fit_file(tagger, path, base, folds=None, seed=0, dev=None, progress=No
                    fold_progress=None, **reader_options):
     """``stack_fit`` on a corpus file (and a dev file), read with ``reader_options`` as ``Tagger.fit_file``
     reads them; they are recorded in the stacked model."""
-    from .readers import read_corpus
-    from .tagger_files import read_training_corpus
+    from .tagger_files import read_training_files
 
     tagger.trainer_options()  # bad options fail before the corpus is read
     tagger.check_engine(client)
     base = load_base(base)
-    dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
-    reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
-    corpus = read_training_corpus(path, **reader_options)
+    corpus, dev_corpus, reader_options = read_training_files(path, dev, **reader_options)
     return stack_fit(tagger, base, corpus, folds, seed, dev_corpus, progress, callback, reader_options, client,
                      fold_progress)
 

@@ -280,8 +280,14 @@ class Tagger(Training, FilePipeline):
 
         forced : None, or int64 (n_tokens,) label ids to keep, -1 where free (``forced_label_ids``).
         """
-        ids, scores = self._predict_encoded(self.encode_input(corpus), forced)
-        return [self.model_.labels[i] for i in ids], scores
+        ids, scores, _ = self._decode_input(corpus, forced)
+        return self.model_.label_names(ids).tolist(), scores
+
+    def _decode_input(self, corpus, forced=None):
+        """(label ids, sentence scores, the encoded input) of a Corpus (``predict_corpus``)."""
+        encoded = self.encode_input(corpus)
+        ids, scores = self._predict_encoded(encoded, forced)
+        return ids, scores, encoded
 
     def encode_input(self, corpus):
         """The encoded tokens of a Corpus read as the model's input (its labels, if any, left out)."""
@@ -340,7 +346,7 @@ class Tagger(Training, FilePipeline):
         """
         encoded, _ = self._encode(X)
         ids, _ = self._predict_encoded(encoded, None if forced is None else self.forced_ids(encoded, forced))
-        flat = [self.model_.labels[i] for i in ids]
+        flat = self.model_.label_names(ids).tolist()
         o = encoded.sentence_offsets
         return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
 
@@ -391,7 +397,7 @@ class Tagger(Training, FilePipeline):
         if gold is None:
             raise ValueError("evaluation data has no label column")
         ids, _ = self._predict_encoded(encoded)
-        return gold, [self.model_.labels[i] for i in ids], encoded.sentence_offsets
+        return gold, self.model_.label_names(ids).tolist(), encoded.sentence_offsets
 
     def score(self, X, y=None):
         """Token accuracy in percent (scikit-learn's ``score``)."""

@@ -35,6 +35,21 @@ def read_training_corpus(path, **reader_options):
     return corpus
 
 
+def recorded_options(reader_options):
+    """The reader options a model records of how its training file was read (``tag_sep`` only when given)."""
+    return {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
+
+
+def read_training_files(path, dev=None, **reader_options):
+    """(training Corpus, dev Corpus or None, the recorded reader options) of a training file and a dev
+    file, as ``FilePipeline.fit_file`` reads them (the training file by ``read_training_corpus``)."""
+    from .readers import read_corpus
+
+    dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
+    reader_options = recorded_options(reader_options)
+    return read_training_corpus(path, **reader_options), dev_corpus, reader_options
+
+
 class FilePipeline:
     """``fit_file``, ``read``, ``evaluate_file`` and ``tag_file`` of ``Tagger`` (which provides
     ``fit``, ``_fit_encoded``, the model and its parameters)."""
@@ -54,7 +69,7 @@ class FilePipeline:
         self.trainer_options()  # a bad option fails before a large corpus is read
         self.check_engine(client)
         dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
-        reader_options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
+        reader_options = recorded_options(reader_options)
         run = dict(dev=dev_corpus, progress=progress, callback=callback, checkpoint=checkpoint,
                    checkpoint_every=checkpoint_every, resume=resume, client=client)
         if partial and hasattr(self, "model_"):
@@ -158,7 +173,6 @@ class FilePipeline:
             from .probability import marginals as label_marginals
 
             check_probabilistic(model)
-        labels = np.asarray(model.labels, dtype=object)
         options = self.reader_options(format, tag_sep)
         force_name = None
         if force_column is not None:
@@ -173,16 +187,18 @@ class FilePipeline:
         sentences = tokens = 0
         with open_output(output) as out:
             for batch in iter_corpus(input, **options, require_label=False):
-                encoded = self.encode_input(batch)
                 forced = None
                 if force_name is not None:
                     if force_name not in batch.columns:
                         raise ConfigError(f"--force-column {force_column}: the input has no column {force_column}")
                     forced = forced_label_ids(model, batch.columns[force_name], missing, batch.path, batch.line_numbers)
                     check_forced(model, forced, batch.sentence_offsets, batch.path, batch.line_numbers)
-                ids, _ = self._predict_encoded(encoded, forced)
                 extra, headers = None, None
-                if marginals or probability:
+                if not (marginals or probability):
+                    names, _ = self.predict_corpus(batch, forced)
+                else:
+                    ids, _, encoded = self._decode_input(batch, forced)
+                    names = model.label_names(ids).tolist()
                     node, log_probability = label_marginals(model, encoded, forced=forced)
                     if marginals == "best":
                         extra = [[f"{p:.4f}" for p in node[np.arange(len(ids)), ids]]]
@@ -190,7 +206,7 @@ class FilePipeline:
                         extra = [[f"{label}:{p:.4f}" for p in node[:, c]] for c, label in enumerate(model.labels)]
                     if probability:
                         headers = [f"# probability {np.exp(lp):.6f}" for lp in log_probability]
-                write_tagged(out, batch, labels[ids].tolist(), extra_columns=extra, sentence_headers=headers)
+                write_tagged(out, batch, names, extra_columns=extra, sentence_headers=headers)
                 sentences += batch.n_sentences
                 tokens += batch.n_tokens
             seconds = time.perf_counter() - start

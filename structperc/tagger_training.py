@@ -98,7 +98,7 @@ class Training:
 
             def dev_score(weights):
                 predicted, _ = model.decode(dev_encoded, weights)
-                names = np.asarray(model.labels, dtype=object)[predicted]
+                names = model.label_names(predicted)
                 result = evaluate_labels(dev_gold, names, dev_encoded.sentence_offsets, chunks)
                 result["score"] = result["f1"] if chunks else result["accuracy"]
                 return result
