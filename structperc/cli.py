@@ -454,8 +454,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def main():
-    from .kernel_cache import load_numba_without_blas
+    from .kernel_cache import load_kernels_lazily
 
     warnings.showwarning = _show_warning
-    load_numba_without_blas()
+    load_kernels_lazily()
     app(args=_bare_marginals(sys.argv[1:]), prog_name="structperc")

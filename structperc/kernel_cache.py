@@ -74,6 +74,10 @@ def cold(names):
     return not all(_has_cached_code(name) for name in names)
 
 
+# numba versions whose cache loading was checked to need only the runtime and the import-time symbols
+_LAZY_REGISTRIES_CHECKED = ("0.68.",)
+
+
 def load_numba_without_blas():
     """Load numba's compiler registries now, with the BLAS probe skipped.
 
@@ -92,3 +96,34 @@ def load_numba_without_blas():
         cpu_target.typing_context.refresh()
     finally:
         del sys.modules["scipy.linalg.cython_blas"]
+
+
+def _load_overload_without_registries(cache, sig, target_context):
+    # What a cached kernel's machine code links against, short of the registries: the runtime
+    # (allocation, reference counts) and the hash secret symbols numba adds when hashing is
+    # imported. The parallel kernels start their thread pool themselves (their reload hooks).
+    from numba.core.runtime import rtsys
+    import numba.cpython.hashing  # noqa: F401  (adds its symbols at import)
+
+    rtsys.initialize(target_context)
+    with cache._guard_against_spurious_io_errors():
+        return cache._load_overload(sig, target_context)
+
+
+def load_kernels_lazily():
+    """Load cached kernels without numba's compiler registries; install those only to compile.
+
+    Before it loads a kernel's machine code from the cache, numba installs every typing and
+    lowering registry it has (about 0.15 s, a quarter of a warm ``tag`` run, plus scipy.linalg
+    for its BLAS probe). Only compiling uses them, and numba's compiler installs them itself
+    before each compilation, so a cold kernel still compiles. Done for the numba versions where
+    this was checked (tests/test_startup.py loads and compiles under it); otherwise the registries
+    are loaded up front as before, without the BLAS probe. For the command line only.
+    """
+    import numba
+    from numba.core import caching
+
+    if not numba.__version__.startswith(_LAZY_REGISTRIES_CHECKED) or not hasattr(caching.Cache, "_load_overload"):
+        load_numba_without_blas()
+        return
+    caching.Cache.load_overload = _load_overload_without_registries

@@ -6,12 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 
 from builders import random_sentences
 from structperc._kernels.decoders import PARALLEL_FROM, decode_corpus_parallel, decode_corpus_serial
 from structperc.encode import FeatureEncoder
+from structperc.kernel_cache import _LAZY_REGISTRIES_CHECKED
 from structperc.model import LinearChainModel
 from structperc.tagger import _as_corpus
 
@@ -106,3 +108,56 @@ def test_decoders_of_the_cache_check_exist_and_large_inputs_name_the_parallel_on
     assert kernel_cache.decoding_kernels("-") == kernel_cache.SERIAL_DECODING
     assert set(kernel_cache.tagging_kernels(path=large)) >= set(kernel_cache.PARALLEL_DECODING)
     assert not set(kernel_cache.training_kernels("perceptron")) & set(kernel_cache.SERIAL_DECODING)
+
+
+LAZY_MODULE = '''
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True)
+def allocate(n):
+    out = np.empty(n)  # the runtime allocates it
+    for i in range(n):
+        out[i] = i * 0.5
+    return out
+
+
+@njit(cache=True, parallel=True)
+def row_sums(x):
+    out = np.zeros(x.shape[0])
+    for i in prange(x.shape[0]):
+        out[i] = x[i].sum()
+    return out
+'''
+
+LAZY_SCRIPT = '''
+import json, sys
+import numpy as np
+from structperc.kernel_cache import load_kernels_lazily
+load_kernels_lazily()
+import lazy_kernels
+a = lazy_kernels.allocate(5)
+b = lazy_kernels.row_sums(np.arange(12.0).reshape(4, 3))
+print(json.dumps({"a": a.tolist(), "b": b.tolist(), "registries": "numba.np.arraymath" in sys.modules,
+                  "hits": sum(lazy_kernels.allocate.stats.cache_hits.values())}))
+'''
+
+
+def test_lazily_loaded_kernels_compile_when_cold_and_skip_the_registries_when_warm(tmp_path):
+    (tmp_path / "lazy_kernels.py").write_text(LAZY_MODULE)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = str(tmp_path)
+    runs = []
+    for _ in range(2):
+        done = _run("-c", LAZY_SCRIPT, env=env, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout))
+    cold, warm = runs
+    expected = {"a": [0.0, 0.5, 1.0, 1.5, 2.0], "b": [3.0, 12.0, 21.0, 30.0]}
+    for run in runs:
+        assert {key: run[key] for key in expected} == expected
+    # the cold run compiled (numba's compiler installed its registries); the warm one only loaded
+    assert cold["hits"] == 0 and cold["registries"]
+    if numba.__version__.startswith(_LAZY_REGISTRIES_CHECKED):
+        assert warm["hits"] == 1 and not warm["registries"]
