@@ -12,6 +12,7 @@ the result is the same CSR layout as the template encoder's plus ``feature_value
 occurrence), left as None when every value is 1 so that a binary corpus takes the binary kernels.
 """
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -40,25 +41,22 @@ def is_dict_input(X):
 def read_dicts(X):
     """(attribute names list, values float64 or None when all 1, sentence_offsets, feature_offsets) of X.
 
-    The (key, value) items of every token are gathered in C (``list.extend``), interned as pairs,
-    and only the distinct pairs are turned into attributes in Python. A value 0 (or False, None)
-    adds nothing to any score or gradient, so it is left out like False. Lists (unhashable) take
-    ``_read_dicts_items``, one item at a time.
+    The (key, value) items of every token are interned as pairs in one C-level pass (``map`` over
+    the chained items into ``np.fromiter``), and only the distinct pairs are turned into attributes
+    in Python. A value 0 (or False, None) adds nothing to any score or gradient, so it is left out
+    like False. Lists (unhashable) take ``_read_dicts_items``, one item at a time.
     """
-    items, lengths = [], []
-    add_items, add_lengths = items.extend, lengths.extend
-    sentence_lengths = []
-    for sentence in X:
-        sentence_lengths.append(len(sentence))
-        add_lengths(map(len, sentence))
-        for token in sentence:
-            add_items(token.items())
+    X = X if isinstance(X, (list, tuple)) else list(X)
+    sentence_lengths = np.fromiter(map(len, X), dtype=np.int64, count=len(X))
+    tokens = list(chain.from_iterable(X))
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
     pairs = _Interner()
     try:
-        pair_ids = np.fromiter(map(pairs.__getitem__, items), dtype=np.int64, count=len(items))
-    except TypeError:  # a list value
+        pair_ids = np.fromiter(map(pairs.__getitem__, chain.from_iterable(map(dict.items, tokens))),
+                               dtype=np.int64, count=int(lengths.sum()))
+    except TypeError:  # a list value, or a token that is not a dict
         return _read_dicts_items(X)
-    del items
+    del tokens
     names, values, real = [], [], False
     for key, v in pairs:
         name, value = _attribute(key, v)
@@ -121,10 +119,9 @@ def _keep_entries(ids, values, feature_offsets, keep):
     """Drop the occurrences where ``keep`` is False; (ids, values, feature_offsets)."""
     if keep.all():
         return ids, values, feature_offsets
-    token_of = np.repeat(np.arange(len(feature_offsets) - 1), np.diff(feature_offsets))
-    counts = np.bincount(token_of[keep], minlength=len(feature_offsets) - 1)
-    offsets = np.zeros(len(feature_offsets), dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
+    kept_before = np.zeros(len(keep) + 1, dtype=np.int64)  # kept_before[k]: occurrences < k kept
+    np.cumsum(keep, out=kept_before[1:])
+    offsets = kept_before[feature_offsets]
     return ids[keep], (values[keep] if values is not None else None), offsets
 
 

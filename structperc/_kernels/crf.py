@@ -25,8 +25,8 @@ from numba import njit
 
 from .emission import scatter_features
 from .forward_backward import forward_backward, forward_backward_scaled
-from .scoring import add_phi, has_missing, known_label_penalty, phi_indices, phi_values, sentence_scores
-from .sgd import EXAMPLES, SCALE, SCALE_SUM, decay, finish_step, learning_rate, scaled_scores
+from .scoring import has_missing, known_label_penalty, sentence_scores
+from .sgd import EXAMPLES, SCALE, SCALE_SUM, add_block, decay, finish_step, learning_rate, scaled_scores
 
 
 @njit(cache=True)
@@ -46,32 +46,43 @@ def labeling_score(emission, transition, end, y):
 def add_expected_counts(target, scale, layout, data, a, b, node, edge):
     """target += scale * E[Φ(x, y')] for tokens [a, b), from node (n, L) and edge (n, L + 1, L)
     marginals as returned by ``forward_backward``."""
+    add_counts(target, target[:0], scale, 0.0, layout, data, a, b, node, edge)
+
+
+@njit(cache=True)
+def add_counts(v, u, x, y, layout, data, a, b, node, edge):
+    """v += x * C and, when u is not empty, u += y * C, in one pass, where C are the counts of
+    tokens [a, b) weighted by node (n, L) and edge (n, L + 1, L): an emission feature f at token t
+    counts node[t, c] for (f, c), as in E[Φ(x, y')] = C(marginals) and Φ(x, y) = C(one-hot gold)."""
     n_labels = layout.n_labels
     feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     pair_offsets, pair_ids = data.pair_offsets, data.pair_ids
     size = (n_labels + 1) * n_labels
     n = b - a
-    off_trans = layout.off_trans
     has_pairs = pair_offsets.shape[0] > 0
     for t in range(n):
-        scatter_features(target, layout, feature_ids, data.feature_values, feature_offsets[a + t],
-                         feature_offsets[a + t + 1], scale, node[t])
+        scatter_features(v, layout, feature_ids, data.feature_values, feature_offsets[a + t],
+                         feature_offsets[a + t + 1], x, node[t], u, y)
         # edge[t, p, c] sits at p * L + c of the transition block and of each pair feature's block
-        # (both taken as flat views indexed from 0, as in ``emission.py``)
         flat_edge = edge[t].reshape(size)
-        block = target[off_trans: off_trans + size]
-        for i in range(size):
-            block[i] += scale * flat_edge[i]
+        add_block(v, u, layout.off_trans, x, y, flat_edge)
         pair_lo = pair_offsets[a + t] if has_pairs else 0
         pair_hi = pair_offsets[a + t + 1] if has_pairs else 0
         for k in range(pair_lo, pair_hi):
-            base = layout.off_pair + pair_ids[k] * size
-            block = target[base: base + size]
-            for i in range(size):
-                block[i] += scale * flat_edge[i]
+            add_block(v, u, layout.off_pair + pair_ids[k] * size, x, y, flat_edge)
     if n > 0:
-        for c in range(n_labels):
-            target[layout.off_end + c] += scale * node[n - 1, c]
+        add_block(v, u, layout.off_end, x, y, node[n - 1])
+
+
+@njit(cache=True)
+def subtract_gold(node, edge, gold):
+    """node[t, y_t] -= 1, edge[t, y_{t-1}, y_t] -= 1 (y_{-1} the start row L): marginals minus the
+    one-hot gold labeling, whose counts are E[Φ(x, y')] - Φ(x, y)."""
+    prev = node.shape[1]
+    for t in range(gold.shape[0]):
+        node[t, gold[t]] -= 1.0
+        edge[t, prev, gold[t]] -= 1.0
+        prev = gold[t]
 
 
 @njit(cache=True)
@@ -110,6 +121,28 @@ def any_known(gold):
     return False
 
 
+@njit(cache=True)
+def step_counts(v, scale, layout, data, a, b):
+    """(log P, node, edge) of tokens [a, b) under w = scale * v for an SGD step: node and edge are
+    the marginals minus their target, the one-hot gold or, with partial labels, the marginals
+    constrained to the known labels. The step x (Φ(x, y) - E[Φ(x, y')]) is then -x C(node, edge)
+    (``add_counts``). log P is -inf when the gold labeling (the known labels) is forbidden, and 0
+    with empty node and edge when no label is known (nothing to learn)."""
+    gold = data.gold[a:b]
+    if has_missing(gold):
+        if not any_known(gold):
+            return 0.0, np.empty((0, layout.n_labels)), np.empty((0, layout.n_labels + 1, layout.n_labels))
+        ll, node, edge, known_node, known_edge = crf_partial_sentence(v, scale, layout, data, a, b)
+        if ll != -np.inf:
+            node -= known_node
+            edge -= known_edge
+        return ll, node, edge
+    ll, node, edge = crf_sentence(v, scale, layout, data, a, b)
+    if ll != -np.inf:
+        subtract_gold(node, edge, gold)
+    return ll, node, edge
+
+
 @njit(cache=True, nogil=True)  # releases the GIL: shards train in parallel threads
 def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
     """SGD on sum_i log P(y_i | x_i) - (N λ / 2) ||w||² over the sentences ``visit_order``.
@@ -123,94 +156,63 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
     sentence was visited with, number of sentences skipped because their gold labeling is forbidden).
     """
     n_labels = layout.n_labels
-    sentence_offsets, gold = data.sentence_offsets, data.gold
-    l2 = rate.l2
+    sentence_offsets = data.sentence_offsets
     log_likelihood = 0.0
     skipped = 0
     n_visits = visit_order.shape[0]
-    # the batches' buffers, allocated once for the largest batch (an allocation per sentence costs
-    # about as much as a sentence's expected counts)
+    # a batch of several sentences keeps their step counts until its step, in buffers allocated
+    # once for the largest batch (an allocation per sentence costs about as much as its counts);
+    # a batch of one steps at once
     most = 0
-    for lo in range(0, n_visits, batch_size):
-        n_tokens = 0
-        for j in range(lo, min(lo + batch_size, n_visits)):
-            n_tokens += sentence_offsets[visit_order[j] + 1] - sentence_offsets[visit_order[j]]
-        most = max(most, n_tokens)
+    if batch_size > 1:
+        for lo in range(0, n_visits, batch_size):
+            n_tokens = 0
+            for j in range(lo, min(lo + batch_size, n_visits)):
+                n_tokens += sentence_offsets[visit_order[j] + 1] - sentence_offsets[visit_order[j]]
+            most = max(most, n_tokens)
     node_buffer = np.empty((most, n_labels))
     edge_buffer = np.empty((most, n_labels + 1, n_labels))
     usable = np.zeros(batch_size, dtype=np.bool_)
-    partial = np.zeros(batch_size, dtype=np.bool_)
-    known_node_all = np.empty((0, n_labels))
-    known_edge_all = np.empty((0, n_labels + 1, n_labels))
     for lo in range(0, n_visits, batch_size):
         hi = min(lo + batch_size, n_visits)
-        n_tokens = 0
-        for j in range(lo, hi):
-            n_tokens += sentence_offsets[visit_order[j] + 1] - sentence_offsets[visit_order[j]]
-        node_all = node_buffer[:n_tokens]
-        edge_all = edge_buffer[:n_tokens]
+        if hi - lo == 1:
+            a, b = sentence_offsets[visit_order[lo]], sentence_offsets[visit_order[lo] + 1]
+            ll, node, edge = step_counts(v, state[SCALE], layout, data, a, b) if b > a else (
+                0.0, node_buffer[:0], edge_buffer[:0])
+            if ll == -np.inf:
+                skipped += 1
+            else:
+                log_likelihood += ll
+            eta = learning_rate(rate, state[EXAMPLES])
+            decay(v, state, 1.0 - eta * rate.l2)
+            if ll != -np.inf and node.shape[0] > 0:
+                x = eta / state[SCALE]
+                add_counts(v, u, -x, -state[SCALE_SUM] * x, layout, data, a, b, node, edge)
+            finish_step(state, 1)
+            continue
         usable[:] = False
-        partial[:] = False
         start = 0
         for j in range(lo, hi):
             a, b = sentence_offsets[visit_order[j]], sentence_offsets[visit_order[j] + 1]
-            if b > a and has_missing(gold[a:b]):
-                if not any_known(gold[a:b]):
-                    start += b - a
-                    continue
-                if known_node_all.shape[0] == 0:
-                    known_node_all = np.empty((most, n_labels))
-                    known_edge_all = np.empty((most, n_labels + 1, n_labels))
-                ll, node, edge, known_node, known_edge = crf_partial_sentence(v, state[SCALE], layout, data, a, b)
+            if b > a:
+                ll, node, edge = step_counts(v, state[SCALE], layout, data, a, b)
                 if ll == -np.inf:
                     skipped += 1
-                else:
-                    usable[j - lo] = True
-                    partial[j - lo] = True
-                    log_likelihood += ll
-                    node_all[start: start + b - a] = node
-                    edge_all[start: start + b - a] = edge
-                    known_node_all[start: start + b - a] = known_node
-                    known_edge_all[start: start + b - a] = known_edge
-            elif b > a:
-                ll, node, edge = crf_sentence(v, state[SCALE], layout, data, a, b)
-                if ll == -np.inf:
-                    skipped += 1
-                else:
+                elif node.shape[0] > 0:
                     usable[j - lo] = True
                     log_likelihood += ll
-                    node_all[start: start + b - a] = node
-                    edge_all[start: start + b - a] = edge
+                    node_buffer[start: start + b - a] = node
+                    edge_buffer[start: start + b - a] = edge
             start += b - a
         eta = learning_rate(rate, state[EXAMPLES])
-        decay(v, state, 1.0 - eta * l2 * (hi - lo))
+        decay(v, state, 1.0 - eta * rate.l2 * (hi - lo))
+        x = eta / state[SCALE]
         start = 0
         for j in range(lo, hi):
             a, b = sentence_offsets[visit_order[j]], sentence_offsets[visit_order[j] + 1]
-            if usable[j - lo] and partial[j - lo]:
-                node = node_all[start: start + b - a]
-                edge = edge_all[start: start + b - a]
-                known_node = known_node_all[start: start + b - a]
-                known_edge = known_edge_all[start: start + b - a]
-                x = eta / state[SCALE]
-                add_expected_counts(v, x, layout, data, a, b, known_node, known_edge)
-                add_expected_counts(v, -x, layout, data, a, b, node, edge)
-                if u.shape[0] > 0:
-                    y = state[SCALE_SUM] * x
-                    add_expected_counts(u, y, layout, data, a, b, known_node, known_edge)
-                    add_expected_counts(u, -y, layout, data, a, b, node, edge)
-            elif usable[j - lo]:
-                phi = phi_indices(layout, data, a, b, gold[a:b])
-                values = phi_values(layout, data, a, b, gold[a:b])
-                node = node_all[start: start + b - a]
-                edge = edge_all[start: start + b - a]
-                x = eta / state[SCALE]
-                add_phi(v, x, phi, values)
-                add_expected_counts(v, -x, layout, data, a, b, node, edge)
-                if u.shape[0] > 0:
-                    y = state[SCALE_SUM] * x
-                    add_phi(u, y, phi, values)
-                    add_expected_counts(u, -y, layout, data, a, b, node, edge)
+            if usable[j - lo]:
+                add_counts(v, u, -x, -state[SCALE_SUM] * x, layout, data, a, b,
+                           node_buffer[start: start + b - a], edge_buffer[start: start + b - a])
             start += b - a
         finish_step(state, hi - lo)
     return log_likelihood, skipped

@@ -64,33 +64,40 @@ def gather_features(w, layout, feature_ids, values, lo, hi, out):
 
 
 @njit(cache=True, inline="always")
-def scatter_features(target, layout, feature_ids, values, lo, hi, scale, row):
+def scatter_features(target, layout, feature_ids, values, lo, hi, scale, row, other, other_scale):
     """target[emission_index(f_k, c)] += scale * value_k * row[c] for the feature occurrences k in
-    [lo, hi) and every label c the model has for f_k; ``values`` empty: every value is 1.
-    row : float64 (L,)."""
+    [lo, hi) and every label c the model has for f_k; ``values`` empty: every value is 1. When
+    ``other`` is not empty, other (indexed like target) gains other_scale * value_k * row[c] in the
+    same pass (the SGD rules' weights and their averaging accumulator: one read of each feature's
+    id and value and of row for both). row : float64 (L,)."""
     offsets = layout.emission_offsets
     n_labels = layout.n_labels
+    both = other.shape[0] > 0
     if offsets.shape[0] == 0:
-        if values.shape[0] == 0:
-            for k in range(lo, hi):
-                base = feature_ids[k] * n_labels
-                block = target[base: base + n_labels]
+        for k in range(lo, hi):
+            base = feature_ids[k] * n_labels
+            x = np.float64(values[k]) if values.shape[0] > 0 else 1.0
+            block = target[base: base + n_labels]
+            xs = x * scale
+            for c in range(n_labels):
+                block[c] += xs * row[c]
+            if both:
+                block = other[base: base + n_labels]
+                xs = x * other_scale
                 for c in range(n_labels):
-                    block[c] += scale * row[c]
-        else:
-            for k in range(lo, hi):
-                base = feature_ids[k] * n_labels
-                block = target[base: base + n_labels]
-                x = scale * values[k]
-                for c in range(n_labels):
-                    block[c] += x * row[c]
+                    block[c] += xs * row[c]
     else:
         labels = layout.emission_labels
         for k in range(lo, hi):
             f = feature_ids[k]
-            x = scale * values[k] if values.shape[0] > 0 else scale
+            x = np.float64(values[k]) if values.shape[0] > 0 else 1.0
+            xs = x * scale
             for j in range(offsets[f], offsets[f + 1]):
-                target[j] += x * row[labels[j]]
+                target[j] += xs * row[labels[j]]
+            if both:
+                xs = x * other_scale
+                for j in range(offsets[f], offsets[f + 1]):
+                    other[j] += xs * row[labels[j]]
 
 
 @njit(cache=True)

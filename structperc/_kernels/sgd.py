@@ -97,6 +97,20 @@ def add_phi_scaled(v, u, state, amount, phi, values):
         add_phi(u, state[SCALE_SUM] * x, phi, values)
 
 
+@njit(cache=True, inline="always")
+def add_block(v, u, base, x, y, row):
+    """v[base + i] += x * row[i] for every i of row, and u[base + i] += y * row[i] when u is not
+    empty (a dense block's change of v, and the averaging accumulator's, in one call)."""
+    n = row.shape[0]
+    block = v[base: base + n]
+    for i in range(n):
+        block[i] += x * row[i]
+    if u.shape[0] > 0:
+        block = u[base: base + n]
+        for i in range(n):
+            block[i] += y * row[i]
+
+
 def restart_average(u, state):
     """Average only the steps from now on: u <- 0, S <- 0, T <- 0 (the sum then starts at v_now)."""
     u[:] = 0.0
