@@ -100,10 +100,10 @@ def load_numba_without_blas():
 
 def _load_overload_without_registries(cache, sig, target_context):
     # What a cached kernel's machine code links against, short of the registries: the runtime
-    # (allocation, reference counts) and the hash secret symbols numba adds when hashing is
-    # imported. The parallel kernels start their thread pool themselves (their reload hooks).
+    # (allocation, reference counts). The parallel kernels start their thread pool themselves
+    # (their reload hooks). Code that hashes would also need the symbols that importing
+    # numba.cpython.hashing adds; no structperc kernel hashes (tests/test_startup.py checks the cache).
     from numba.core.runtime import rtsys
-    import numba.cpython.hashing  # noqa: F401  (adds its symbols at import)
 
     rtsys.initialize(target_context)
     with cache._guard_against_spurious_io_errors():

@@ -161,3 +161,29 @@ def test_lazily_loaded_kernels_compile_when_cold_and_skip_the_registries_when_wa
     assert cold["hits"] == 0 and cold["registries"]
     if numba.__version__.startswith(_LAZY_REGISTRIES_CHECKED):
         assert warm["hits"] == 1 and not warm["registries"]
+
+
+HASHING_MODULE = '''
+from numba import njit
+
+
+@njit(cache=True)
+def hashes(text):
+    return hash(text)
+'''
+HASH_SYMBOL = b"_numba_hashsecret"
+
+
+def test_no_cached_kernel_needs_the_symbols_of_numba_hashing(tmp_path):
+    # the lazy loader does not import numba.cpython.hashing, whose import defines the symbols that
+    # compiled code hashing a value links against; a kernel that hashed would crash when loaded
+    caches = list((ROOT / "structperc" / "_kernels" / "__pycache__").glob("*.nbc"))
+    if not caches:
+        pytest.skip("no cached kernels (python -m structperc.warmup compiles them)")
+    # the check sees such a kernel: one that hashes names the symbol in its cache file
+    (tmp_path / "hashing_kernel.py").write_text(HASHING_MODULE)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+    done = _run("-c", "import hashing_kernel; hashing_kernel.hashes('a')", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert any(HASH_SYMBOL in p.read_bytes() for p in (tmp_path / "cache").rglob("*.nbc"))
+    assert [p.name for p in caches if HASH_SYMBOL in p.read_bytes()] == []
