@@ -8,8 +8,9 @@ lower-cased, its 3- and 2-letter suffixes, isupper / istitle / isdigit, the POS 
 prefix, the same for the words at -1 and +1, and BOS / EOS flags). sklearn-crfsuite trains with
 L-BFGS, c1 = c2 = 0.1, 100 iterations, all possible transitions; structperc's crf with the same
 L2 strength, learning rate 0.4, 10 epochs, averaging from epoch 3 (chosen on the development set,
-the grid is in a comment), its perceptron with its defaults. Training is ned.train, the score is entity-level F1 (exact chunk match, as conlleval)
-on ned.testb, computed by the same function for both.
+the grid is in a comment), its perceptron with its defaults. Training is ned.train, the score is
+entity-level F1 (exact chunk match, as conlleval) on ned.testb, computed by the same function for
+both.
 
 Timing is in-process wall clock (time.perf_counter) around each library's ``fit`` and ``predict``
 alone; the feature extraction is timed once and shared. structperc first fits two sentences so that

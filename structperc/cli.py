@@ -292,7 +292,8 @@ def tag(
     if json_output and output is None:
         raise ConfigError("--json prints on stdout; give --output for the tagged text")
     tagger = Tagger.load(model)
-    _announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input))
+    _announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input,
+                                        tagger.model_.decoder))
     stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability,
                                       tag_sep=tag_sep, force_column=force_column)
     if json_output:
@@ -325,7 +326,7 @@ def eval_(
     from .tagger import Tagger
 
     tagger = Tagger.load(model)
-    _announce_compiling(tagging_kernels(path=test_file))
+    _announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder))
     result = tagger.prepare().evaluate_file(test_file, format, tag_sep=tag_sep)
     result.pop("tokens_per_second", None)
     if json_output:

@@ -10,10 +10,13 @@ import os
 import pickle
 import sys
 
-SERIAL_DECODING = ("decoders.decode_corpus_serial",)
+# small inputs: the first-order Viterbi kernel (first-order global models), the general one (others)
+FIRST_ORDER_DECODING = ("decoders.decode_corpus_first_order",)
+GENERAL_DECODING = ("decoders.decode_corpus_serial",)
+SERIAL_DECODING = FIRST_ORDER_DECODING + GENERAL_DECODING
 # the parallel decoder runs only on batches of decoders.PARALLEL_FROM sentences or more
 PARALLEL_DECODING = ("decoders.decode_corpus_parallel",)
-TAGGING = ("keys.lookup_template", "keys.columns_to_csr", *SERIAL_DECODING)
+TAGGING = ("keys.lookup_template", "keys.columns_to_csr")
 TRAINING = ("keys.intern_template", "keys.number_features")
 # parameter mixing (--workers N > 1, --scheduler): a shard's data, the jump to mixed weights, the sum
 MIXING = ("csr.gather_rows", "mixing.jump", "mixing.scale_into", "mixing.add_scaled")
@@ -36,9 +39,11 @@ def large_input(path):
 L1_EPOCH_KERNELS = {"crf": "elastic.crf_l1_epoch", "memm": "elastic.memm_l1_epoch", "hinge": "elastic.hinge_l1_epoch"}
 
 
-def decoding_kernels(path):
-    """The decoders that decoding the file ``path`` calls."""
-    return SERIAL_DECODING + (PARALLEL_DECODING if large_input(path) else ())
+def decoding_kernels(path, decoder=None):
+    """The decoders that decoding the file ``path`` calls, with a model whose decoder (a name of
+    ``_kernels.decoders.DECODERS``) is ``decoder``; None: any model."""
+    small = SERIAL_DECODING if decoder is None else FIRST_ORDER_DECODING if decoder == "viterbi" else GENERAL_DECODING
+    return small + (PARALLEL_DECODING if large_input(path) else ())
 
 
 def training_kernels(trainer, dev=None, l1=False, mixing=False):
@@ -50,10 +55,11 @@ def training_kernels(trainer, dev=None, l1=False, mixing=False):
     return TRAINING + epoch + (MIXING if mixing else ()) + (decoding_kernels(dev) if dev is not None else ())
 
 
-def tagging_kernels(normalization=None, path=None):
-    """Entry points that tagging the file ``path`` calls; with ``normalization`` ("global", "local"),
-    also the kernel of the label marginals of such a model."""
-    return TAGGING + (PARALLEL_DECODING if large_input(path) else ()) + (
+def tagging_kernels(normalization=None, path=None, decoder=None):
+    """Entry points that tagging the file ``path`` with a model whose decoder is ``decoder`` (None:
+    any) calls; with ``normalization`` ("global", "local"), also the kernel of the label marginals
+    of such a model."""
+    return TAGGING + decoding_kernels(path, decoder) + (
         (MARGINALS[normalization],) if normalization in MARGINALS else ())
 
 

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from builders import random_sentences
-from structperc._kernels.decoders import PARALLEL_FROM, decode_corpus_parallel, decode_corpus_serial
+from structperc._kernels.decoders import (PARALLEL_FROM, decode_corpus_first_order, decode_corpus_parallel,
+                                         decode_corpus_serial)
 from structperc.encode import FeatureEncoder
 from structperc.kernel_cache import _LAZY_REGISTRIES_CHECKED
 from structperc.model import LinearChainModel
@@ -91,6 +92,10 @@ def test_serial_and_parallel_decoding_agree(order, normalization):
     parallel_labels, parallel_scores = decode_corpus_parallel(model.weights, layout, data)
     np.testing.assert_array_equal(serial_labels, parallel_labels)
     np.testing.assert_array_equal(serial_scores, parallel_scores)
+    if order == 1 and normalization == "global":  # the first-order kernel of small inputs
+        first_labels, first_scores = decode_corpus_first_order(model.weights, layout, data)
+        np.testing.assert_array_equal(serial_labels, first_labels)
+        np.testing.assert_array_equal(serial_scores, first_scores)
     labels, scores = model.decode(encoded)  # takes the parallel kernel at this size
     np.testing.assert_array_equal(labels, serial_labels)
 

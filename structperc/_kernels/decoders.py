@@ -93,6 +93,22 @@ def decode_corpus_serial(w, layout, data):
     return labels, scores
 
 
+@njit(cache=True)
+def decode_corpus_first_order(w, layout, data):
+    """``decode_corpus_serial`` of a first-order Viterbi model (``layout.decoder`` VITERBI) only.
+    The other decoders' code stays out of this kernel, so that it loads from numba's cache in a
+    fraction of the time: most of the start-up of tagging a small file."""
+    sentence_offsets = data.sentence_offsets
+    n_sentences = sentence_offsets.shape[0] - 1
+    labels = np.zeros(sentence_offsets[-1], dtype=np.int64)
+    scores = np.zeros(n_sentences)
+    for s in range(n_sentences):
+        a, b = sentence_offsets[s], sentence_offsets[s + 1]
+        path, scores[s] = decode_viterbi(w, layout, data, a, b, sentence_scores(w, layout, data, a, b))
+        labels[a:b] = path
+    return labels, scores
+
+
 @njit(cache=True, parallel=True)
 def decode_corpus_parallel(w, layout, data):
     """``decode_corpus`` on numba's threads, one sentence at a time."""
@@ -113,5 +129,7 @@ def decode_corpus(w, layout, data):
     """Best labels of every token (int64 (n_tokens,)) and score of every sentence. Each sentence is
     decoded on its own, so the serial and the parallel kernel give the same result."""
     if data.sentence_offsets.shape[0] - 1 < PARALLEL_FROM:
+        if layout.decoder == VITERBI:
+            return decode_corpus_first_order(w, layout, data)
         return decode_corpus_serial(w, layout, data)
     return decode_corpus_parallel(w, layout, data)
