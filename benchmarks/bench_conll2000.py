@@ -23,11 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 CRFSUITE_JOB = ROOT / "benchmarks" / "crfsuite_job.py"
 README = ROOT / "README.md"
-MARKERS = ("<!-- bench-conll2000 -->", "<!-- /bench-conll2000 -->")
+SECTION = "bench-conll2000"  # the marked section of README.md and of the results file
 TRAIN_TOKENS, TEST_TOKENS = 211727, 47377
 
 
@@ -180,12 +182,8 @@ def main():
                          f"{rows[b]['f1']:.2f}")
     table = "\n".join(lines)
     header = f"# CoNLL-2000 benchmark\n\nMachine: {os.cpu_count()} cores; `make bench`.\n\n"
-    args.output.write_text(header + table + "\n", encoding="utf-8")
-    readme = README.read_text(encoding="utf-8")
-    start, end = readme.find(MARKERS[0]), readme.find(MARKERS[1])
-    if start >= 0 and end > start:
-        readme = readme[: start + len(MARKERS[0])] + "\n" + table + "\n" + readme[end:]
-        README.write_text(readme, encoding="utf-8")
+    write_section(args.output, SECTION, header + table)
+    write_section(README, SECTION, table, append=False)
     print(header + table)
 
 

@@ -16,7 +16,7 @@ Timing is in-process wall clock (time.perf_counter) around each library's ``fit`
 alone; the feature extraction is timed once and shared. structperc first fits two sentences so that
 its compiled kernels are loaded from numba's cache outside the timed fit. With --runs N every fit
 and predict is repeated N times and the median is reported. Writes benchmarks/dicts.md and the
-table between the `bench-dicts` markers of README.md.
+table in the `bench-dicts` sections of README.md and benchmarks/results.md.
 """
 import argparse
 import os
@@ -25,9 +25,12 @@ import statistics
 import time
 from pathlib import Path
 
+from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-MARKERS = ("<!-- bench-dicts -->", "<!-- /bench-dicts -->")
+SECTION = "bench-dicts"  # the marked section of README.md and of benchmarks/results.md
+RESULTS = ROOT / "benchmarks" / "results.md"
 
 
 def read_conll2002(path):
@@ -209,10 +212,8 @@ def main():
     Path(args.output).write_text(text, encoding="utf-8")
     table = "\n".join(["| system | F1 | fit (s) | fit / sklearn-crfsuite fit | predict (s) |", "|---|---|---|---|---|",
                        *rows])
-    readme = README.read_text(encoding="utf-8")
-    start, end = readme.find(MARKERS[0]), readme.find(MARKERS[1])
-    if start >= 0 and end > start:
-        README.write_text(readme[: start + len(MARKERS[0])] + "\n" + table + "\n" + readme[end:], encoding="utf-8")
+    write_section(README, SECTION, table, append=False)
+    write_section(RESULTS, SECTION, text.replace("# Feature dicts:", "## Feature dicts:", 1))
     print(text)
 
 

@@ -19,8 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
-MARKERS = ("<!-- bench-labels -->", "<!-- /bench-labels -->")  # README.md's copy of the table (with --out)
+SECTION = "bench-labels"  # README.md's copy of the table (with --out)
 
 
 # ---------------------------------------------------------------- python-crfsuite side
@@ -178,11 +180,7 @@ def main():
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
-        readme = (ROOT / "README.md").read_text(encoding="utf-8")
-        start, end = readme.find(MARKERS[0]), readme.find(MARKERS[1])
-        if start >= 0 and end > start:
-            (ROOT / "README.md").write_text(readme[: start + len(MARKERS[0])] + "\n" + text + readme[end:],
-                                            encoding="utf-8")
+        write_section(ROOT / "README.md", SECTION, text, append=False)
 
 
 if __name__ == "__main__":
