@@ -3,7 +3,9 @@
 1. All chunk types: the averaged perceptron, CRF, structured hinge and MEMM (``chunk`` templates,
    10 epochs, BIO constraint, seed 0) and their votes on test: plurality per token, per chunk
    (a span kept when more than half the models predict it) and soft (mean marginals of crf and
-   memm); then the same votes over six models (+ Balanced Winnow, + the order-2 perceptron).
+   memm); then the same votes over six models (+ Balanced Winnow, + the order-2 perceptron), and over
+   the four rules each trained both left to right and right to left (reversed sentences, chunks
+   relabelled so that a chunk's last token takes B-; the `chunk` templates are symmetric).
    Significance: paired bootstrap over sentences (10,000 samples) against the best single model.
 2. NP chunking: Balanced Winnow beside the averaged perceptron (α, β, θ chosen on the last 1,000
    training sentences held out, see WINNOW), and the CRF (20 epochs) with the cumulative L1 penalty
@@ -19,11 +21,13 @@ import time
 from pathlib import Path
 
 
+from structperc.chunks import chunk_spans
 from structperc.ensemble import vote_chunks, vote_marginals, vote_tokens
 from structperc.evaluate import evaluate_labels, paired_bootstrap, split
 from structperc.probability import marginals
 from structperc.readers import read_corpus
 from structperc.tagger import Tagger
+from structperc.tagger_training import _as_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "experiments" / "results" / "ensembles.md"
@@ -61,6 +65,38 @@ def fitted(work, name, train, **params):
     return tagger.prepare()
 
 
+def reverse_chunks(labels):
+    """The chunk labels of one sentence for the same tokens read right to left, as BIO: a chunk's
+    last token takes its B-. Applied to the labels of the reversed sentence, it gives the forward ones."""
+    n = len(labels)
+    out = ["O"] * n
+    for kind, first, last in chunk_spans(labels):
+        for i in range(first, last + 1):
+            out[n - 1 - i] = ("B-" if i == last else "I-") + kind
+    return out
+
+
+def right_to_left(corpus):
+    """(the corpus with every sentence reversed and its chunks relabelled by ``reverse_chunks``, as a
+    Corpus with labels when it has them, else as token lists)."""
+    words, tags, offsets = corpus.columns["word"], corpus.columns["pos"], corpus.sentence_offsets
+    labels = corpus.columns[corpus.label] if corpus.label else None
+    X, y = [], []
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        X.append([(words[i], tags[i]) for i in range(b - 1, a - 1, -1)])
+        if labels is not None:
+            y.append(reverse_chunks(labels[a:b]))
+    return _as_corpus(X, y if labels is not None else None)
+
+
+def from_right_to_left(predicted, offsets):
+    """Flat forward labels from the flat labels predicted on the reversed sentences."""
+    out = []
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        out.extend(reverse_chunks(predicted[a:b]))
+    return out
+
+
 def f1(gold, predicted, offsets):
     return evaluate_labels(gold, predicted, offsets, True)["f1"]
 
@@ -84,6 +120,17 @@ def all_types(work, folder):
         "token vote (6 models)": vote_tokens(list(predicted.values())),
         "chunk vote (6 models)": vote_chunks(list(predicted.values()), offsets),
     }
+    # each rule also trained right to left: the same symmetric templates on reversed sentences
+    train_rtl, test_rtl = right_to_left(train), right_to_left(test)
+    backward = {f"{name} right-to-left": fitted(work, f"all_{name}_rtl", train_rtl, trainer=name, **COMMON, **extra)
+                for name, extra in MEMBERS.items()}
+    for name, tagger in backward.items():
+        predicted[name] = from_right_to_left(tagger.predict_corpus(test_rtl)[0], offsets)
+        scores[name] = f1(gold, predicted[name], offsets)
+    best = max(scores, key=scores.get)
+    both = four + [predicted[name] for name in backward]
+    votes["token vote (4 rules x 2 directions)"] = vote_tokens(both)
+    votes["chunk vote (4 rules x 2 directions)"] = vote_chunks(both, offsets)
     probabilistic = ["crf", "memm"]
     nodes = [marginals(taggers[n].model_, taggers[n].model_.encoder.transform(test, with_labels=False))[0]
              for n in probabilistic]
