@@ -239,3 +239,40 @@ def test_cli_train_with_missing_label(tmp_path):
     assert result.exit_code == 0, result.output
     loaded = Tagger.load(model)
     assert loaded.labels_ == ["B-NP", "I-NP", "O"] and loaded.missing_label == "?"
+
+
+def brute_force_partial_gradient(model, enc, s, w):
+    """E_{P(y | y_K, x)}[Φ] - E_{P(y | x)}[Φ] of sentence s by enumerating every labeling (0 when no
+    label of s is known)."""
+    a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
+    known = enc.labels[a:b]
+    if not (known >= 0).any():
+        return np.zeros_like(w)
+    labelings = naive.all_labelings(b - a, model.n_labels)
+    phis = np.array([model.feature_vector(enc, s, y) for y in labelings])
+    scores = phis @ w
+    p = np.exp(scores - scores.max())
+    mask = np.array([consistent(y, known) for y in labelings])
+    p_known = np.where(mask, p, 0.0)
+    return (p_known / p_known.sum()) @ phis - (p / p.sum()) @ phis
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_crf_training_on_partial_labels_equals_eager_brute_force_steps(seed, small_model):
+    """The epoch kernel's step on a partially labelled sentence (constrained minus free marginals,
+    folded into one pass over v and u) against eager SGD on the brute-force gradient, last iterate
+    and average."""
+    model, enc = small_model(seed, None, max_len=4, scale=0.1)
+    rng = np.random.default_rng(70 + seed)
+    enc = hide(enc, rng)
+    model.weights[:] = rng.normal(scale=0.1, size=model.weights.shape)
+    visits = np.concatenate([rng.permutation(enc.n_sentences) for _ in range(2)]).astype(np.int64)
+    eta0, l2 = 0.5, 0.3
+    history = naive.eager_sgd(model.weights.copy(), visits, eta0, l2,
+                              lambda s, w: brute_force_partial_gradient(model, enc, s, w))
+    for average in (False, True):
+        rule = CRFRule(l2=l2, eta0=eta0, average=average, average_start=0)
+        rule.begin(Problem(model, model.data(enc)))
+        rule.run(visits)
+        expected = np.mean(history, axis=0) if average else history[-1]
+        np.testing.assert_allclose(rule.weights(), expected, atol=1e-10)
