@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from .decoders import decode_sentence
-from .scoring import add_phi, has_missing, known_label_penalty, phi_indices, phi_values
+from .scoring import add_phi_difference, has_missing, known_label_penalty
 
 # Lazy averaging. Let w_t be the weights after the t-th training example of the whole run
 # (t = 1..c). Collins' averaged weights are  avg = (1/c) * sum_t w_t.  An update delta made
@@ -58,14 +58,9 @@ def perceptron_epoch(w, u, counter, layout, data, visit_order):
             if wrong > 0:
                 sentence_errors += 1
                 token_errors += wrong
-                phi_gold = phi_indices(layout, data, a, b, target)
-                phi_pred = phi_indices(layout, data, a, b, path)
-                values_gold = phi_values(layout, data, a, b, target)
-                values_pred = phi_values(layout, data, a, b, path)
-                add_phi(w, 1.0, phi_gold, values_gold)
-                add_phi(w, -1.0, phi_pred, values_pred)
+                # w += Φ(x, y) - Φ(x, ŷ), over the tokens and transitions where they differ
+                add_phi_difference(w, 1.0, layout, data, a, b, target, path)
                 if averaging:
-                    add_phi(u, counter, phi_gold, values_gold)
-                    add_phi(u, -counter, phi_pred, values_pred)
+                    add_phi_difference(u, counter, layout, data, a, b, target, path)
         counter += 1.0
     return counter, sentence_errors, token_errors
