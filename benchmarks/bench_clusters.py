@@ -3,10 +3,13 @@
 Default input: the unlabelled English mirror plus the EWT training words, C = 256, min-count 3 (the
 setting of the wcluster anchor). With --wcluster PATH, Liang's wcluster binary is timed on the same
 words (written one sentence per line, tokens as the structperc readers and tokenizer give them) for
-a side-by-side figure.
+a side-by-side figure, in rounds (its encoded copy of the text removed before each run).
 
     PYTHONPATH=$PWD python benchmarks/bench_clusters.py --output /tmp/paths_c256.txt
     PYTHONPATH=$PWD python benchmarks/bench_clusters.py --runs 3 --clusters 100
+    python benchmarks/bench_clusters.py --runs 3 --wcluster PATH --report benchmarks/clusters.md
+
+With --report, the table also goes into the `bench-clusters` section of README.md.
 
 Timing on a shared machine is noisy: report the median of several runs and the spread.
 """
@@ -14,13 +17,14 @@ import argparse
 import glob
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 MIRROR = Path(os.environ.get("STRUCTPERC_MIRROR", "/work/shared/corpora"))
@@ -37,16 +41,18 @@ def default_inputs():
 
 
 def timed(argv):
-    """Run argv; return (wall seconds, child CPU seconds, peak RSS MiB of the child, stdout)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Run argv; return (wall seconds, CPU seconds, peak RSS MiB of that process, stdout)."""
     start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        sys.exit(f"failed ({done.returncode}): {' '.join(argv[:3])} ...\n{done.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, after.ru_maxrss / 1024, done.stdout
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed ({os.waitstatus_to_exitcode(status)}): {' '.join(argv[:3])} ...\n{stderr[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stdout
 
 
 def write_wcluster_text(inputs, path):
@@ -58,6 +64,13 @@ def write_wcluster_text(inputs, path):
                 out.write(" ".join(sentence) + "\n")
 
 
+def _row(name, runs):
+    def cell(values, fmt):
+        return f"{statistics.median(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
+    return (f"| {name} | {cell([r[0] for r in runs], '.1f')} | {cell([r[1] for r in runs], '.1f')} | "
+            f"{cell([r[2] for r in runs], '.0f')} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("inputs", nargs="*", help="input files (default: unlabeled_en + EWT train)")
@@ -66,14 +79,20 @@ def main():
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--output", default=None, help="keep the paths file here")
     parser.add_argument("--wcluster", default=None, help="path of Liang's wcluster binary, to time it too")
+    parser.add_argument("--report", default=None, help="write the table (markdown) here")
     args = parser.parse_args()
     inputs = args.inputs or default_inputs()
     output = args.output or tempfile.mktemp(suffix=".paths")
     argv = [sys.executable, "-c", COMMAND, *inputs, "--clusters", str(args.clusters),
             "--min-count", str(args.min_count), "--output", output, "--json", "--quiet"]
-    env_note = "PYTHONPATH=" + os.environ.get("PYTHONPATH", "")
-    runs = []
-    for run in range(args.runs):
+    folder = tempfile.TemporaryDirectory(prefix="structperc-wcluster-") if args.wcluster else None
+    if args.wcluster:
+        text = Path(folder.name) / "text.txt"
+        write_wcluster_text(inputs, text)  # the same words, tokenized once (not timed)
+        wargv = [args.wcluster, "--text", str(text), "--c", str(args.clusters),
+                 "--min-occur", str(args.min_count), "--threads", "1", "--output_dir", str(Path(folder.name) / "out")]
+    runs, wruns = [], []
+    for run in range(args.runs):  # rounds: structperc, then wcluster, so a drift touches both
         wall, cpu, rss, stdout = timed(argv)
         summary = json.loads(stdout)
         runs.append((wall, cpu, rss, summary))
@@ -81,17 +100,31 @@ def main():
               f"{summary['words']:,} words, {summary['tokens']:,} tokens, "
               f"{summary['merges']:,} merges, {summary['merges_per_second']:,.0f} merges/s "
               f"(clustering only), AMI {summary['ami']:.4f}", flush=True)
-    walls = [r[0] for r in runs]
-    print(f"structperc clusters C={args.clusters} min-count={args.min_count}: median {statistics.median(walls):.1f}s "
-          f"({min(walls):.1f}-{max(walls):.1f}) over {len(walls)} run(s); {env_note}")
-    if args.wcluster:
-        with tempfile.TemporaryDirectory() as folder:
-            text = Path(folder) / "text.txt"
-            write_wcluster_text(inputs, text)
-            wargv = [args.wcluster, "--text", str(text), "--c", str(args.clusters),
-                     "--min-occur", str(args.min_count), "--output_dir", str(Path(folder) / "out")]
+        if args.wcluster:
+            for cached in (text.with_name("text.txt.int"), text.with_name("text.txt.strdb")):
+                cached.unlink(missing_ok=True)  # wcluster would reuse its encoded copy of the text
             wall, cpu, rss, _ = timed(wargv)
-            print(f"wcluster: {wall:.1f}s wall, {cpu:.1f}s cpu, peak RSS {rss:.0f} MiB")
+            wruns.append((wall, cpu, rss))
+            print(f"run {run + 1}: wcluster {wall:.1f}s wall, {cpu:.1f}s cpu, peak RSS {rss:.0f} MiB", flush=True)
+    walls = [r[0] for r in runs]
+    lines = [f"# Brown clustering (`python benchmarks/bench_clusters.py --runs {args.runs}"
+             f"{' --wcluster PATH' if args.wcluster else ''}`)", "",
+             f"C = {args.clusters}, min count {args.min_count}, {runs[0][3]['tokens']:,} tokens, "
+             f"{runs[0][3]['words']:,} words; whole processes, {len(walls)} round(s); medians (min-max).", "",
+             "| program | wall s | CPU s | peak RSS MiB |", "|---|---|---|---|",
+             _row("structperc clusters", runs)]
+    if wruns:
+        lines.append(_row("wcluster (one thread, text tokenized beforehand)", wruns))
+        ratio = statistics.median(a[0] / b[0] for a, b in zip(runs, wruns))
+        lines += ["", f"structperc / wcluster, wall: median of the per-round ratios **{ratio:.2f}** "
+                  "(target: at most 1.5)."]
+    text_out = "\n".join(lines) + "\n"
+    print(text_out)
+    if args.report:
+        Path(args.report).write_text(text_out, encoding="utf-8")
+        write_section(ROOT / "README.md", "bench-clusters", "\n".join(lines[4:]), append=False)
+    if folder is not None:
+        folder.cleanup()
     if args.output is None:
         os.unlink(output)
 
