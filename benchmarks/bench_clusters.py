@@ -18,12 +18,11 @@ import glob
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from process import run_process  # benchmarks/process.py (the script's folder is on sys.path)
 from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,21 +37,6 @@ def default_inputs():
     files = sorted(glob.glob(str(MIRROR / "unlabeled_en" / "*.txt")))
     ewt = ROOT / "corpora" / "ud_english_ewt" / "en_ewt-ud-train.conllu"
     return files + [str(ewt)]
-
-
-def timed(argv):
-    """Run argv; return (wall seconds, CPU seconds, peak RSS MiB of that process, stdout)."""
-    start = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(), err.read().decode()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"failed ({os.waitstatus_to_exitcode(status)}): {' '.join(argv[:3])} ...\n{stderr[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stdout
 
 
 def write_wcluster_text(inputs, path):
@@ -93,7 +77,7 @@ def main():
                  "--min-occur", str(args.min_count), "--threads", "1", "--output_dir", str(Path(folder.name) / "out")]
     runs, wruns = [], []
     for run in range(args.runs):  # rounds: structperc, then wcluster, so a drift touches both
-        wall, cpu, rss, stdout = timed(argv)
+        wall, cpu, rss, stdout, _ = run_process(argv)
         summary = json.loads(stdout)
         runs.append((wall, cpu, rss, summary))
         print(f"run {run + 1}: {wall:.1f}s wall, {cpu:.1f}s cpu, peak RSS {rss:.0f} MiB, "
@@ -103,7 +87,7 @@ def main():
         if args.wcluster:
             for cached in (text.with_name("text.txt.int"), text.with_name("text.txt.strdb")):
                 cached.unlink(missing_ok=True)  # wcluster would reuse its encoded copy of the text
-            wall, cpu, rss, _ = timed(wargv)
+            wall, cpu, rss, _, _ = run_process(wargv)
             wruns.append((wall, cpu, rss))
             print(f"run {run + 1}: wcluster {wall:.1f}s wall, {cpu:.1f}s cpu, peak RSS {rss:.0f} MiB", flush=True)
     walls = [r[0] for r in runs]

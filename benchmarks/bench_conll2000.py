@@ -17,12 +17,11 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from process import run_process  # benchmarks/process.py (the script's folder is on sys.path)
 from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,26 +32,11 @@ SECTION = "bench-conll2000"  # the marked section of README.md and of the result
 TRAIN_TOKENS, TEST_TOKENS = 211727, 47377
 
 
-def run_once(cmd, env=None):
-    """(seconds, peak RSS in MB, stdout) of one whole process."""
-    start = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen([str(c) for c in cmd], stdout=out, stderr=err, env=env, text=True)
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read(), err.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(map(str, cmd))}\n{stderr}")
-    return seconds, usage.ru_maxrss / 1024, stdout
-
-
 def summary(runs):
-    """Median, minimum and maximum seconds, median peak RSS and the last stdout of (seconds, RSS, stdout) runs."""
-    seconds = [r[0] for r in runs]
+    """Median, minimum and maximum seconds, median peak RSS and the last stdout of ``process.Run`` runs."""
+    seconds = [r.seconds for r in runs]
     return {"seconds": statistics.median(seconds), "min": min(seconds), "max": max(seconds),
-            "rss_mb": statistics.median(r[1] for r in runs), "stdout": runs[-1][2], "runs": seconds}
+            "rss_mb": statistics.median(r.rss_mb for r in runs), "stdout": runs[-1].stdout, "runs": seconds}
 
 
 def measure(cmd, repeats, env=None, before=None):
@@ -61,7 +45,7 @@ def measure(cmd, repeats, env=None, before=None):
     for _ in range(repeats):
         if before is not None:
             before()
-        runs.append(run_once(cmd, env))
+        runs.append(run_process(cmd, env))
     return summary(runs)
 
 
@@ -72,7 +56,7 @@ def structperc_train(corpus, model, trainer="perceptron", epochs=10, np_only=Fal
 
 
 def structperc_f1(corpus, model, env):
-    _, _, out = run_once([BIN / "structperc", "eval", corpus / "test.txt", "--model", model, "--json"], env)
+    out = run_process([BIN / "structperc", "eval", corpus / "test.txt", "--model", model, "--json"], env).stdout
     return json.loads(out)["f1"]
 
 
@@ -101,7 +85,7 @@ def main():
     add("cold", "structperc perceptron avg, 10 epochs, all types (train, cold numba cache)",
         measure(cold, repeats, env, before=lambda: shutil.rmtree(cache, ignore_errors=True)))
     # fill the cache for every kernel a later job calls (tagging included)
-    run_once([BIN / "structperc", "tag", corpus / "test.txt", "--model", work / "cold.npz",
+    run_process([BIN / "structperc", "tag", corpus / "test.txt", "--model", work / "cold.npz",
               "--output", work / "cold.txt", "--quiet"], env)
 
     # every warm job, structperc's and python-crfsuite's, runs once per round and the rounds repeat:
@@ -132,11 +116,11 @@ def main():
                           *types], TEST_TOKENS, None, "cs"))
     for key, label, cmd, _, _, kind in jobs:
         if kind == "sp" and key != "sp_tag":
-            run_once(cmd, env)  # not counted: compiles the kernels of the other learning rules into the cache
+            run_process(cmd, env)  # not counted: compiles the kernels of the other learning rules into the cache
     runs = {key: [] for key, *_ in jobs}
     for round_ in range(repeats):
         for key, label, cmd, _, _, kind in jobs:
-            runs[key].append(run_once(cmd, env if kind == "sp" else None))
+            runs[key].append(run_process(cmd, env if kind == "sp" else None))
             print(f"round {round_ + 1}/{repeats}: {label}: {runs[key][-1][0]:.2f} s", file=sys.stderr, flush=True)
     for key, label, cmd, tokens, model, kind in jobs:
         result = summary(runs[key])

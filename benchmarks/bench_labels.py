@@ -13,12 +13,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from process import run_process  # benchmarks/process.py (the script's folder is on sys.path)
 from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,19 +105,6 @@ def crfsuite_tag(test_path, model_path):
 
 
 # ---------------------------------------------------------------- driver
-def run(cmd, env=None):
-    """(seconds, peak RSS MB, stdout) of one whole process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out = proc.stdout.read()
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    if status != 0:
-        raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{err.decode()}")
-    return seconds, usage.ru_maxrss / 1024, out.decode()
-
-
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "crfsuite-train":
         return crfsuite_train(*sys.argv[2:5])
@@ -155,16 +141,17 @@ def main():
                 else:
                     cmd = [py, "-m", "structperc", "train", str(train), "--model", str(model), "--label", "upos+feats",
                            "--templates", "pos-rich", "--epochs", str(args.epochs), "--quiet", *flags]
-                seconds, peak, _ = run(cmd, env)
+                seconds, _, peak, _, _ = run_process(cmd, env)
                 runs[name].append((seconds, peak))
                 print(f"{name} round {r + 1}: {seconds:.1f} s, {peak:.0f} MB", file=sys.stderr, flush=True)
         rows = []
         for name, (key, flags) in systems.items():
             model = Path(tmp) / f"{key}.model"
             if flags is None:
-                _, _, out = run([py, __file__, "crfsuite-tag", str(test), str(model)], env)
+                out = run_process([py, __file__, "crfsuite-tag", str(test), str(model)], env).stdout
             else:
-                _, _, out = run([py, "-m", "structperc", "eval", str(test), "--model", str(model), "--json"], env)
+                out = run_process([py, "-m", "structperc", "eval", str(test), "--model", str(model), "--json"],
+                                  env).stdout
             seconds = [t for t, _ in runs[name]]
             rows.append((name, statistics.median(seconds), min(seconds), max(seconds),
                          statistics.median(m for _, m in runs[name]), json.loads(out)["accuracy"]))

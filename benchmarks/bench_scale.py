@@ -21,26 +21,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from process import run_process  # benchmarks/process.py (the script's folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
 EPOCH_LINE = re.compile(r"^epoch\s+(\d+)\s+([0-9.]+)s", re.M)
 
 
 def run_timed(args):
-    """Run ``structperc args`` and return (seconds, peak RSS MB, stdout, stderr)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "structperc", *map(str, args)], stdout=out, stderr=err,
-                                env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(), err.read().decode()
-    if proc.returncode != 0:
-        sys.exit(f"structperc {' '.join(map(str, args))} failed:\n{stderr}")
-    return seconds, usage.ru_maxrss / 1024, stdout, stderr
+    """The ``process.Run`` of ``structperc args`` as a whole process."""
+    return run_process([sys.executable, "-m", "structperc", *args], {**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 def replicate(source, k, folder):
@@ -54,7 +43,7 @@ def replicate(source, k, folder):
 
 
 def test_f1(model, test):
-    _, _, stdout, _ = run_timed(["eval", test, "--model", model, "--json"])
+    stdout = run_timed(["eval", test, "--model", model, "--json"]).stdout
     return json.loads(stdout)["f1"]
 
 
@@ -81,7 +70,7 @@ def cluster_run(train, test, model, epochs):
                                            "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"],
                                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         wait_for_workers(address, 2)
-        seconds, rss, _, _ = run_timed(["train", train, "--model", model, "--epochs", epochs, "--scheduler",
+        seconds, _, rss, _, _ = run_timed(["train", train, "--model", model, "--epochs", epochs, "--scheduler",
                                         address, "-q"])
         return seconds, rss, test_f1(model, test)
     finally:
@@ -154,10 +143,10 @@ def main(argv=None):
             train = replicate(corpus / "train.txt", k, tmp)
             runs = []
             for _ in range(args.runs):
-                seconds, rss, _, stderr = run_timed(["train", train, "--model", model, "--epochs", 1])
+                seconds, _, rss, _, stderr = run_timed(["train", train, "--model", model, "--epochs", 1])
                 epoch = float(EPOCH_LINE.search(stderr).group(2))
                 runs.append((seconds, rss, epoch))
-            tokens = json.loads(run_timed(["info", model, "--json", "--top", "0"])[2])["training"]["n_tokens"]
+            tokens = json.loads(run_timed(["info", model, "--json", "--top", "0"]).stdout)["training"]["n_tokens"]
             row = {"copies": k, "tokens": tokens, "runs": len(runs),
                    "seconds": statistics.median(r[0] for r in runs), "rss_mb": statistics.median(r[1] for r in runs),
                    "epoch_seconds": statistics.median(r[2] for r in runs)}
@@ -172,7 +161,7 @@ def main(argv=None):
         mixing = {}
         for _ in range(args.runs):
             for workers in (1, 2):
-                seconds, rss, _, _ = run_timed(["train", train, "--model", model, "--epochs", args.epochs,
+                seconds, _, rss, _, _ = run_timed(["train", train, "--model", model, "--epochs", args.epochs,
                                                 "--workers", workers, "-q"])
                 timings[workers].append((seconds, rss))
                 mixing[workers] = {"f1": test_f1(model, test)}

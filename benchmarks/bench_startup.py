@@ -15,9 +15,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from process import run_process  # benchmarks/process.py (the script's folder is on sys.path)
 from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,16 +26,6 @@ REGISTRIES = ("import sys, numpy, numba\n"
               "sys.modules['scipy.linalg.cython_blas'] = None\n"
               "cpu_target.target_context.refresh()\n"
               "cpu_target.typing_context.refresh()\n")
-
-
-def wall(cmd):
-    start = time.perf_counter()
-    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, _ = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(map(str, cmd))}\n{proc.stderr.read().decode()}")
-    return seconds
 
 
 def main():
@@ -60,11 +50,11 @@ def main():
             "import numpy, numba + numba's registries": [sys.executable, "-c", REGISTRIES],
         }
         for cmd in commands.values():
-            wall(cmd)  # warm the file cache and numba's cache, not counted
+            run_process(cmd)  # warm the file cache and numba's cache, not counted
         runs = {name: [] for name in commands}
         for _ in range(args.rounds):
             for name, cmd in commands.items():
-                runs[name].append(wall(cmd))
+                runs[name].append(run_process(cmd).seconds)
     base = "python -c 'import numpy, numba'"
     lines = [f"# Start-up (`python benchmarks/bench_startup.py --rounds {args.rounds}`)", "",
              f"{args.rounds} rounds, each running the commands one after the other; whole processes, wall "
