@@ -16,6 +16,7 @@ arrays (token offsets, feature ids).
 Continued training grows the index (``extend``, in ``encode_growth``): new features take the ids
 after the existing ones.
 """
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -200,22 +201,31 @@ class FeatureEncoder(FieldValues, IndexGrowth):
             keys.template_keys(spec, j, matrix, np.asarray(sentence_offsets, dtype=np.int64), rare, out)
         return out.T
 
-    def _intern(self, templates, values, rare, sentence_offsets, grow=None):
+    def _intern(self, templates, values, rare, sentence_offsets, grow=None, threads=1):
         """Learn the feature index of `templates` from training data, or with grow="feature" or
         "pair", add to that index the features it lacks (ids after its own; ``extend``).
+        ``threads`` threads intern the templates (each its own row; the result does not depend on
+        the number of threads).
 
         Returns (CSR offsets, feature ids, feature keys in id order: all, or the added ones)."""
         spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
         n_tokens, m = matrix.shape[1], len(templates)
         # token-major, so that number_features leaves the corpus's feature ids in this same buffer
         local = np.empty((n_tokens, m), dtype=np.int32).T
+
+        def intern(j):
+            space = self._space(templates[j])
+            direct = space if _use_direct(space, n_tokens) else 0
+            return keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct, local, j)
+
+        if threads > 1:
+            with ThreadPoolExecutor(threads) as pool:
+                interned = list(pool.map(intern, range(m)))
+        else:
+            interned = map(intern, range(m))
         starts, counts, combined, first, known = [0], [], [], [], []
         tables = self._template_tables(grow) if grow else None
-        for j, t in enumerate(templates):
-            space = self._space(t)
-            direct = space if _use_direct(space, n_tokens) else 0
-            distinct, count, first_token = keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct,
-                                                                local, j)
+        for j, (distinct, count, first_token) in enumerate(interned):
             starts.append(starts[-1] + len(distinct))
             counts.append(count)
             first.append(first_token)
@@ -265,7 +275,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         return (*keys.columns_to_csr(ids, remap), (n_keys, int(np.count_nonzero(counts))))
 
     # ---------------------------------------------------------------- public
-    def fit_transform(self, corpus, labels=None, release=False):
+    def fit_transform(self, corpus, labels=None, release=False, threads=1):
         """Learn vocabularies and the feature index from a training corpus; encode it.
 
         labels : list of str, the gold label of every token (None: the corpus's label column).
@@ -273,6 +283,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
             are emptied as soon as their value ids are known, before the feature ids take their
             memory (the corpus is unusable afterwards). Pass labels=None then, so that no caller
             holds the label column.
+        threads : threads that intern the templates (``_intern``); the encoding is the same for any.
         """
         if labels is None:
             labels = corpus.columns[corpus.label]
@@ -302,7 +313,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
             if not templates:
                 row_offsets, ids, kept = _no_rows(offsets), _NO_IDS, _EMPTY
             elif self.hash_bits is None:
-                row_offsets, ids, kept = self._intern(templates, values, rare, offsets)
+                row_offsets, ids, kept = self._intern(templates, values, rare, offsets, threads=threads)
             else:
                 row_offsets, ids, (kind_keys, kind_ids) = self._hash(templates, values, rare, offsets, fit=True)
                 n_keys, n_ids = n_keys + kind_keys, n_ids + kind_ids

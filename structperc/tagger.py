@@ -232,7 +232,9 @@ class Tagger(Training, FilePipeline):
             encoder = self._encoder()
             read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
                     "label": corpus.label}
-            encoded = encoder.fit_transform(corpus, release=release)
+            # --workers N: this machine's N cores are the run's, for encoding too
+            threads = int(self.workers) if client is None and self.scheduler is None else 1
+            encoded = encoder.fit_transform(corpus, release=release, threads=threads)
             corpus = None
         # the training strings are not needed past encoding (freed here when the caller holds none)
         del X, y

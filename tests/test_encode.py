@@ -94,13 +94,15 @@ def assert_same_encoding(encoded, naive):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), min_count=st.sampled_from([0, 1, 2, 3]), rare=st.sampled_from([1, 2, 5]))
-def test_encoder_matches_naive_encoder(seed, min_count, rare):
+@given(seed=st.integers(0, 2**32 - 1), min_count=st.sampled_from([0, 1, 2, 3]), rare=st.sampled_from([1, 2, 5]),
+       threads=st.sampled_from([1, 2, 3]))
+def test_encoder_matches_naive_encoder(seed, min_count, rare, threads):
+    """Whatever the number of threads interning the templates (--workers N encodes with N)."""
     rng = np.random.default_rng(seed)
     train, test = random_corpus(rng, 15), random_corpus(rng, 6, words=WORDS + ["new", "Unseen"], n_tags=4)
     enc = FeatureEncoder(TEMPLATES, min_count=min_count, rare_threshold=rare)
     naive = NaiveEncoder(TEMPLATES, min_count=min_count, rare_threshold=rare)
-    assert_same_encoding(enc.fit_transform(train, train.columns["label"]), naive.fit_transform(train))
+    assert_same_encoding(enc.fit_transform(train, train.columns["label"], threads=threads), naive.fit_transform(train))
     assert_same_encoding(enc.transform(test), naive.transform(test))
     keys = sorted(naive.index["feature"], key=naive.index["feature"].get)
     assert enc.feature_keys_.tolist() == keys

@@ -18,7 +18,7 @@ from naive import brute_force_best  # noqa: E402
 from structperc._kernels.scoring import phi_indices  # noqa: E402
 from structperc.errors import ConfigError  # noqa: E402
 from structperc.train import Problem, make_rule, train_online  # noqa: E402
-from structperc.train.mixing import EngineError, dask_client, subset_data, train_mixed  # noqa: E402
+from structperc.train.mixing import EngineError, dask_client, mix_weights, subset_data, train_mixed  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny.conll"
@@ -111,6 +111,20 @@ def test_one_shard_is_the_serial_perceptron_exactly(client, average):
     train_mixed(make_rule("perceptron", average=average), Problem(model, model.data(enc)), 4, client, seed=11,
                 n_shards=1)
     assert model.weights.tobytes() == serial.tobytes()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 7])
+def test_mixing_threads_sum_every_index_in_shard_order(threads):
+    """The client's sum over blocks of indices in parallel threads: each index summed as the
+    naive left-to-right sum, so any number of threads gives the same bytes; ``out`` is reused."""
+    rng = np.random.default_rng(threads)
+    weights = [rng.normal(size=1001) * 10.0 ** rng.integers(-8, 8, size=1001) for _ in range(3)]
+    mu = np.array([0.2, 0.3, 0.5])
+    expected = np.array([(mu[0] * a + mu[1] * b) + mu[2] * c for a, b, c in zip(*weights)])
+    out = np.full(1001, np.nan)
+    mixed = mix_weights(weights, mu, out=out, threads=threads)
+    assert mixed is out
+    assert mixed.tobytes() == expected.tobytes()
 
 
 def test_subset_data_rebases_every_array():

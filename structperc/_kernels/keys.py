@@ -65,7 +65,7 @@ def template_keys(spec, j, values, sentence_offsets, rare, out):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # releases the GIL: templates intern in parallel threads
 def intern_template(spec, j, values, sentence_offsets, rare, direct_size, local, column):
     """Intern template j's combined values into local ids in first-seen token order.
 

@@ -21,8 +21,10 @@ order, never in completion order: the same seed and S give the same model bytes.
 """
 from __future__ import annotations
 
+import os
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numpy as np
@@ -94,7 +96,8 @@ class Shard:
 
     def epoch(self, weights=None):
         """One pass from ``weights`` (None: from the current weights); returns (counters, the
-        non-averaged weights reached)."""
+        non-averaged weights reached as (array, scale): on a worker in the client's process the
+        array is the rule's own buffer, read by the client before the next call)."""
         order = self.local[self.rng.permutation(len(self.local))]
         order = order[order >= 0]
         if weights is not None:
@@ -128,15 +131,27 @@ def mixing_weights(mix, mistakes):
     return np.full(len(mistakes), 1.0 / len(mistakes))
 
 
-def mix_weights(weights, mu):
-    """sum_i μ_i w_i, summed in shard order (so the result does not depend on timing)."""
+def mix_weights(weights, mu, out=None, threads=1):
+    """sum_i μ_i w_i into ``out`` (a new array when None). Every index sums the shards in shard
+    order, so the result depends neither on timing nor on ``threads``, the number of threads that
+    each sum a block of the indices."""
     from .._kernels.mixing import add_scaled, scale_into
 
-    mixed = np.empty_like(weights[0])
-    scale_into(mixed, weights[0], float(mu[0]))
-    for m, w in zip(mu[1:], weights[1:]):
-        add_scaled(mixed, w, float(m))
-    return mixed
+    if out is None:
+        out = np.empty_like(weights[0])
+
+    def block(lo, hi):
+        scale_into(out, weights[0], float(mu[0]), lo, hi)
+        for m, w in zip(mu[1:], weights[1:]):
+            add_scaled(out, w, float(m), lo, hi)
+
+    bounds = np.linspace(0, len(out), max(threads, 1) + 1).astype(np.int64)
+    if threads <= 1:
+        block(0, len(out))
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(block, bounds[:-1], bounds[1:]))
+    return out
 
 
 def combine_averages(averaged):
@@ -218,12 +233,16 @@ def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=
     history = []
     best_epoch, best_score, best_weights = 0, -np.inf, None
     mixed = None
+    buffer = np.empty_like(weights)  # the mixed weights, rewritten after each epoch
+    threads = min(n_shards, os.cpu_count() or 1)
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
+        # every shard has read ``mixed`` (its jump) by the time it returns, so it can be rewritten
         results = _call(actors, "epoch", f"during epoch {epoch}", mixed)
         counts = [c for c, _ in results]
         mistakes = [c.get(MISTAKES.get(rule.name, ""), 0) for c in counts]
-        mixed = mix_weights([w for _, w in results], mixing_weights(mix, mistakes))
+        mu = mixing_weights(mix, mistakes) * np.array([scale for _, (_, scale) in results])
+        mixed = mix_weights([w for _, (w, _) in results], mu, out=buffer, threads=threads)
         del results
         totals = {}
         for c in counts:

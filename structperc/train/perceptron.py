@@ -39,8 +39,9 @@ class PerceptronRule(LearningRule):
         return self.w.copy()
 
     def raw_weights(self):
-        """The current (non-averaged) weights w, as a new array."""
-        return self.w.copy()
+        """(w, 1.0): the current (non-averaged) weights are 1.0 * w. w is the rule's own buffer,
+        valid until the next ``run`` or ``reset_weights`` (parameter mixing reads it in between)."""
+        return self.w, 1.0
 
     def reset_weights(self, weights):
         """Continue from ``weights`` (parameter mixing) without breaking the lazy average.

@@ -178,8 +178,9 @@ class ScaledSGDRule(LearningRule):
         self._gain, self._visits, self._epochs = 0.0, 0, int(state["epochs"])
 
     def raw_weights(self):
-        """The current real weights s v (not averaged), as a new array."""
-        return self.state[SCALE] * self.v
+        """(v, s): the current real weights (not averaged) are s v. v is the rule's own buffer,
+        valid until the next ``run`` or ``reset_weights`` (parameter mixing reads it in between)."""
+        return self.v, float(self.state[SCALE])
 
     def reset_weights(self, weights):
         """Continue from the real weights ``weights`` (parameter mixing); the average stays exact.
