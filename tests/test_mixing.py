@@ -113,6 +113,19 @@ def test_one_shard_is_the_serial_perceptron_exactly(client, average):
     assert model.weights.tobytes() == serial.tobytes()
 
 
+@pytest.mark.parametrize("trainer", ["perceptron", "crf"])
+def test_shards_sharing_the_corpus_train_as_shards_with_copies(client, trainer):
+    """Workers in this process read the client's corpus in place; remote ones get a copy of their
+    sentences (subset_data): the same model bytes either way."""
+    models = []
+    for share in (True, False):
+        model, enc = builders.small_model(5, n_sentences=11, max_len=5)
+        rule = make_rule(trainer, **({"eta0": 0.1} if trainer == "crf" else {}))
+        train_mixed(rule, Problem(model, model.data(enc)), 3, client, seed=2, n_shards=3, share=share)
+        models.append(model.weights.tobytes())
+    assert models[0] == models[1]
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3, 7])
 def test_mixing_threads_sum_every_index_in_shard_order(threads):
     """The client's sum over blocks of indices in parallel threads: each index summed as the

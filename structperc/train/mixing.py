@@ -85,13 +85,16 @@ class ShardModel:
 
 
 class Shard:
-    """One shard's learning rule over its sentences; lives on one worker for the whole run."""
+    """One shard's learning rule over its sentences; lives on one worker for the whole run.
 
-    def __init__(self, rule, layout, data, sentences, n_total, seed, weights):
+    data holds the shard's sentences (at ``positions``): its own subset (``subset_data``), or, on a
+    worker in the client's process, the whole corpus, shared and never copied."""
+
+    def __init__(self, rule, layout, data, sentences, positions, n_total, seed, weights):
         self.rule = rule
         self.rule.begin(Problem(ShardModel(layout, weights.copy()), data))
         self.local = np.full(n_total, -1, dtype=np.int64)
-        self.local[sentences] = np.arange(len(sentences), dtype=np.int64)
+        self.local[sentences] = positions
         self.rng = np.random.default_rng(seed)
 
     def epoch(self, weights=None):
@@ -203,12 +206,14 @@ def _start_actors(futures):
 
 
 def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=None, progress=None,
-                callback=None, n_shards=None):
+                callback=None, n_shards=None, share=None):
     """``train_online`` by iterative parameter mixing over the workers of ``client``.
 
     Same arguments and result as ``train_online`` (the best dev epoch's weights, or the last
     epoch's, end up in the model), plus the dask ``client``, ``mix`` ("uniform" or "errors") and
-    ``n_shards`` (default: one per worker). Returns (history, best_epoch).
+    ``n_shards`` (default: one per worker) and ``share``: whether the shards read the client's
+    corpus in place instead of a copy of their sentences each (default: when the workers are threads
+    of this process). Returns (history, best_epoch).
     """
     check_mix(mix, rule)
     workers = sorted(client.scheduler_info(n_workers=-1)["workers"]) if n_shards is None else None
@@ -219,16 +224,23 @@ def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=
     layout = problem.model.layout()
     weights = problem.model.weights
     options = shard_options(rule, problem)
+    # workers that are threads of this process (the default LocalCluster) share the corpus
+    shared = str(client.scheduler.address).startswith("inproc://") if share is None else share
     actors = []
     for i, sentences in enumerate(shard_sentences(n, n_shards)):
         shard = type(rule)(**options)
         target = {"workers": [workers[i % len(workers)]]} if workers else {}
+        if shared:
+            data, positions = problem.data, sentences
+        else:
+            data, positions = subset_data(problem.data, sentences), np.arange(len(sentences), dtype=np.int64)
         with warnings.catch_warnings():
             # the shard's data is large and is meant to travel once, with the actor that keeps it
             warnings.filterwarnings("ignore", message="Sending large graph")
-            future = client.submit(Shard, shard, layout, subset_data(problem.data, sentences), sentences, n, seed,
-                                   weights, actor=True, pure=False, **target)
+            future = client.submit(Shard, shard, layout, data, sentences, positions, n, seed, weights, actor=True,
+                                   pure=False, **target)
         actors.append(future)
+        del data
     actors = _start_actors(actors)
     history = []
     best_epoch, best_score, best_weights = 0, -np.inf, None
