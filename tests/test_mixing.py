@@ -99,6 +99,13 @@ def test_ipm_matches_naive_reference(client, n_shards, mix):
     for epoch in range(epochs):
         np.testing.assert_allclose(mixed[epoch], mixed_ref[epoch], rtol=0, atol=1e-9)
         np.testing.assert_allclose(averaged[epoch], average_ref[epoch], rtol=0, atol=1e-9)
+    # without dev data the run keeps the last epoch's weights (built in the shards' own buffers)
+    start = model.weights.copy()
+    for average, reference in ((False, mixed_ref), (True, average_ref)):
+        model.weights = start.copy()
+        train_mixed(make_rule("perceptron", average=average), Problem(model, model.data(enc)), epochs, client,
+                    seed=5, mix=mix, n_shards=n_shards)
+        np.testing.assert_allclose(model.weights, reference[-1], rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("average", [True, False])

@@ -109,6 +109,12 @@ class Shard:
         counts.update(self.rule.end_epoch())
         return counts, self.rule.raw_weights()
 
+    def final(self):
+        """``averaged`` once training is over: the rule may build the weights in its own buffers."""
+        rule = self.rule
+        count = rule.counter if hasattr(rule, "counter") else rule.state[STEPS]
+        return rule.final_weights(), float(count)
+
     def averaged(self):
         """(the rule's weights now, what its average counts: examples or SGD steps)."""
         rule = self.rule
@@ -157,15 +163,16 @@ def mix_weights(weights, mu, out=None, threads=1):
     return out
 
 
-def combine_averages(averaged):
+def combine_averages(averaged, out=None, threads=1):
     """The weights to use from the shards' (weights, count): sum_i (c_i / C) avg_i for an averaged
-    rule; one shard's own weights when S = 1."""
+    rule (into ``out`` if given); one shard's own weights when S = 1."""
     if len(averaged) == 1:
         return averaged[0][0]
     total = sum(c for _, c in averaged)
     if total <= 0:
         total, averaged = len(averaged), [(w, 1.0) for w, _ in averaged]
-    return mix_weights([w for w, _ in averaged], np.array([c / total for _, c in averaged]))
+    return mix_weights([w for w, _ in averaged], np.array([c / total for _, c in averaged]), out=out,
+                       threads=threads)
 
 
 def shard_options(rule, problem):
@@ -276,7 +283,12 @@ def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=
         history.append(record)
         if callback is not None:
             callback(record)
-    problem.model.weights = best_weights if best_weights is not None else _weights(actors, mixed, rule, epochs)
+    if best_weights is None:  # the last epoch's weights, built in the buffers that are free now
+        best_weights = mixed
+        if getattr(rule, "average", False):
+            averaged = _call(actors, "final", f"after epoch {epochs}")
+            best_weights = combine_averages(averaged, out=buffer, threads=threads)
+    problem.model.weights = best_weights
     return history, best_epoch
 
 
