@@ -18,6 +18,7 @@ after the existing ones.
 """
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -213,16 +214,16 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         # token-major, so that number_features leaves the corpus's feature ids in this same buffer
         local = np.empty((n_tokens, m), dtype=np.int32).T
 
-        def intern(j):
+        def intern(j, matrix):
             space = self._space(templates[j])
             direct = space if _use_direct(space, n_tokens) else 0
             return keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct, local, j)
 
         if threads > 1:
             with ThreadPoolExecutor(threads) as pool:
-                interned = list(pool.map(intern, range(m)))
+                interned = list(pool.map(intern, range(m), repeat(matrix, m)))
         else:
-            interned = map(intern, range(m))
+            interned = [intern(j, matrix) for j in range(m)]
         starts, counts, combined, first, known = [0], [], [], [], []
         tables = self._template_tables(grow) if grow else None
         for j, (distinct, count, first_token) in enumerate(interned):
@@ -232,7 +233,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
             combined.append(j + m * distinct)
             if grow:
                 known.append(_known_ids(tables[j], distinct))
-        del matrix
+        del matrix, interned
         counts = np.concatenate(counts) if counts else _EMPTY
         template_keys = np.concatenate(combined) if combined else _EMPTY
         first = np.concatenate(first) if first else _EMPTY
