@@ -15,6 +15,9 @@ class InputFormatError(StructpercError):
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {message}")
 
+    def __reduce__(self):  # pickled whole: a reader in another process raises it here
+        return type(self), (self.path, self.line, self.message)
+
 
 class ModelFileError(StructpercError):
     """A model file is missing, corrupt, or written by an incompatible version."""

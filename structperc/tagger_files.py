@@ -79,9 +79,13 @@ class FilePipeline:
         if self.cache_dir is not None:
             encoder, encoded, found = self._cached_encoding(path, reader_options)
             return self._fit_encoded(encoder, encoded, {**reader_options, **found}, **run)
-        # no reference to the training corpus is kept here: its strings go as soon as they are value ids
-        return self._fit(read_training_corpus(path, **reader_options), input_metadata=reader_options, release=True,
-                         **run)
+        from .training_read import read_training_columns
+
+        # --workers N on this machine: N processes read N parts of the file at once
+        parts = int(self.workers) if client is None and self.scheduler is None else 1
+        # no reference to the training corpus is kept here: its columns go as soon as they are value ids
+        return self._fit(read_training_columns(path, parts=parts, **reader_options), input_metadata=reader_options,
+                         release=True, **run)
 
     def _cached_encoding(self, path, reader_options):
         """(encoder, encoded corpus, what was read: format, columns, label) of the training file

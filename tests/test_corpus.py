@@ -190,7 +190,7 @@ def test_iter_corpus_small_chunks_keeps_sentences_whole(tmp_path, monkeypatch):
     path = write(tmp_path, text)
     real = corpus_module._read_chunks
     monkeypatch.setattr(corpus_module, "_read_chunks",
-                        lambda p, enc: real(p, enc, chunk_bytes=3))
+                        lambda p, enc, **kw: real(p, enc, chunk_bytes=3, **kw))
     corpus = read_corpus(path)
     assert sentences(corpus, "word") == [["a", "b"], ["c"], ["d", "e", "f"]]
     assert corpus.line_numbers.tolist() == [1, 2, 4, 7, 8, 9]
@@ -257,7 +257,7 @@ def test_column_count_error_in_later_chunk(tmp_path, monkeypatch):
 
     real = corpus_module._read_chunks
     monkeypatch.setattr(corpus_module, "_read_chunks",
-                        lambda p, enc: real(p, enc, chunk_bytes=8))
+                        lambda p, enc, **kw: real(p, enc, chunk_bytes=8, **kw))
     path = write(tmp_path, "a B\nb C\n\nc D\nd E F\n")
     with pytest.raises(InputFormatError, match=r":5: expected 2 columns, found 3"):
         read_corpus(path)

@@ -181,7 +181,7 @@ def test_fuzzed_input(fuzz_dir, format, data, chunk_bytes, require_label):
     path.write_bytes(data)
     real = stream._read_chunks
     with mock.patch.object(stream, "_read_chunks",
-                           lambda p, encoding: real(p, encoding, chunk_bytes=chunk_bytes)):
+                           lambda p, encoding, **kw: real(p, encoding, chunk_bytes=chunk_bytes, **kw)):
         check_outcome(path, lambda: read_corpus(path, format=format, require_label=require_label))
         check_outcome(path, lambda: concatenate(list(iter_corpus(path, format=format,
                                                                  batch_sentences=2))))
@@ -210,3 +210,28 @@ def test_fuzz_inputs_reach_the_parsers(fuzz_dir, format):
     }[format]
     path.write_bytes(valid)
     assert read_corpus(path, format=format).n_tokens == 3
+
+
+def _outcome(read):
+    """What a read gives: the error message, or the corpus's columns, sentences and lines."""
+    try:
+        corpus = read()
+    except StructpercError as error:
+        return str(error)
+    return ({name: list(values) for name, values in corpus.columns.items()}, corpus.label,
+            corpus.sentence_offsets.tolist(), corpus.line_numbers.tolist())
+
+
+@pytest.mark.parametrize("format", ["conll", "conllu"])
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), parts=st.sampled_from([2, 3]))
+def test_fuzzed_input_read_in_parts_reads_as_a_serial_read(fuzz_dir, format, data, parts):
+    """``training_read`` cuts the file after blank lines and forks readers: the same corpus, or the
+    same error, as one serial read."""
+    from structperc import training_read
+
+    path = fuzz_dir / f"parts.{format}"
+    path.write_bytes(data.draw(inputs(format)))
+    with mock.patch.object(training_read, "_BATCH", 1):  # cut even the smallest inputs
+        parted = _outcome(lambda: training_read.read_training_columns(path, parts=parts, format=format))
+    assert parted == _outcome(lambda: read_corpus(path, format=format))

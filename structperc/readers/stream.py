@@ -59,22 +59,30 @@ def _open_binary(path):
         raise InputFormatError(name, None, "permission denied") from None
 
 
-def _read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES
+def _read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_range=None
                  ) -> Iterator[tuple[int, list[str]]]:
     """Yield (line number of the first line, lines without newline), chunked at line boundaries.
 
-    Trailing whitespace (including "\\r") is stripped from every line.
+    Trailing whitespace (including "\\r") is stripped from every line. byte_range: None, or
+    (start, stop, line number at start) to read only the lines of bytes [start, stop) of a file
+    (start and stop at line starts).
     """
     name = display_path(path)
     stream, owned = _open_binary(path)
     try:
-        first_line = 1
+        first_line, left = 1, None
+        if byte_range is not None:
+            start, stop, first_line = byte_range
+            stream.seek(start)
+            left = stop - start
         while True:
-            data = stream.read(chunk_bytes)
+            data = stream.read(chunk_bytes if left is None else min(chunk_bytes, left))
             if not data:
                 return
-            if not data.endswith(b"\n"):
+            if not data.endswith(b"\n") and (left is None or len(data) < left):
                 data += stream.readline()
+            if left is not None:
+                left -= len(data)
             try:
                 text = data.decode(encoding)
             except UnicodeDecodeError as error:
@@ -196,7 +204,7 @@ def _format_options(format: str, tag_sep: str | None) -> dict[str, object]:
 def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None = None,
                 label: str | None = None, encoding: str = "utf-8",
                 only_types: Iterable[str] | None = None, require_label: bool = False,
-                batch_sentences: int | None = 5000, tag_sep: str | None = None
+                batch_sentences: int | None = 5000, tag_sep: str | None = None, byte_range=None
                 ) -> Iterator[Corpus]:
     """Read a corpus incrementally, yielding batches of whole sentences.
 
@@ -224,6 +232,9 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
     tag_sep : str or None
         tagged only: the separator between word and tag (default "/"); tokens are split at its
         last occurrence.
+    byte_range : None, or (start, stop, first line number): read only that part of the file, which
+        starts and ends at a sentence boundary (``tagger_files.read_training_columns``); a part
+        with no sentence yields nothing instead of raising.
 
     Raises
     ------
@@ -244,7 +255,7 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
     def take(n):
         return builder.take(n, parser.names, parser.label, only_types)
 
-    for first_line, lines in _read_chunks(path, encoding):
+    for first_line, lines in _read_chunks(path, encoding, byte_range=byte_range):
         with _gc_paused():
             parser.feed(first_line, lines)
         # keep one closed sentence back: the parser may still reopen it
@@ -258,7 +269,7 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
             batch = take(builder.n_closed if batch_sentences is None
                          else min(batch_sentences, builder.n_closed))
         yield batch
-    if builder.n_emitted == 0:
+    if builder.n_emitted == 0 and byte_range is None:
         raise InputFormatError(name, None, "no sentences found")
 
 
