@@ -92,7 +92,9 @@ class Shard:
 
     def __init__(self, rule, layout, data, sentences, positions, n_total, seed, weights):
         self.rule = rule
-        self.rule.begin(Problem(ShardModel(layout, weights.copy()), data))
+        # from zeros (a fresh run), np.zeros leaves the pages to be mapped as the epochs touch them
+        start = weights.copy() if weights.any() else np.zeros(weights.shape)
+        self.rule.begin(Problem(ShardModel(layout, start), data))
         self.local = np.full(n_total, -1, dtype=np.int64)
         self.local[sentences] = positions
         self.rng = np.random.default_rng(seed)

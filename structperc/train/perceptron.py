@@ -18,7 +18,8 @@ class PerceptronRule(LearningRule):
         self.problem = problem
         self.layout = problem.model.layout()
         self.w = problem.model.weights  # trained in place
-        self.u = np.zeros_like(self.w) if self.average else np.zeros(0)
+        # np.zeros, not zeros_like: the pages are mapped as updates touch them
+        self.u = np.zeros(self.w.shape) if self.average else np.zeros(0)
         self.counter = 0.0
         resume = problem.resume or {}
         if "w" in resume:  # continue a saved run: its raw weights and averaging state
