@@ -180,14 +180,13 @@ def number_features(local, local_starts, local_keep, keys_of_local, first_token,
             kept[n_kept] = keys_of_local[f]
             n_kept += 1
     offsets = np.zeros(n + 1, dtype=np.int64)
-    for j in range(m):
-        base = local_starts[j]
-        row = local[j]
-        for i in range(n):
-            L = row[i]
+    # token-major buffer: tokens outer, templates inner, is the order of memory
+    for i in range(n):
+        for j in range(m):
+            L = local[j, i]
             if L >= 0:
-                f = final[base + L]
-                row[i] = f
+                f = final[local_starts[j] + L]
+                local[j, i] = f
                 if f >= 0:
                     offsets[i + 1] += 1
     for i in range(n):
