@@ -29,12 +29,17 @@ _WHITESPACE[[ord(c) for c in map(chr, range(0x3001)) if c.isspace()]] = True
 
 def _fields_per_line(joined: str, n_lines: int) -> np.ndarray:
     """Whitespace-separated field count of each line of `joined` (lines joined by "\n")."""
-    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-    is_space = _WHITESPACE[np.minimum(codes, 0x3001)]
+    if joined.isascii():  # one byte per character
+        codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+        is_space = _WHITESPACE[codes]
+    else:
+        codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+        is_space = _WHITESPACE[np.minimum(codes, 0x3001)]
     starts = ~is_space
     starts[1:] &= is_space[:-1]
-    line_of_code = np.cumsum(codes == 10)
-    return np.bincount(line_of_code[starts], minlength=n_lines)
+    # a field's line: the newlines before its first character
+    lines = np.searchsorted(np.flatnonzero(codes == 10), np.flatnonzero(starts))
+    return np.bincount(lines, minlength=n_lines)
 
 
 class ConllParser(Parser):
