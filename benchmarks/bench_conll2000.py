@@ -134,7 +134,7 @@ def main():
             add(key, label, result, tokens, structperc_f1(corpus, model, env))
         else:
             split = json.loads(result["stdout"])
-            f1 = json.loads(runs[f"{key}_tag"][-1][2])["f1"]
+            f1 = json.loads(runs[f"{key}_tag"][-1].stdout)["f1"]
             add(key, label, result, tokens, f1,
                 f"in process: extract {split['extract_seconds']:.2f} s + train {split['train_seconds']:.2f} s")
     shutil.rmtree(work, ignore_errors=True)
