@@ -28,6 +28,7 @@ from .vocabulary import InternedColumn, _Interner
 _BATCH = 5000  # sentences per batch of a part's reader
 _SPLIT_FORMATS = ("conll", "conllu")  # sentences end at blank lines
 _SEARCH = 1 << 22  # how far past an even cut to look for a blank line
+_MIN_PART_BYTES = 1 << 16  # a smaller file is read whole: forking would cost more than it saves
 
 
 def read_training_columns(path, parts=1, **reader_options):
@@ -57,8 +58,13 @@ def _ranges(path, parts, reader_options):
         return None
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
+    try:  # the cuts are found on bytes: a blank line must be the bytes of two newlines
+        if "\n\n".encode(reader_options.get("encoding") or "utf-8") != b"\n\n":
+            return None
+    except LookupError:
+        return None  # the serial read reports the unknown encoding
     size = os.path.getsize(path)
-    if size < parts * _BATCH:
+    if size < parts * _MIN_PART_BYTES:
         return None
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         cuts = [0]

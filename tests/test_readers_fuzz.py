@@ -232,6 +232,6 @@ def test_fuzzed_input_read_in_parts_reads_as_a_serial_read(fuzz_dir, format, dat
 
     path = fuzz_dir / f"parts.{format}"
     path.write_bytes(data.draw(inputs(format)))
-    with mock.patch.object(training_read, "_BATCH", 1):  # cut even the smallest inputs
+    with mock.patch.object(training_read, "_BATCH", 1), mock.patch.object(training_read, "_MIN_PART_BYTES", 1):
         parted = _outcome(lambda: training_read.read_training_columns(path, parts=parts, format=format))
     assert parted == _outcome(lambda: read_corpus(path, format=format))

@@ -20,8 +20,10 @@ WORDS = ["the", "pound", "fell", "Rates", "rose", "in", "May", ",", "7.5", "de",
 
 @pytest.fixture(autouse=True)
 def small_parts(monkeypatch):
-    """Cut files of a few kilobytes too (the forked readers inherit the setting)."""
+    """Cut files of a few kilobytes too, and read them in batches of a few sentences (the forked
+    readers inherit the settings)."""
     monkeypatch.setattr(training_read, "_BATCH", 7)
+    monkeypatch.setattr(training_read, "_MIN_PART_BYTES", 16)
 
 
 def conll_text(rng, n_sentences, crlf=False, docstart=False):
@@ -131,6 +133,11 @@ def test_files_that_cannot_be_cut_are_read_whole(tmp_path):
     tagged = tmp_path / "t.pos"
     tagged.write_text("".join("a/X b/Y\n\n" for _ in range(300)))
     assert _ranges(tagged, 2, {"format": "tagged"}) is None
+    utf16 = tmp_path / "u16.txt"  # newlines are not single bytes: no cut by bytes
+    utf16.write_text(conll_text(np.random.default_rng(5), 50), encoding="utf-16")
+    assert _ranges(utf16, 2, {"encoding": "utf-16"}) is None
+    assert_same_corpus(read_training_columns(utf16, parts=2, encoding="utf-16"),
+                       read_corpus(utf16, encoding="utf-16"))
 
 
 def test_sigint_while_the_parts_are_read_ends_every_reader(tmp_path):
@@ -141,6 +148,7 @@ def test_sigint_while_the_parts_are_read_ends_every_reader(tmp_path):
     script = f"""
 import multiprocessing, os, signal, sys
 import structperc.training_read as tr
+tr._MIN_PART_BYTES = 16
 PARENT = os.getpid()
 real = tr._read_part
 def interrupted(path, byte_range, options):
