@@ -104,6 +104,9 @@ def _read_part(path, byte_range, reader_options):
         ends.append(batch.sentence_offsets[1:] + n_tokens)
         n_tokens += batch.n_tokens
         line_numbers.append(batch.line_numbers)
+        # the reader's generator still holds this batch while it builds the next: empty it now
+        batch.columns.clear()
+        batch.lines = None
     columns = {column: (np.concatenate(ids[column]), list(interners[column])) for column in ids}
     return (names, label, format, name, columns, np.concatenate(ends) if ends else np.zeros(0, np.int64),
             np.concatenate(line_numbers) if line_numbers else np.zeros(0, np.int64))
