@@ -5,33 +5,22 @@ import time
 
 import numpy as np
 
-from . import heap
 from .attributes import AttributeEncoder
 from .cache import file_sha256
 from .encode import FeatureEncoder
 from .errors import ConfigError
 from .forcing import check_forced, forced_label_ids
 
-_READ_BATCH = 5000  # sentences per batch of read_training_corpus
-
 
 def read_training_corpus(path, **reader_options):
-    """``read_corpus`` for training: read in batches, with each distinct string held once and without
-    the original lines (training never writes them back), so that a token costs one pointer per
-    column instead of its own string objects."""
-    from .corpus import concatenate
-    from .readers import iter_corpus
+    """``read_corpus`` for training: each distinct string held once and no original lines (training
+    never writes them back), so that a token costs one pointer per column instead of its own string
+    objects. The columns are lists of strings (``read_training_columns``, spelled out) for code that
+    subsets and extends them: continued training, bagging and stacking."""
+    from .training_read import read_training_columns
 
-    shared = {}
-    parts = []
-    for batch in iter_corpus(path, require_label=True, batch_sentences=_READ_BATCH, **reader_options):
-        for name, values in batch.columns.items():
-            batch.columns[name] = list(map(shared.setdefault, values, values))
-        batch.lines = None
-        parts.append(batch)
-    corpus = concatenate(parts)
-    del parts
-    heap.trim()  # the batches' strings and lists
+    corpus = read_training_columns(path, **reader_options)
+    corpus.columns = {name: list(column) for name, column in corpus.columns.items()}
     return corpus
 
 

@@ -162,6 +162,9 @@ def _merge(results):
         return None
     columns = {}
     for column in names:
+        if len(results) == 1:  # one part: its own numbering is the file's
+            columns[column] = InternedColumn(*results[0][4][column])
+            continue
         index = _Interner()
         merged = []
         for result in results:

@@ -233,7 +233,7 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
         tagged only: the separator between word and tag (default "/"); tokens are split at its
         last occurrence.
     byte_range : None, or (start, stop, first line number): read only that part of the file, which
-        starts and ends at a sentence boundary (``tagger_files.read_training_columns``); a part
+        starts and ends at a sentence boundary (``training_read.read_training_columns``); a part
         with no sentence yields nothing instead of raising.
 
     Raises

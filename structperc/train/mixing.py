@@ -113,15 +113,15 @@ class Shard:
 
     def final(self):
         """``averaged`` once training is over: the rule may build the weights in its own buffers."""
-        rule = self.rule
-        count = rule.counter if hasattr(rule, "counter") else rule.state[STEPS]
-        return rule.final_weights(), float(count)
+        return self.rule.final_weights(), self._averaged_count()
 
     def averaged(self):
         """(the rule's weights now, what its average counts: examples or SGD steps)."""
+        return self.rule.weights(), self._averaged_count()
+
+    def _averaged_count(self):
         rule = self.rule
-        count = rule.counter if hasattr(rule, "counter") else rule.state[STEPS]
-        return rule.weights(), float(count)
+        return float(rule.counter if hasattr(rule, "counter") else rule.state[STEPS])
 
 
 def check_mix(mix, rule):
