@@ -65,6 +65,12 @@ class EncodedCorpus:
     def n_tokens(self):
         return int(self.sentence_offsets[-1])
 
+    def release(self):
+        """Drop the per-token arrays (the sentence offsets stay): a training run does so once its
+        epochs are over, so that pruning and saving the model do not hold them too."""
+        self.feature_offsets = self.feature_ids = self.pair_offsets = self.pair_ids = None
+        self.labels = self.word_ids = None
+
 
 def _no_rows(sentence_offsets):
     """CSR offsets of a corpus where no feature fires: zeros (n_tokens + 1,) as a read-only view of one

@@ -187,28 +187,40 @@ class LinearChainModel:
             for w in vectors:
                 keep |= np.any(w[: layout.off_trans].reshape(-1, n_labels) != 0, axis=1)
 
-            def select_emission(w):
-                return w[: layout.off_trans].reshape(-1, n_labels)[keep].ravel()
+            def select_emission(w, out):
+                np.compress(keep, w[: layout.off_trans].reshape(-1, n_labels), axis=0, out=out.reshape(-1, n_labels))
         else:
             # only the pairs whose weight is not zero stay; a feature with none left is dropped
             offsets, labels = self.emission_pairs
             nonzero = np.zeros(layout.off_trans, dtype=bool)
             for w in vectors:
                 nonzero |= w[: layout.off_trans] != 0
-            feature_of = np.repeat(np.arange(self.n_features), np.diff(offsets))
-            per_feature = np.bincount(feature_of[nonzero], minlength=self.n_features)
+            # the nonzero pairs of each feature, from a running count (4 bytes a pair)
+            running = np.zeros(layout.off_trans + 1, dtype=np.int32)
+            np.cumsum(nonzero, dtype=np.int32, out=running[1:])
+            per_feature = running[offsets[1:]] - running[offsets[:-1]]
+            del running
             keep = per_feature > 0
             new_offsets = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
             np.cumsum(per_feature[keep], out=new_offsets[1:])
             self.emission_pairs = (new_offsets, labels[nonzero])
 
-            def select_emission(w):
-                return w[: layout.off_trans][nonzero]
+            def select_emission(w, out):
+                np.compress(nonzero, w[: layout.off_trans], out=out)
+
+        n_emission = int(nonzero.sum()) if self.emission_pairs is not None else int(keep.sum()) * n_labels
+        n_trans, n_pair = layout.off_pair - layout.off_trans, int(keep_pair.sum()) * size
 
         def select(w):
+            """The kept entries of ``w``, written straight into the smaller vector."""
+            out = np.empty(n_emission + n_trans + n_pair + len(w) - layout.off_trans2, dtype=w.dtype)
+            select_emission(w, out[:n_emission])
+            at = n_emission + n_trans
+            out[n_emission: at] = w[layout.off_trans: layout.off_pair]
             pair = w[layout.off_pair: layout.off_trans2].reshape(-1, size)
-            return np.concatenate([select_emission(w), w[layout.off_trans: layout.off_pair],
-                                   pair[keep_pair].ravel(), w[layout.off_trans2:]])
+            np.compress(keep_pair, pair, axis=0, out=out[at: at + n_pair].reshape(-1, size))
+            out[at + n_pair:] = w[layout.off_trans2:]
+            return out
 
         self.weights = select(self.weights)
         self._map_state_vectors(select)

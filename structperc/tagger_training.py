@@ -175,7 +175,11 @@ class Training:
         model.metadata["training"]["features_seen"] = encoder.n_features_
         model.metadata["training"]["pair_features_seen"] = encoder.n_pair_features_
         model.training_state = kept_state or None
-        rule = None  # its buffers (the raw weights, the averaging sums) are no longer needed
+        # what only the epochs needed: the rule's buffers (raw weights, averaging sums) and the
+        # encoded training data (each fit encodes its own; no caller reads it afterwards)
+        rule.release()
+        problem = None
+        encoded.release()
         model.prune()
 
     def partial_fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, input_metadata=None,

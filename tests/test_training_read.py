@@ -24,6 +24,7 @@ def small_parts(monkeypatch):
     readers inherit the settings)."""
     monkeypatch.setattr(training_read, "_BATCH", 7)
     monkeypatch.setattr(training_read, "_MIN_PART_BYTES", 16)
+    monkeypatch.setattr(training_read, "_MIN_CHILD_BYTES", 16)
 
 
 def conll_text(rng, n_sentences, crlf=False, docstart=False):
@@ -72,10 +73,9 @@ def test_parts_read_the_corpus_of_a_serial_read(tmp_path, kind, parts):
         path, options = tmp_path / "train.txt", {"columns": ["word", "pos", "chunk"]}
         text = conll_text(rng, 150, crlf=kind == "conll-crlf", docstart="docstart" in kind)
         path.write_text(("\ufeff" if "bom" in kind else "") + text, encoding="utf-8", newline="")
-    if parts > 1:  # the file is cut, so the forked readers run
-        ranges = _ranges(path, parts, options)
-        assert ranges is not None and len(ranges) == parts
-        assert ranges[0][0] == 0 and ranges[-1][1] == path.stat().st_size
+    ranges = _ranges(path, parts, options)  # the file is cut (one part: whole), so forked readers run
+    assert ranges is not None and len(ranges) == parts
+    assert ranges[0][0] == 0 and ranges[-1][1] == path.stat().st_size
     assert_same_corpus(read_training_columns(path, parts=parts, **options), read_corpus(path, **options))
 
 
@@ -125,6 +125,16 @@ def test_parts_that_disagree_on_the_columns_give_the_serial_error(tmp_path):
     assert str(parted.value) == _serial_error(path)
 
 
+def test_a_small_file_in_one_part_is_read_here(tmp_path, monkeypatch):
+    path = tmp_path / "train.txt"
+    path.write_text(conll_text(np.random.default_rng(6), 40))
+    monkeypatch.setattr(training_read, "_MIN_CHILD_BYTES", path.stat().st_size + 1)
+    assert _ranges(path, 1, {}) is None
+    assert _ranges(path, 2, {}) is not None  # parts have their own, smaller minimum
+    monkeypatch.setattr(training_read, "_read_parallel", None)  # no fork: a call would fail
+    assert_same_corpus(read_training_columns(path, parts=1), read_corpus(path))
+
+
 def test_files_that_cannot_be_cut_are_read_whole(tmp_path):
     one_sentence = tmp_path / "one.txt"
     one_sentence.write_text("".join(f"w{i} P B-NP\n" for i in range(500)))
@@ -146,17 +156,20 @@ def test_sigint_while_the_parts_are_read_ends_every_reader(tmp_path):
     path = tmp_path / "train.txt"
     path.write_text(conll_text(np.random.default_rng(4), 3000))
     script = f"""
-import multiprocessing, os, signal, sys
+import multiprocessing, os, signal, sys, threading, time
 import structperc.training_read as tr
 tr._MIN_PART_BYTES = 16
 PARENT = os.getpid()
 real = tr._read_part
-def interrupted(path, byte_range, options):
-    if byte_range is not None and byte_range[0] == 0 and os.getpid() == PARENT:
-        assert len(multiprocessing.active_children()) == 2
-        os.kill(PARENT, signal.SIGINT)
+def slow(path, byte_range, options):  # the forked readers take their time
+    time.sleep(60)
     return real(path, byte_range, options)
-tr._read_part = interrupted
+tr._read_part = slow
+def interrupt():  # once the three readers run, while the reading process waits for them
+    while len(multiprocessing.active_children()) < 3:
+        time.sleep(0.01)
+    os.kill(PARENT, signal.SIGINT)
+threading.Thread(target=interrupt, daemon=True).start()
 try:
     tr.read_training_columns({str(path)!r}, parts=3, columns=["word", "pos", "chunk"])
 except KeyboardInterrupt:

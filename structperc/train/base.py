@@ -67,6 +67,13 @@ class LearningRule:
         """Per-epoch numbers to report beside the counters of ``run`` (e.g. the objective)."""
         return {}
 
+    def release(self):
+        """Drop the run's buffers and its problem once the weights are final, so that they are
+        freed before the model is pruned and saved (``begin`` starts a new run). Arrays handed out
+        by ``final_weights`` or ``save_state`` stay alive where they are held."""
+        for name in [name for name in vars(self) if name not in self.params]:
+            delattr(self, name)
+
     def save_state(self):
         """Everything a run needs to continue after an epoch: name -> ndarray or JSON-able scalar.
         The arrays may be the rule's own buffers (write them out before the next ``run``)."""
