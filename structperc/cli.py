@@ -163,7 +163,7 @@ def train(
     lexicon_lower: bool = typer.Option(False, "--lexicon-lower", help="Look words up in lexicons lower-cased."),
     unlabeled: Optional[list[Path]] = typer.Option(
         None, "--unlabeled", help="Unlabelled text (same format, label column absent) for --semi."),
-    semi: Optional[str] = typer.Option(None, "--semi", help="Learn from --unlabeled: self or tri."),
+    semi: Optional[str] = typer.Option(None, "--semi", help="Learn from --unlabeled: self, tri or tri-disagree."),
     rounds: int = typer.Option(2, min=1, help="Rounds of --semi training at most."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),

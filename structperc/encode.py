@@ -249,8 +249,17 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         if grow:
             keep &= known < 0
         first_new = len(getattr(self, f"{grow}_keys_")) if grow else 0
-        return keys.number_features(local, np.array(starts, dtype=np.int64), keep, template_keys, first, known,
-                                    first_new)
+        offsets, ids, kept = keys.number_features(local, np.array(starts, dtype=np.int64), keep, template_keys,
+                                                  first, known, first_new)
+        # the ids fill the start of local's buffer; templates that did not fire (rare-word ones,
+        # those past a sentence's end) leave its tail unused: shrink the buffer in place (realloc)
+        owner = local.base
+        if owner is not None and owner.flags.owndata and len(ids) and ids.ctypes.data == owner.ctypes.data:
+            n_ids = len(ids)
+            del ids, local, intern
+            owner.resize(n_ids, refcheck=False)  # no view of the buffer is left
+            ids = owner
+        return offsets, ids, kept
 
     def _hash(self, templates, values, rare, sentence_offsets, fit, grow=False):
         """Hashed feature ids of `templates`: (CSR offsets, feature ids, (distinct keys, distinct ids)),

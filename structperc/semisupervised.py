@@ -12,6 +12,10 @@ bootstrap samples B_0, B_1, B_2 of the sentences of L. Each round,
     U_i = {x in U : h_j(x) = h_k(x) on every token}   ({i, j, k} = {0, 1, 2}), labelled h_j(x)
     h_i <- train(B_i + U_i)
 
+With ``disagreement`` (``--semi tri-disagree``, Søgaard 2010's tri-training with disagreement), U_i
+keeps only the sentences on which h_i differs from the two on some token: h_i learns where the
+other two agree that it errs, and is not given more of what it already tags as they do.
+
 U_i is chosen afresh each round from the current taggers. The rounds stop when no U_i changes (same
 sentences, same labels) or after ``rounds``. The final tagger is ``ensemble.VotingTagger``: the
 token-level majority of the three; where all three differ, the first member's label. It is saved as
@@ -26,7 +30,7 @@ from .errors import ConfigError
 from .tagger import Tagger
 from .tagger_files import recorded_options
 
-METHODS = ("self", "tri")
+METHODS = ("self", "tri", "tri-disagree")
 
 
 # ------------------------------------------------------------------------------------ corpora
@@ -171,10 +175,11 @@ def agreement(prediction_j, prediction_k, offsets):
 TRI = {"method": "tri-training"}  # the info of a tri-training VotingTagger
 
 
-def tri_train(params, labeled, unlabeled, rounds=2, seed=0, callback=None):
+def tri_train(params, labeled, unlabeled, rounds=2, seed=0, callback=None, disagreement=False):
     """Tri-training; returns a VotingTagger of the three final members.
 
     params : Tagger keyword arguments (member i trains with seed params["seed"] + i);
+    disagreement : give member i only the agreed sentences it tags differently (Søgaard 2010);
     callback(record, voting) after the initial training (round 0) and each round, with
     record = dict(round, added: U sentences given to each member).
     """
@@ -187,9 +192,10 @@ def tri_train(params, labeled, unlabeled, rounds=2, seed=0, callback=None):
         member = {**params, "seed": base_seed + i}
         return Tagger(**member).fit(_training_corpus(labeled, samples[i], unlabeled, u_sentences, u_labels))
 
+    info = {**TRI, "disagreement": True} if disagreement else TRI
     members = [train(i) for i in range(3)]
     if callback is not None:
-        callback({"round": 0, "added": [0, 0, 0]}, VotingTagger(members, TRI))
+        callback({"round": 0, "added": [0, 0, 0]}, VotingTagger(members, info))
     offsets = unlabeled.sentence_offsets
     previous = [None, None, None]
     for r in range(1, rounds + 1):
@@ -198,6 +204,8 @@ def tri_train(params, labeled, unlabeled, rounds=2, seed=0, callback=None):
         for i in range(3):
             j, k = [m for m in range(3) if m != i]
             chosen = agreement(predictions[j], predictions[k], offsets)
+            if disagreement:
+                chosen = np.setdiff1d(chosen, agreement(predictions[i], predictions[j], offsets))
             selections.append((chosen, predictions[j][_tokens_of(chosen, offsets)]))
         if all(prev is not None and np.array_equal(prev[0], cur[0]) and np.array_equal(prev[1], cur[1])
                for prev, cur in zip(previous, selections)):
@@ -205,8 +213,8 @@ def tri_train(params, labeled, unlabeled, rounds=2, seed=0, callback=None):
         members = [train(i, *selections[i]) for i in range(3)]
         previous = selections
         if callback is not None:
-            callback({"round": r, "added": [len(s[0]) for s in selections]}, VotingTagger(members, TRI))
-    return VotingTagger(members, TRI)
+            callback({"round": r, "added": [len(s[0]) for s in selections]}, VotingTagger(members, info))
+    return VotingTagger(members, info)
 
 
 def semi_fit_file(tagger, path, unlabeled_paths, method, rounds=2, seed=0, **reader_options):
@@ -226,7 +234,7 @@ def semi_fit_file(tagger, path, unlabeled_paths, method, rounds=2, seed=0, **rea
         fitted = self_train(params, labeled, unlabeled, rounds)
         members = [fitted]
     else:
-        fitted = tri_train(params, labeled, unlabeled, rounds, seed=seed)
+        fitted = tri_train(params, labeled, unlabeled, rounds, seed=seed, disagreement=method == "tri-disagree")
         members = fitted.members
     reader_options = recorded_options(reader_options)
     for member in members:

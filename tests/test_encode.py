@@ -102,7 +102,10 @@ def test_encoder_matches_naive_encoder(seed, min_count, rare, threads):
     train, test = random_corpus(rng, 15), random_corpus(rng, 6, words=WORDS + ["new", "Unseen"], n_tags=4)
     enc = FeatureEncoder(TEMPLATES, min_count=min_count, rare_threshold=rare)
     naive = NaiveEncoder(TEMPLATES, min_count=min_count, rare_threshold=rare)
-    assert_same_encoding(enc.fit_transform(train, train.columns["label"], threads=threads), naive.fit_transform(train))
+    encoded = enc.fit_transform(train, train.columns["label"], threads=threads)
+    assert_same_encoding(encoded, naive.fit_transform(train))
+    # the ids own a buffer of their own size (the interning buffer, shrunk in place)
+    assert encoded.feature_ids.flags.owndata and encoded.feature_ids.base is None
     assert_same_encoding(enc.transform(test), naive.transform(test))
     keys = sorted(naive.index["feature"], key=naive.index["feature"].get)
     assert enc.feature_keys_.tolist() == keys

@@ -97,6 +97,27 @@ def test_tri_training_members_use_the_agreement_of_the_others():
         assert member.model_.metadata["training"]["n_tokens"] > sum(n_sentences[agreed])
 
 
+def test_tri_training_with_disagreement_gives_a_member_only_what_it_tags_otherwise():
+    labeled, unlabeled = _corpora()
+    seen, records = [], []
+    tri_train(PARAMS, labeled, unlabeled, rounds=1, seed=1, disagreement=True,
+              callback=lambda r, v: (records.append(r), seen.append(v)))
+    start, after = seen
+    predictions = [np.asarray(m.predict_corpus(unlabeled)[0], dtype=object) for m in start.members]
+    offsets = unlabeled.sentence_offsets
+    added = []
+    for i, member in enumerate(after.members):
+        j, k = [m for m in range(3) if m != i]
+        spans = [range(offsets[s], offsets[s + 1]) for s in range(unlabeled.n_sentences)]
+        chosen = [s for s, span in enumerate(spans)
+                  if all(predictions[j][t] == predictions[k][t] for t in span)
+                  and any(predictions[i][t] != predictions[j][t] for t in span)]
+        assert member.model_.metadata["training"]["n_sentences"] == labeled.n_sentences + len(chosen)
+        added.append(len(chosen))
+    assert records[1]["added"] == added
+    assert after.info == {"method": "tri-training", "disagreement": True}
+
+
 def test_voting_model_file_round_trip_and_cli(tmp_path):
     labeled, unlabeled = _corpora()
     voting = tri_train(PARAMS, labeled, unlabeled, rounds=1, seed=0)
