@@ -70,11 +70,14 @@ class FilePipeline:
             return self._fit_encoded(encoder, encoded, {**reader_options, **found}, **run)
         from .training_read import read_training_columns
 
-        # --workers N on this machine: N processes read N parts of the file at once
-        parts = int(self.workers) if client is None and self.scheduler is None else 1
+        # --workers N on this machine: N processes read N parts of the file at once, while this one
+        # imports dask for the mixing
+        local = client is None and self.scheduler is None
+        parts = int(self.workers) if local else 1
+        meanwhile = _import_dask if self._mixing(client) else None
         # no reference to the training corpus is kept here: its columns go as soon as they are value ids
-        return self._fit(read_training_columns(path, parts=parts, **reader_options), input_metadata=reader_options,
-                         release=True, **run)
+        return self._fit(read_training_columns(path, parts=parts, meanwhile=meanwhile, **reader_options),
+                         input_metadata=reader_options, release=True, **run)
 
     def _cached_encoding(self, path, reader_options):
         """(encoder, encoded corpus, what was read: format, columns, label) of the training file
@@ -205,3 +208,9 @@ class FilePipeline:
             seconds = time.perf_counter() - start
         return {"sentences": sentences, "tokens": tokens, "seconds": seconds,
                 "tokens_per_second": tokens / seconds if seconds > 0 else float("inf")}
+
+
+def _import_dask():
+    """Import what parameter mixing starts its cluster with (``train.mixing.dask_client``)."""
+    import dask.distributed  # noqa: F401
+

@@ -37,14 +37,18 @@ _MIN_PART_BYTES = 1 << 16  # a smaller file is read whole: forking would cost mo
 _MIN_CHILD_BYTES = 1 << 20  # a smaller file, in one part, is read here: it leaves little behind
 
 
-def read_training_columns(path, parts=1, **reader_options):
+def read_training_columns(path, parts=1, meanwhile=None, **reader_options):
     """The training Corpus of ``path`` with InternedColumn columns and no original lines, read in
-    ``parts`` parallel parts when the file allows it. reader_options: as for ``read_corpus``."""
+    ``parts`` parallel parts when the file allows it. reader_options: as for ``read_corpus``.
+
+    meanwhile : None, or a function this process calls while forked processes read (its own time
+        is then hidden behind theirs): ``fit_file`` imports dask there for parameter mixing. It is
+        called after the fork, so the readers never inherit a half-done import."""
     ranges = _ranges(path, parts, reader_options)
     corpus = None
     if ranges is not None:
         try:
-            corpus = _merge(_read_parallel(path, ranges, reader_options))
+            corpus = _merge(_read_parallel(path, ranges, reader_options, meanwhile))
         except StructpercError:
             corpus = None  # a part read alone may meet another error than the serial read does first
     if corpus is None:  # read whole: the serial read decides, and raises the error it meets first
@@ -130,9 +134,10 @@ def _child(send, path, byte_range, reader_options):
         send.close()
 
 
-def _read_parallel(path, ranges, reader_options):
-    """The parts of ``ranges`` in file order, read by forked processes at the same time. An error
-    in a part is raised here; the processes are always ended."""
+def _read_parallel(path, ranges, reader_options, meanwhile=None):
+    """The parts of ``ranges`` in file order, read by forked processes at the same time (this
+    process calls ``meanwhile`` while they run). An error in a part is raised here; the processes
+    are always ended."""
     context = multiprocessing.get_context("fork")
     children = []
     try:
@@ -142,6 +147,8 @@ def _read_parallel(path, ranges, reader_options):
             child.start()
             send.close()
             children.append((child, receive))
+        if meanwhile is not None:
+            meanwhile()
         results = []
         for _, receive in children:
             status, value = receive.recv()

@@ -125,6 +125,24 @@ def test_parts_that_disagree_on_the_columns_give_the_serial_error(tmp_path):
     assert str(parted.value) == _serial_error(path)
 
 
+@pytest.mark.parametrize("parts", [1, 2])
+def test_meanwhile_runs_here_while_the_readers_run(tmp_path, parts):
+    """``fit_file`` imports dask there: after the fork, with every reader started."""
+    import multiprocessing
+
+    path = tmp_path / "train.txt"
+    path.write_text(conll_text(np.random.default_rng(8), 200))
+    seen = []
+    corpus = read_training_columns(path, parts=parts, meanwhile=lambda: seen.append(
+        len(multiprocessing.active_children())))
+    assert seen == [parts]
+    assert_same_corpus(corpus, read_corpus(path))
+    tagged = tmp_path / "t.pos"  # read here, serially: nothing runs meanwhile
+    tagged.write_text("".join("a/X b/Y\n\n" for _ in range(300)))
+    read_training_columns(tagged, parts=parts, meanwhile=lambda: seen.append("serial"), format="tagged")
+    assert seen == [parts]
+
+
 def test_a_small_file_in_one_part_is_read_here(tmp_path, monkeypatch):
     path = tmp_path / "train.txt"
     path.write_text(conll_text(np.random.default_rng(6), 40))
