@@ -4,6 +4,7 @@ Errors a user can cause (a malformed input line, a bad option, a corrupt model f
 one line on stderr and the command exits with status 2, without a traceback. Ctrl-C prints one line
 and exits with status 130; files being written are removed, never left half-written.
 """
+import atexit
 import functools
 import json
 import os
@@ -459,4 +460,32 @@ def main():
 
     warnings.showwarning = _show_warning
     load_kernels_lazily()
-    app(args=_bare_marginals(sys.argv[1:]), prog_name="structperc")
+    try:
+        app(args=_bare_marginals(sys.argv[1:]), prog_name="structperc")
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    _end_process(code)
+
+
+def _end_process(code):
+    """Exit with ``code`` (as SystemExit would) without tearing the interpreter down.
+
+    Every command has closed its files, clusters and reader processes by now. What would remain is
+    freeing each of the 600 modules and numba's compiled code one object at a time: 0.1-0.2 s, a
+    tenth of a CoNLL-2000 training run. The output streams are flushed first (a reader gone from
+    the pipe is not an error: the command already handled that), after the atexit functions."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # SystemExit("message"): the message on stderr, status 1
+        print(code, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()  # logging's shutdown among them
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+    os._exit(status)
