@@ -84,7 +84,7 @@ def build_lists():
 
 
 AVERAGED_GRID = [{"epochs": e, "score_weight": w} for e in (1, 3, 5, 10) for w in (1.0, 5.0)]
-VOTED_GRID = [{"epochs": e, "score_weight": w} for e in (1, 2, 3) for w in (1.0, 5.0)]
+VOTED_GRID = [{"epochs": e, "score_weight": w} for e in (1, 2, 3, 5, 10) for w in (1.0, 5.0)]  # the averaged grid's epochs too
 KERNEL = "poly:2"
 KERNEL_EPOCHS = 1
 BOOST_EPSILONS = (0.001, 0.01)
