@@ -32,6 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "experiments" / "results"
 K = 20
 FOLDS = 5
+# contiguous folds: entity names recur within a news article, and with sentences dealt at random the
+# model labelling a fold has seen the rest of its articles (1-best F1 85.6 on those lists against
+# 74.6 on testa), so the reranker learned from lists easier than any it meets
+BLOCKS = True
 SEED = 0
 TEMPLATES = (
     [f"w[{o}]" for o in range(-2, 3)] + [f"lower[{o}]" for o in range(-1, 2)]
@@ -75,8 +79,8 @@ def build_lists():
     for p in ("testa", "testb"):
         lists[p] = cached_lists(f"ner-{p}", settings, parts[p], lambda p=p: nbest_corpus(base(), parts[p], K), log)
     lists["train"] = cached_lists(
-        "ner-train", {**settings, "folds": FOLDS, "jackknife_seed": SEED}, parts["train"],
-        lambda: jackknife_nbest(parts["train"], BASE, folds=FOLDS, k=K, seed=SEED,
+        "ner-train", {**settings, "folds": FOLDS, "jackknife_seed": SEED, "blocks": BLOCKS}, parts["train"],
+        lambda: jackknife_nbest(parts["train"], BASE, folds=FOLDS, k=K, seed=SEED, blocks=BLOCKS,
                                 progress=lambda f, n, s: log(f"  fold {f}/{n}: {s:.0f}s")), log)
     for p, nb in lists.items():
         log(f"{p} lists: {json.dumps(nb.summary())}")
@@ -197,7 +201,7 @@ def run_rows(parts, lists, start):
     result = {"rows": rows, "collins2002": {k: dict(zip(("precision", "recall", "f1", "relative_error_reduction"), v))
                                             for k, v in COLLINS.items()},
               "settings": {"base": {k: v for k, v in BASE.items() if k != "templates"}, "templates": TEMPLATES,
-                           "k": K, "folds": FOLDS, "seed": SEED, "features": ENTITY_FEATURES,
+                           "k": K, "folds": FOLDS, "blocks": BLOCKS, "seed": SEED, "features": ENTITY_FEATURES,
                            "n_features": len(vocabulary)},
               "lists": summaries, "kernel_cost": kernel_cost, "voted_mistakes": voted_mistakes,
               "timings": timings, "wall_seconds": wall, "machine": platform.machine()}
@@ -224,7 +228,8 @@ def render(result):
         f"Data: CoNLL-2002 Dutch, ned.train for training, ned.testa as development set (all hyperparameters "
         f"chosen there), ned.testb as test. Base: first-order MEMM (`trainer='memm'`, "
         f"{st['base']['epochs']} epochs, BIO constraint), exact {st['k']}-best lists. Reranker training lists: "
-        f"{st['folds']}-fold jackknifed {st['k']}-best lists of ned.train (1-best F1 "
+        f"{st['folds']}-fold jackknifed {st['k']}-best lists of ned.train"
+        f"{' (folds of contiguous sentences, so that an article stays in one fold)' if st.get('blocks') else ''} (1-best F1 "
         f"{result['lists']['train']['one_best']:.2f}, oracle {result['lists']['train']['oracle']:.2f}); "
         f"testb oracle F1 {result['lists']['testb']['oracle']:.2f}.",
         f"Features: Collins' candidate-specific entity features ({', '.join(st['features'])}), "
@@ -271,6 +276,13 @@ def render(result):
         "Differences from Collins: his data and his maximum-entropy tagger are not these; here the base is "
         "our MEMM on CoNLL-2002 Dutch, so the absolute figures differ and only the relative error "
         "reductions compare.",
+        "",
+        "Folds: the training lists were jackknifed with sentences dealt at random before (commit 82180a5). "
+        "Their 1-best F1 was then 85.57 against 74.61 on testa, as entity names recur within an article "
+        "and the model labelling a fold had seen the rest of it; the voted perceptron reached 9.7 % "
+        "(dev 76.63) and the averaged one 9.9 % (dev 76.37) on testb. Contiguous folds give lists as hard "
+        "as testa's and the same dev scores; they are kept for that reason, not for the test figures "
+        "above.",
         "",
     ]
     return "\n".join(lines)

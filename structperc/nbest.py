@@ -282,7 +282,7 @@ def _score_candidates(nb, metric):
     nb.metric, nb.counts, nb.task_scores = metric, counts, task.astype(float)
 
 
-def jackknife_nbest(corpus, tagger_params, folds=10, k=20, seed=0, progress=None):
+def jackknife_nbest(corpus, tagger_params, folds=10, k=20, seed=0, progress=None, blocks=False):
     """n-best lists of a training corpus that look like test-time output.
 
     The sentences are dealt into ``folds`` folds (``jackknife.fold_split``: a permutation drawn from
@@ -290,11 +290,13 @@ def jackknife_nbest(corpus, tagger_params, folds=10, k=20, seed=0, progress=None
     the k-best lists of the held-out fold (``jackknife.jackknife``). The lists are returned in the
     corpus's sentence order.
 
-    progress : optional callable(fold, folds, seconds) called after each fold.
+    progress : optional callable(fold, folds, seconds) called after each fold; blocks : contiguous
+        folds instead (``fold_split``), so a fold's documents were not seen by its model.
     """
     from .jackknife import jackknife
 
-    parts = jackknife(corpus, tagger_params, lambda tagger, held: nbest_corpus(tagger, held, k), folds, seed, progress)
+    parts = jackknife(corpus, tagger_params, lambda tagger, held: nbest_corpus(tagger, held, k), folds, seed, progress,
+                      blocks)
     merged = concatenate_nbest([nb for _, nb in parts])
     position = np.empty(corpus.n_sentences, dtype=np.int64)
     position[np.concatenate([held for held, _ in parts])] = np.arange(corpus.n_sentences)

@@ -37,6 +37,17 @@ def test_fold_split_is_the_naive_round_robin_deal(n_sentences, folds, seed):
     assert sizes.max() - sizes.min() <= 1
 
 
+@pytest.mark.parametrize("n_sentences, folds", [(10, 2), (23, 5), (5, 5), (101, 10)])
+def test_fold_split_in_blocks_is_contiguous_and_balanced(n_sentences, folds):
+    fold_of = fold_split(n_sentences, folds, seed=7, blocks=True).tolist()
+    # naive: fold f holds sentences ceil(f n / folds) .. ceil((f + 1) n / folds) - 1
+    cuts = [(f * n_sentences + folds - 1) // folds for f in range(folds + 1)]
+    expected = [f for f in range(folds) for _ in range(cuts[f], cuts[f + 1])]
+    assert fold_of == expected
+    sizes = np.bincount(fold_of, minlength=folds)
+    assert sizes.min() >= 1 and sizes.max() - sizes.min() <= 1
+
+
 def test_fold_split_refuses_too_few_folds_or_sentences():
     with pytest.raises(ConfigError, match="at least 2 folds"):
         fold_split(10, 1)
