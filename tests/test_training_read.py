@@ -176,6 +176,7 @@ def test_sigint_while_the_parts_are_read_ends_every_reader(tmp_path):
     script = f"""
 import multiprocessing, os, signal, sys, threading, time
 import structperc.training_read as tr
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job may have inherited SIG_IGN
 tr._MIN_PART_BYTES = 16
 PARENT = os.getpid()
 real = tr._read_part
@@ -183,10 +184,11 @@ def slow(path, byte_range, options):  # the forked readers take their time
     time.sleep(60)
     return real(path, byte_range, options)
 tr._read_part = slow
+MAIN = threading.main_thread().ident
 def interrupt():  # once the three readers run, while the reading process waits for them
     while len(multiprocessing.active_children()) < 3:
         time.sleep(0.01)
-    os.kill(PARENT, signal.SIGINT)
+    signal.pthread_kill(MAIN, signal.SIGINT)  # to the waiting thread itself, not to this one
 threading.Thread(target=interrupt, daemon=True).start()
 try:
     tr.read_training_columns({str(path)!r}, parts=3, columns=["word", "pos", "chunk"])
