@@ -2,6 +2,7 @@
 import numpy as np
 
 from ._kernels.decoders import DECODERS, decode_corpus
+from ._kernels.emission import compact_labels, full_labels
 from ._kernels.records import ALL_PAIRS, data_record, layout_record
 from ._kernels.scoring import phi_dot, phi_indices, phi_values
 from .attributes import AttributeEncoder
@@ -100,7 +101,9 @@ class LinearChainModel:
     normalization : "global" (perceptron, CRF, hinge: one score per labeling) or "local" (MEMM:
         a product of per-token distributions)
     emission_pairs : None (a weight for every feature and label), or (emission_offsets int64 (F + 1,),
-        emission_labels int32 (E,)): the labels each feature has a weight for (see ``records.py``)
+        emission_labels int32 (E,)): the labels each feature has a weight for (see ``records.py``).
+        The model keeps the label lists of the rows that lack some label only (``_pairs``); the
+        attribute ``emission_pairs`` reads and sets one label per pair.
     """
 
     def __init__(self, encoder, order=1, constrain=None, tag_dict=None, normalization="global",
@@ -129,6 +132,24 @@ class LinearChainModel:
     def n_labels(self):
         return len(self.labels)
 
+    @property
+    def emission_pairs(self):
+        """None, or (emission_offsets, the label of every pair int32 (E,)), built from ``_pairs``."""
+        if self._pairs is None:
+            return None
+        offsets, listed = self._pairs
+        return offsets, full_labels(offsets, listed, self.n_labels)
+
+    @emission_pairs.setter
+    def emission_pairs(self, pairs):
+        """Set from (offsets, one label per pair); kept without the lists of rows with every label."""
+        if pairs is None:
+            self._pairs = None
+            return
+        offsets, labels = pairs
+        offsets = np.asarray(offsets, dtype=np.int64)
+        self._pairs = (offsets, compact_labels(offsets, np.asarray(labels, dtype=np.int32), self.n_labels))
+
     def label_names(self, ids):
         """The label strings of label ids (object ndarray of the shape of ``ids``)."""
         return np.asarray(self.labels, dtype=object)[ids]
@@ -137,7 +158,7 @@ class LinearChainModel:
     def layout(self):
         """The ``Layout`` record of the kernels: where each block of w starts, the decoder, the mask."""
         return layout_record(self.n_labels, self.n_features, self.n_pair_features, self.order,
-                             DECODERS[self.decoder], self.mask_penalty, self.emission_pairs or ALL_PAIRS)
+                             DECODERS[self.decoder], self.mask_penalty, self._pairs or ALL_PAIRS)
 
     def data(self, encoded, forced=None):
         """The ``Data`` record of the kernels for an EncodedCorpus, with this model's tag dictionary.
@@ -157,7 +178,7 @@ class LinearChainModel:
         model keeps only some feature-label pairs)."""
         w = self.weights if weights is None else weights
         block = w[: self.layout().off_trans]
-        if self.emission_pairs is None:
+        if self._pairs is None:
             return block.reshape(-1, self.n_labels)
         offsets, labels = self.emission_pairs
         dense = np.zeros((self.n_features, self.n_labels))
@@ -182,7 +203,7 @@ class LinearChainModel:
         keep_pair = np.zeros(self.n_pair_features, dtype=bool)
         for w in vectors:
             keep_pair |= np.any(w[layout.off_pair: layout.off_trans2].reshape(-1, size) != 0, axis=1)
-        if self.emission_pairs is None:
+        if self._pairs is None:
             keep = np.zeros(self.n_features, dtype=bool)
             for w in vectors:
                 keep |= np.any(w[: layout.off_trans].reshape(-1, n_labels) != 0, axis=1)
@@ -208,7 +229,7 @@ class LinearChainModel:
             def select_emission(w, out):
                 np.compress(nonzero, w[: layout.off_trans], out=out)
 
-        n_emission = int(nonzero.sum()) if self.emission_pairs is not None else int(keep.sum()) * n_labels
+        n_emission = int(nonzero.sum()) if self._pairs is not None else int(keep.sum()) * n_labels
         n_trans, n_pair = layout.off_pair - layout.off_trans, int(keep_pair.sum()) * size
 
         def select(w):
@@ -256,11 +277,12 @@ class LinearChainModel:
             raise ConfigError("labels can only be appended to a model's labels")
         L0, L1 = len(old_labels), len(labels)
         P0 = self.n_pair_features
+        old_pairs = self.emission_pairs  # one label per pair, read while the model has L0 labels
         self.labels = list(labels)
         place = None
-        if self.emission_pairs is not None:
+        if old_pairs is not None:
             # a pair (f, c) as the code f * L1 + c: sorted codes are the layout's order
-            offsets, pair_labels = self.emission_pairs
+            offsets, pair_labels = old_pairs
             codes = np.repeat(np.arange(self.n_features, dtype=np.int64), np.diff(offsets)) * L1 + pair_labels
             merged = codes
             if pairs is not None:
@@ -383,10 +405,10 @@ class LinearChainModel:
                 arrays[f"training__{k}"] = np.asarray(v, dtype=np.float64)
         if self.tag_dict is not None:
             arrays["tag_dict_offsets"], arrays["tag_dict_labels"] = self.tag_dict
-        if self.emission_pairs is not None:
+        if self._pairs is not None:  # one label per pair, as files have always held them
             arrays["emission_offsets"], arrays["emission_labels"] = self.emission_pairs
         meta = {
-            "format_version": 1 if self.emission_pairs is None else FORMAT_VERSION,
+            "format_version": 1 if self._pairs is None else FORMAT_VERSION,
             "labels": self.labels,
             "order": self.order,
             "constrain": self.constrain,

@@ -270,6 +270,7 @@ class Tagger(Training, FilePipeline):
         rule = make_rule(self.trainer, **options)
         model = LinearChainModel(encoder, order=self.order, constrain=self.constrain, tag_dict=tag_dict,
                                  normalization=rule.normalization, emission_pairs=emission_pairs)
+        del emission_pairs  # one label per pair: the model keeps the lists of the rows that need one
         self.model_ = model
         self.labels_ = model.labels
         self._train(rule, model, encoded, options, read, dev, dev_y, progress, callback, checkpoint=checkpoint,

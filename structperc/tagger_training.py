@@ -1,6 +1,8 @@
 """The training run of ``Tagger``: dev scoring, checkpoints, parameter mixing, continued training."""
 import numpy as np
 
+from . import heap
+
 from ._kernels.emission import gold_pairs
 from .attributes import AttributeEncoder, is_dict_input
 from .checkpoint import plain_json, read_checkpoint, training_state, write_checkpoint
@@ -148,6 +150,7 @@ class Training:
                     write_checkpoint(checkpoint, model, rule, state, run_key, read)
 
         problem = Problem(model, model.data(encoded))
+        heap.trim()  # what building the model freed (gold pairs with one label per pair, bit sets)
         problem.resume = init_state
         if self._mixing(client):
             self.history_, self.n_iter_ = self._train_mixed(rule, problem, dev_score, progress, on_epoch, client)

@@ -38,6 +38,12 @@ def sparse_and_dense(seed, n_labels=3, n_sentences=6, max_len=4, dense_count=0):
     offsets, labels = pairs
     assert np.array_equal(np.diff(offsets), seen.sum(axis=1))
     assert np.array_equal(labels, np.nonzero(seen)[1])
+    # the model lists no labels for the rows with every label, and gives back one label per pair
+    kept_offsets, listed = sparse._pairs
+    assert len(listed) == len(labels) - n_labels * int(seen.all(axis=1).sum())
+    np.testing.assert_array_equal(sparse.emission_pairs[1], labels)
+    if dense_count:
+        assert seen.all(axis=1).any()  # the case is exercised
     off = dense.layout().off_trans
     mask = np.ones(len(dense.weights), dtype=bool)
     mask[:off] = seen.ravel()
@@ -70,9 +76,9 @@ def test_decode_and_phi_equal_the_masked_dense_model(seed, dense_count):
             assert sparse.score(enc, s, y) == pytest.approx(sequence_score(emission, transition, end, y))
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_perceptron_epoch_equals_masked_dense_updates(seed):
-    sparse, dense, enc, embed, mask = sparse_and_dense(seed, n_sentences=8)
+@pytest.mark.parametrize("seed, dense_count", [(seed, 0) for seed in range(4)] + [(0, 2), (1, 3)])
+def test_perceptron_epoch_equals_masked_dense_updates(seed, dense_count):
+    sparse, dense, enc, embed, mask = sparse_and_dense(seed, n_sentences=8, dense_count=dense_count)
     sparse.weights[:] = 0.0
     w = np.zeros(len(dense.weights))
     visits = np.random.default_rng(seed).permutation(enc.n_sentences).astype(np.int64)
@@ -86,9 +92,9 @@ def test_perceptron_epoch_equals_masked_dense_updates(seed):
     np.testing.assert_allclose(embed(sparse.weights), w)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_crf_epoch_equals_masked_dense_sgd(seed):
-    sparse, dense, enc, embed, mask = sparse_and_dense(seed, max_len=3)
+@pytest.mark.parametrize("seed, dense_count", [(seed, 0) for seed in range(3)] + [(0, 2), (2, 3)])
+def test_crf_epoch_equals_masked_dense_sgd(seed, dense_count):
+    sparse, dense, enc, embed, mask = sparse_and_dense(seed, max_len=3, dense_count=dense_count)
     sparse.weights *= 0.1
     w = embed(sparse.weights)
     eta0, l2 = 0.5, 0.3

@@ -1,22 +1,59 @@
 """Where the weight of (emission feature f, label c) lives, for both layouts of the emission block.
 
-All pairs (``layout.emission_offsets`` empty): w[f * L + c]. Only the model's pairs: the labels of
-feature f are ``emission_labels[emission_offsets[f]: emission_offsets[f + 1]]`` (ascending) and the
-weight of (f, emission_labels[k]) is w[k]; a pair outside the list has no weight (it scores 0 and
-takes no update). Every kernel that reads or writes emission weights goes through these helpers.
+All pairs (``layout.emission_offsets`` empty): w[f * L + c]. Only the model's pairs: feature f has
+the weights w[lo: hi], lo, hi = emission_offsets[f], emission_offsets[f + 1], for its labels in
+ascending order. A row with every label (hi - lo = L) holds c at lo + c and lists no labels: the
+frequent features of ``--dense-count`` take no label memory. Another row's labels are
+``emission_labels[s: s + hi - lo]``, s = lo - L * emission_full_before[f]. A pair outside the list
+has no weight (it scores 0 and takes no update). Every kernel that reads or writes emission weights
+goes through these helpers; ``full_labels`` and ``compact_labels`` convert to and from one label per
+pair (the model file's form).
 """
 import numpy as np
 from numba import njit
+
+
+def full_rows_before(offsets, n_labels):
+    """int32 (F + 1,): the rows with every label before feature f (``emission_full_before``)."""
+    out = np.zeros(len(offsets), dtype=np.int32)
+    np.cumsum(np.diff(offsets) == n_labels, out=out[1:])
+    return out
+
+
+def full_labels(offsets, labels, n_labels):
+    """int32 (E,): the label of every pair, from the label lists of the rows that lack some label."""
+    counts = np.diff(offsets)
+    full_row = counts == n_labels
+    in_full_row = np.repeat(full_row, counts)
+    out = np.empty(int(offsets[-1]), dtype=np.int32)
+    out[in_full_row] = np.tile(np.arange(n_labels, dtype=np.int32), int(full_row.sum()))
+    out[~in_full_row] = labels
+    return out
+
+
+def compact_labels(offsets, labels, n_labels):
+    """int32: the label lists of the rows that lack some label, from one label per pair (returned
+    as it is when it already is that, or when no row has every label)."""
+    counts = np.diff(offsets)
+    full_row = counts == n_labels
+    if len(labels) != offsets[-1] or not full_row.any():
+        return np.asarray(labels, dtype=np.int32)
+    return np.ascontiguousarray(labels[~np.repeat(full_row, counts)], dtype=np.int32)
 
 
 @njit(cache=True, inline="always")  # a call would pass the Layout record each time
 def emission_index(layout, f, c):
     """Index in w of the weight of (feature f, label c), or -1 when the model has no such pair."""
     offsets = layout.emission_offsets
+    n_labels = layout.n_labels
     if offsets.shape[0] == 0:
-        return f * layout.n_labels + c
+        return f * n_labels + c
+    row_lo, row_hi = offsets[f], offsets[f + 1]
+    if row_hi - row_lo == n_labels:
+        return row_lo + c
     labels = layout.emission_labels
-    lo, hi = offsets[f], offsets[f + 1]
+    start = row_lo - n_labels * np.int64(layout.emission_full_before[f])
+    lo, hi = start, start + row_hi - row_lo
     # binary search for c in the ascending labels of f
     while lo < hi:
         mid = (lo + hi) // 2
@@ -24,8 +61,8 @@ def emission_index(layout, f, c):
             lo = mid + 1
         else:
             hi = mid
-    if lo < offsets[f + 1] and labels[lo] == c:
-        return lo
+    if lo < start + row_hi - row_lo and labels[lo] == c:
+        return row_lo + (lo - start)
     return -1
 
 
@@ -55,12 +92,19 @@ def gather_features(w, layout, feature_ids, values, lo, hi, out):
                 for c in range(n_labels):
                     out[c] += x * row[c]
     else:
-        labels = layout.emission_labels
+        labels, full_before = layout.emission_labels, layout.emission_full_before
         for k in range(lo, hi):
             f = feature_ids[k]
             x = np.float64(values[k]) if values.shape[0] > 0 else 1.0
-            for j in range(offsets[f], offsets[f + 1]):
-                out[labels[j]] += x * w[j]
+            row_lo, row_hi = offsets[f], offsets[f + 1]
+            row = w[row_lo: row_hi]
+            if row_hi - row_lo == n_labels:
+                for c in range(n_labels):
+                    out[c] += x * row[c]
+            else:
+                start = row_lo - n_labels * np.int64(full_before[f])
+                for j in range(row_hi - row_lo):
+                    out[labels[start + j]] += x * row[j]
 
 
 @njit(cache=True, inline="always")
@@ -87,17 +131,30 @@ def scatter_features(target, layout, feature_ids, values, lo, hi, scale, row, ot
                 for c in range(n_labels):
                     block[c] += xs * row[c]
     else:
-        labels = layout.emission_labels
+        labels, full_before = layout.emission_labels, layout.emission_full_before
         for k in range(lo, hi):
             f = feature_ids[k]
             x = np.float64(values[k]) if values.shape[0] > 0 else 1.0
+            row_lo, row_hi = offsets[f], offsets[f + 1]
+            full = row_hi - row_lo == n_labels
+            start = row_lo - n_labels * np.int64(full_before[f])
             xs = x * scale
-            for j in range(offsets[f], offsets[f + 1]):
-                target[j] += xs * row[labels[j]]
+            block = target[row_lo: row_hi]
+            if full:
+                for c in range(n_labels):
+                    block[c] += xs * row[c]
+            else:
+                for j in range(row_hi - row_lo):
+                    block[j] += xs * row[labels[start + j]]
             if both:
                 xs = x * other_scale
-                for j in range(offsets[f], offsets[f + 1]):
-                    other[j] += xs * row[labels[j]]
+                block = other[row_lo: row_hi]
+                if full:
+                    for c in range(n_labels):
+                        block[c] += xs * row[c]
+                else:
+                    for j in range(row_hi - row_lo):
+                        block[j] += xs * row[labels[start + j]]
 
 
 @njit(cache=True)

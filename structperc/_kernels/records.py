@@ -22,8 +22,10 @@ Data (N tokens in S sentences)::
 Layout of the flat weight vector w (L labels, F emission features, P pair features)::
 
     w[f * L + c]                              emission: feature f with label c (all pairs), or
-    w[k], emission_labels[k] == c             for k in [emission_offsets[f], emission_offsets[f + 1])
-                                              (only the feature-label pairs of the model)
+    w[k] for k in [emission_offsets[f], emission_offsets[f + 1])   only the feature-label pairs of
+                                              the model, labels ascending: a row with all L labels
+                                              holds c at k = emission_offsets[f] + c; another row's
+                                              labels are listed in emission_labels (see below)
     w[off_trans + p * L + c]                  transition p -> c; p == L is the start state
     w[off_end + c]                            finishing on c
     w[off_pair + (g * (L + 1) + p) * L + c]   pair feature g with the transition p -> c
@@ -38,9 +40,12 @@ Groups (the reranker's candidates: G groups, R rows)::
     targets           float64 (R,)    task score of each row (higher is better)
     best              int64 (G,)      the row of each group with the best target
 
-``emission_offsets`` int64 (F + 1,) and ``emission_labels`` int32 (E,) list the labels each feature
-has a weight for, ascending (CRFsuite's "possible states"); both are empty when every feature has a
-weight for every label (E = F L). ``emission.py`` holds the only code that reads them.
+``emission_offsets`` int64 (F + 1,) gives the pairs of each feature (CRFsuite's "possible states";
+E = emission_offsets[F] weights). A row with every label stores no label list; the others list their
+labels, ascending, one after the other in ``emission_labels`` int32, and feature f's list starts at
+emission_offsets[f] - L * emission_full_before[f], where ``emission_full_before`` int32 (F + 1,)
+counts the rows with every label before f. All three are empty when every feature has a weight for
+every label (E = F L). ``emission.py`` holds the only code that reads them.
 ``size`` is the length of w, ``decoder`` the code of the decoder in ``decoders.DECODERS`` and
 ``mask_penalty`` (L + 1, L) is 0 for an allowed transition and -inf for a forbidden one.
 """
@@ -52,10 +57,12 @@ Data = namedtuple("Data", "sentence_offsets feature_offsets feature_ids pair_off
                           "cand_offsets cand_labels feature_values")
 Groups = namedtuple("Groups", "group_offsets row_offsets feature_ids values targets best")
 Layout = namedtuple("Layout", "n_labels n_features n_pair order decoder off_trans off_end off_pair "
-                              "off_trans2 size mask_penalty emission_offsets emission_labels")
+                              "off_trans2 size mask_penalty emission_offsets emission_labels "
+                              "emission_full_before")
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_IDS = np.zeros(0, dtype=np.int32)
+_NO_ROWS = np.zeros(0, dtype=np.int32)
 ALL_PAIRS = (_EMPTY, _NO_IDS)
 NO_VALUES = np.zeros(0, dtype=np.float32)
 
@@ -76,14 +83,19 @@ def data_record(encoded, candidates=(_EMPTY, _EMPTY)):
 
 def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty, emission_pairs=ALL_PAIRS):
     """The ``Layout`` of a model of ``order`` 1 or 2 decoded by the decoder of code ``decoder``;
-    ``emission_pairs`` is (emission_offsets, emission_labels), empty arrays for all pairs."""
+    ``emission_pairs`` is (emission_offsets, emission_labels) with the label lists of the rows that
+    lack some label only (``emission.compact_labels``), empty arrays for all pairs."""
+    from .emission import full_rows_before
+
     emission_offsets, emission_labels = emission_pairs
     transition_size = (n_labels + 1) * n_labels
-    off_trans = len(emission_labels) if len(emission_offsets) else n_features * n_labels
+    off_trans = int(emission_offsets[-1]) if len(emission_offsets) else n_features * n_labels
+    full_before = full_rows_before(emission_offsets, n_labels) if len(emission_offsets) else _NO_ROWS
     off_end = off_trans + transition_size
     off_pair = off_end + n_labels
     off_trans2 = off_pair + n_pair * transition_size
     size = off_trans2 + ((n_labels + 1) * transition_size if order == 2 else 0)
     return Layout(int(n_labels), int(n_features), int(n_pair), int(order), int(decoder), int(off_trans),
                   int(off_end), int(off_pair), int(off_trans2), int(size), mask_penalty,
-                  np.asarray(emission_offsets, dtype=np.int64), np.asarray(emission_labels, dtype=np.int32))
+                  np.asarray(emission_offsets, dtype=np.int64), np.asarray(emission_labels, dtype=np.int32),
+                  full_before)
