@@ -47,7 +47,8 @@ def nbest_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the lists here instead of stdout."),
     format: str = typer.Option("block", "--format", help="block (readable) or svmrank (features for a reranker)."),
     features: Optional[str] = typer.Option(None, "--features",
-                                           help="svmrank: global features, comma separated (default: all)."),
+                                           help="svmrank: global features, comma separated "
+                                                "(default: the chunk features, GLOBAL_FEATURES)."),
     vocab: Optional[Path] = typer.Option(None, "--vocab", help="svmrank: read the feature vocabulary (JSON) "
                                          "learned on training lists; unseen features are dropped."),
     vocab_out: Optional[Path] = typer.Option(None, "--vocab-out", help="svmrank: learn the feature vocabulary "

@@ -19,6 +19,7 @@ from .rerank_data import (  # noqa: F401
 )
 from .rerank_features import (  # noqa: F401
     DEFAULT_FEATURES,
+    ENTITY_BACKOFF,
     ENTITY_FEATURES,
     FEATURES,
     GLOBAL_FEATURES,

@@ -86,6 +86,28 @@ for _side, _sign in (("before", -1), ("after", 1)):
         NER_FEATURES[_name + "_shape"] = _chunk_feature(
             f"e{_side[0]}{_n}s", lambda tok, a, b, o=_offsets: _context(tok, a, b, "word", o, word_shape))
 ENTITY_FEATURES = list(NER_FEATURES)
+
+
+def _entity_word(tokens, labels):
+    """Each word of each entity with its type (PER:Professor, PER:Cohen): the whole-entity string
+    split into words that recur in other entities."""
+    words = tokens["word"]
+    for kind, first, last in _spans(tuple(labels)):
+        for w in words[first:last + 1]:
+            yield f"ei={kind}:{w}"
+
+
+# Beyond Collins' list: features that back off from the whole entity and its bigram contexts to
+# single words and the length (chosen for the NER table on ned.testa, experiments/collins2002_ner.py)
+ENTITY_BACKOFF = {
+    "entity_first": _chunk_feature("ef", lambda tok, a, b: tok["word"][a]),
+    "entity_first_shape": _chunk_feature("efs", lambda tok, a, b: word_shape(tok["word"][a])),
+    "entity_before1": _chunk_feature("eb1", lambda tok, a, b: _context(tok, a, b, "word", (-1,))),
+    "entity_after1": _chunk_feature("ea1", lambda tok, a, b: _context(tok, a, b, "word", (1,))),
+    "entity_word": _entity_word,
+    "entity_length": _chunk_feature("en", lambda tok, a, b: str(b - a)),
+}
+NER_FEATURES.update(ENTITY_BACKOFF)
 FEATURES = {**GLOBAL_FEATURES, **NER_FEATURES}
 
 

@@ -298,3 +298,24 @@ def test_collins_entity_features_of_a_hand_made_candidate():
         "eb2=PER:Toen_zei": 1, "eb2s=PER:Xx_x": 1, "eb3=PER:<s>_Toen_zei": 1, "eb3s=PER:<s>_Xx_x": 1,
         "ea2=PER:dat_het": 1, "ea2s=PER:x_x": 1, "ea3=PER:dat_het_</s>": 1, "ea3s=PER:x_x_</s>": 1,
     }
+
+
+def test_entity_backoff_features_of_hand_made_candidates():
+    from structperc.rerank import ENTITY_BACKOFF, ENTITY_FEATURES, candidate_feature_strings
+
+    backoff = list(ENTITY_BACKOFF)
+    assert not set(backoff) & set(ENTITY_FEATURES)
+    tokens = {"word": ["Toen", "zei", "Professor", "Cohen", "dat", "het"]}
+    assert candidate_feature_strings(tokens, ["O", "O", "B-PER", "I-PER", "O", "O"], backoff) == {
+        "ef=PER:Professor": 1, "efs=PER:Xx": 1, "eb1=PER:zei": 1, "ea1=PER:dat": 1,
+        "ei=PER:Professor": 1, "ei=PER:Cohen": 1, "en=PER:2": 1,
+    }
+    # two entities of one word: counts add up, and the contexts reach the sentence's ends
+    tokens = {"word": ["Cohen", "en", "Cohen"]}
+    assert candidate_feature_strings(tokens, ["B-PER", "O", "B-ORG"], backoff) == {
+        "ef=PER:Cohen": 1, "ef=ORG:Cohen": 1, "efs=PER:Xx": 1, "efs=ORG:Xx": 1,
+        "eb1=PER:<s>": 1, "eb1=ORG:en": 1, "ea1=PER:en": 1, "ea1=ORG:</s>": 1,
+        "ei=PER:Cohen": 1, "ei=ORG:Cohen": 1, "en=PER:1": 1, "en=ORG:1": 1,
+    }
+    assert candidate_feature_strings(tokens, ["B-PER", "O", "B-PER"], ["entity_word", "entity_length"]) == {
+        "ei=PER:Cohen": 2, "en=PER:1": 2}
