@@ -2,7 +2,6 @@
 import numpy as np
 
 from . import heap
-
 from ._kernels.emission import gold_pairs
 from .attributes import AttributeEncoder, is_dict_input
 from .checkpoint import plain_json, read_checkpoint, training_state, write_checkpoint

@@ -62,7 +62,6 @@ Layout = namedtuple("Layout", "n_labels n_features n_pair order decoder off_tran
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_IDS = np.zeros(0, dtype=np.int32)
-_NO_ROWS = np.zeros(0, dtype=np.int32)
 ALL_PAIRS = (_EMPTY, _NO_IDS)
 NO_VALUES = np.zeros(0, dtype=np.float32)
 
@@ -90,7 +89,7 @@ def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty, em
     emission_offsets, emission_labels = emission_pairs
     transition_size = (n_labels + 1) * n_labels
     off_trans = int(emission_offsets[-1]) if len(emission_offsets) else n_features * n_labels
-    full_before = full_rows_before(emission_offsets, n_labels) if len(emission_offsets) else _NO_ROWS
+    full_before = full_rows_before(emission_offsets, n_labels) if len(emission_offsets) else _NO_IDS
     off_end = off_trans + transition_size
     off_pair = off_end + n_labels
     off_trans2 = off_pair + n_pair * transition_size
