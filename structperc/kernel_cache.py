@@ -5,9 +5,12 @@ first run after installing or editing them compiles for many seconds; ``cold`` t
 that the command line can say so instead of looking hung. Only entry points are listed: the
 kernels they call are compiled (and cached) with them.
 """
+import functools
+import hashlib
 import importlib
 import os
 import pickle
+import re
 import sys
 
 # small inputs: the first-order Viterbi kernel (first-order global models), the general one (others)
@@ -133,3 +136,88 @@ def load_kernels_lazily():
         load_numba_without_blas()
         return
     caching.Cache.load_overload = _load_overload_without_registries
+
+
+# numba stamps a kernel's cache with its own source file only. But a kernel that calls a helper of
+# another module compiles that helper's code into its own machine code, so after an edit of the
+# helper alone, the callers' caches still looked fresh and ran the old helper. The kernel modules'
+# caches are stamped instead with the sources of the module and of every module of its folder it
+# imports (``from .name import``), transitively.
+_RELATIVE_IMPORT = re.compile(r"^\s*from \.(\w+) import", re.M)
+_WATCHED_FOLDERS = set()
+
+
+@functools.lru_cache(maxsize=None)
+def _source(path, mtime_ns, size):
+    """(sha256 of the file, the sibling modules it imports); memoized on the file's mtime and size."""
+    with open(path, "rb") as handle:
+        text = handle.read()
+    return hashlib.sha256(text).digest(), tuple(_RELATIVE_IMPORT.findall(text.decode("utf-8")))
+
+
+def _read(path):
+    st = os.stat(path)
+    return _source(path, st.st_mtime_ns, st.st_size)
+
+
+def kernel_sources(path):
+    """The module file ``path`` and the files of the modules of its folder that it imports,
+    directly or not, sorted."""
+    folder = os.path.dirname(os.path.abspath(path))
+    seen, todo = set(), [os.path.abspath(path)]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for name in _read(current)[1]:
+            imported = os.path.join(folder, f"{name}.py")
+            if os.path.isfile(imported):  # a package (a folder) is not a kernel module
+                todo.append(imported)
+    return sorted(seen)
+
+
+def sources_stamp(path):
+    """The cache stamp of the kernels of ``path``: a digest of its source and its imports' sources."""
+    digest = hashlib.sha256()
+    for source in kernel_sources(path):
+        digest.update(os.path.basename(source).encode() + b"\0" + _read(source)[0])
+    return digest.digest()
+
+
+def _watching(locator):
+    """``locator`` (a numba cache locator backed by a source file), stamping with ``sources_stamp``
+    the kernels of the watched folders and declining all others."""
+
+    class Watching(locator):
+        def get_source_stamp(self):
+            return sources_stamp(self._py_file)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if os.path.dirname(os.path.abspath(py_file)) not in _WATCHED_FOLDERS:
+                return None
+            return super().from_function(py_func, py_file)
+
+    Watching.__name__ = Watching.__qualname__ = f"Watching{locator.__name__}"
+    return Watching
+
+
+def watch_kernel_sources(folder):
+    """Stamp the caches of the kernels defined in ``folder`` with ``sources_stamp``: call before
+    those modules are imported. numba's own locators, in its order, with the new stamp: the
+    NUMBA_CACHE_DIR folder when set, else __pycache__ beside the source, else the user's cache.
+    A NUMBA_CACHE_LOCATOR_CLASSES setting replaces them all and is left alone, as is a numba
+    without these locators."""
+    from numba.core import caching
+
+    folder = os.path.abspath(folder)
+    if folder in _WATCHED_FOLDERS:
+        return
+    _WATCHED_FOLDERS.add(folder)
+    bases = [getattr(caching, name, None) for name in ("UserProvidedCacheLocator", "InTreeCacheLocator",
+                                                       "UserWideCacheLocator")]
+    locators = getattr(getattr(caching, "CacheImpl", None), "_locator_classes", None)
+    if None in bases or not isinstance(locators, list) or any(c.__name__.startswith("Watching") for c in locators):
+        return
+    locators[:0] = [_watching(base) for base in bases]

@@ -18,3 +18,8 @@ Score conventions shared by all decoders (L labels, n tokens)::
 
 A forbidden transition or label is -inf in ``transition`` or ``emission``.
 """
+import os as _os
+
+from ..kernel_cache import watch_kernel_sources as _watch
+
+_watch(_os.path.dirname(__file__))  # a kernel's cache goes stale when a helper it inlines changes

@@ -1,0 +1,75 @@
+"""The kernels' cache stamp (``kernel_cache.sources_stamp``): a kernel's cached machine code goes
+stale when any kernel module it imports changes, not only its own file."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from structperc import kernel_cache
+from structperc._kernels import perceptron
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_stamp_covers_the_modules_a_kernel_imports_and_no_others(tmp_path):
+    (tmp_path / "a.py").write_text("from .b import f\n")
+    (tmp_path / "b.py").write_text("from .c import g  # noqa\nfrom .sub import h\n")
+    (tmp_path / "c.py").write_text("X = 1\n")
+    (tmp_path / "d.py").write_text("from .a import f\n")
+    (tmp_path / "sub").mkdir()  # a package, not a module: not part of the stamp
+    names = [Path(p).name for p in kernel_cache.kernel_sources(str(tmp_path / "a.py"))]
+    assert names == ["a.py", "b.py", "c.py"]
+    before = {m: kernel_cache.sources_stamp(tmp_path / f"{m}.py") for m in "abcd"}
+    (tmp_path / "c.py").write_text("X = 22\n")
+    after = {m: kernel_cache.sources_stamp(tmp_path / f"{m}.py") for m in "abcd"}
+    assert [m for m in "abcd" if after[m] != before[m]] == ["a", "b", "c", "d"]
+    (tmp_path / "a.py").write_text("from .b import f  # edited\n")
+    again = {m: kernel_cache.sources_stamp(tmp_path / f"{m}.py") for m in "abcd"}
+    assert [m for m in "abcd" if again[m] != after[m]] == ["a", "d"]  # b and c do not import a
+
+
+def test_structperc_kernels_are_stamped_with_the_helpers_they_inline():
+    names = {Path(p).name for p in kernel_cache.kernel_sources(perceptron.__file__)}
+    assert {"perceptron.py", "decoders.py", "scoring.py", "emission.py", "viterbi.py"} <= names
+    locator = perceptron.perceptron_epoch._cache._impl.locator
+    assert type(locator).__name__.startswith("Watching")
+    assert locator.get_source_stamp() == kernel_cache.sources_stamp(perceptron.__file__)
+
+
+HELPER = "from numba import njit\n\n\n@njit(cache=True)\ndef helper():\n    return {value}\n"
+CALLER = ("from numba import njit\n\nfrom .helper import helper\n\n\n"
+          "@njit(cache=True)\ndef caller():\n    return helper() + 10\n")
+PACKAGE_INIT = "import os\nfrom structperc.kernel_cache import watch_kernel_sources\n" \
+               "watch_kernel_sources(os.path.dirname(__file__))\n"
+SCRIPT = ("import json, {package}.caller as c\n"
+          "print(json.dumps({{'value': c.caller(), 'hits': sum(c.caller.stats.cache_hits.values())}}))\n")
+
+
+def _run_caller(folder, package, env):
+    done = subprocess.run([sys.executable, "-c", SCRIPT.format(package=package)], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("cache_dir", [False, True], ids=["beside-the-source", "NUMBA_CACHE_DIR"])
+def test_an_edited_helper_recompiles_the_cached_kernels_that_call_it(tmp_path, cache_dir):
+    env = dict(os.environ, PYTHONPATH=str(tmp_path) + os.pathsep + str(ROOT))
+    if cache_dir:
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    for package, init in (("watched", PACKAGE_INIT), ("plain", "")):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text(init)
+        (tmp_path / package / "helper.py").write_text(HELPER.format(value=1))
+        (tmp_path / package / "caller.py").write_text(CALLER)
+    for package in ("watched", "plain"):
+        assert _run_caller(tmp_path, package, env) == {"value": 11, "hits": 0}
+        assert _run_caller(tmp_path, package, env) == {"value": 11, "hits": 1}  # the cache serves
+        (tmp_path / package / "helper.py").write_text(HELPER.format(value=222))
+    # numba alone keeps serving the caller's stale code; the watched package recompiles it
+    assert _run_caller(tmp_path, "plain", env) == {"value": 11, "hits": 1}
+    assert _run_caller(tmp_path, "watched", env) == {"value": 232, "hits": 0}
+    assert _run_caller(tmp_path, "watched", env) == {"value": 232, "hits": 1}
