@@ -1,9 +1,12 @@
-"""Is numba's on-disk cache warm for the kernels a task calls?
+"""numba's on-disk cache of the kernels: is it warm for the kernels a task calls, when does it go
+stale, and how the command line loads from it.
 
 The kernels are compiled on their first call and cached beside their source (``cache=True``). A
 first run after installing or editing them compiles for many seconds; ``cold`` tells beforehand, so
 that the command line can say so instead of looking hung. Only entry points are listed: the
-kernels they call are compiled (and cached) with them.
+kernels they call are compiled (and cached) with them. ``watch_kernel_sources`` makes a kernel's
+cache stale when any kernel module it imports changes, not only its own; ``load_kernels_lazily``
+loads cached kernels without numba's compiler registries.
 """
 import functools
 import hashlib
