@@ -26,6 +26,12 @@ TAGGING = ("keys.lookup_template", "keys.columns_to_csr")
 TRAINING = ("keys.intern_template", "keys.number_features")
 # parameter mixing (--workers N > 1, --scheduler): a shard's data, the jump to mixed weights, the sum
 MIXING = ("csr.gather_rows", "mixing.jump", "mixing.scale_into", "mixing.add_scaled")
+# the options and commands beyond plain training and tagging: feature hashing, gold feature-label
+# pairs, reranking (perceptron, dual and kernel, boosting) and Brown clustering
+OPTIONS = ("keys.hash_template", "emission.gold_pairs")
+RERANKING = ("ranking.ranking_epoch", "ranking.predict_groups", "dual_ranking.dual_epoch",
+             "dual_ranking.dual_predict", "rank_boosting.pair_differences", "rank_boosting.boost_rounds")
+CLUSTERING = ("brown.brown_steps",)
 # an input file at least this large (bytes) holds enough sentences for the parallel decoder
 LARGE_INPUT = 16384
 EPOCH_KERNELS = {"perceptron": "perceptron.perceptron_epoch", "crf": "crf.crf_epoch",

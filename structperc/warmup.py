@@ -2,7 +2,9 @@
 
 ``make install`` runs ``python -m structperc.warmup``: every learning rule is trained for one epoch
 on a small synthetic corpus, at both label orders where the rule has them, and the models tag,
-give marginals and k-best lists. numba caches the machine code beside the kernels' sources.
+give marginals and k-best lists. The options with kernels of their own (feature hashing, gold
+pairs, L1), the rerankers and Brown clustering run once too. numba caches the machine code beside
+the kernels' sources.
 """
 import sys
 import time
@@ -37,15 +39,55 @@ def _mixing(tagger, corpus):
     mix_weights([model.weights, model.weights], np.array([0.5, 0.5]))
 
 
+def _options(X, y):
+    """The kernels of feature hashing, gold feature-label pairs and the L1 epochs."""
+    from .tagger import Tagger
+    from .train import TRAINERS
+
+    Tagger(templates="chunk", epochs=1, hash_bits=12).fit(X, y)
+    Tagger(templates="chunk", epochs=1, all_pairs=False).fit(X, y)
+    for name, rule in TRAINERS.items():
+        if "l1" in rule.params:
+            Tagger(templates="chunk", trainer=name, epochs=1, l1=0.001).fit(X, y)
+
+
+def _reranking(tagger, corpus):
+    """The rerankers' kernels: the ranking perceptron, the dual perceptron (linear and polynomial)
+    and ranking boosting, trained on the tagger's 3-best lists and choosing among them."""
+    from .nbest import nbest_corpus
+    from .rerank import BoostReranker, DualReranker, Reranker, featurize
+
+    data, vocabulary = featurize(nbest_corpus(tagger, corpus, 3), None, {}, grow=True)
+    Reranker(epochs=1).fit_ranking(data, vocabulary).choose(data)
+    for kernel in ("linear", "poly:2"):
+        DualReranker(kernel=kernel).fit_ranking(data, vocabulary).choose(data)
+    BoostReranker(rounds=2).fit_ranking(data, vocabulary).choose(data)
+
+
+def _clustering(X):
+    """The Brown clustering kernels, on the words of X as a raw text file."""
+    import os
+    import tempfile
+
+    from .clusters import brown_clusters
+
+    with tempfile.TemporaryDirectory(prefix="structperc-warmup-") as folder:
+        path = os.path.join(folder, "text.txt")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.writelines(" ".join(word for word, _ in sentence) + "\n" for sentence in X)
+        brown_clusters([path], n_clusters=3)
+
+
 def main():
-    from .kernel_cache import MIXING, PARALLEL_DECODING, cold, tagging_kernels, training_kernels
+    from .kernel_cache import (CLUSTERING, MIXING, OPTIONS, PARALLEL_DECODING, RERANKING, cold, tagging_kernels,
+                               training_kernels)
     from .nbest import nbest_corpus
     from .tagger import Tagger, _as_corpus
     from .train import TRAINERS
 
     start = time.perf_counter()
-    if not cold([k for name in TRAINERS for k in training_kernels(name)] + list(tagging_kernels("global"))
-                + list(PARALLEL_DECODING) + list(MIXING)):
+    if not cold([k for name in TRAINERS for k in training_kernels(name, l1=True)] + list(tagging_kernels("global"))
+                + list(PARALLEL_DECODING) + list(MIXING) + list(OPTIONS) + list(RERANKING) + list(CLUSTERING)):
         return
     print("compiling kernels, once", file=sys.stderr, flush=True)
     X, y = _corpus()
@@ -63,6 +105,9 @@ def main():
                 nbest_corpus(tagger, corpus, 3)
             if name == "perceptron" and order == 1:
                 _mixing(tagger, corpus)
+                _reranking(tagger, corpus)
+    _options(X, y)
+    _clustering(X)
     print(f"kernels compiled in {time.perf_counter() - start:.0f} s", file=sys.stderr)
 
 
