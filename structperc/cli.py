@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from .cli_progress import Progress, checkpoint_path
+from .cli_progress import Progress, announce_compiling, checkpoint_path
 from .errors import ConfigError, StructpercError, StructpercWarning
 from .train import TRAINERS
 
@@ -63,13 +63,6 @@ def handles_errors(fn=None, *, interrupted="interrupted"):
 
 def _split_list(value):
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
-
-
-def _announce_compiling(kernels):
-    from .kernel_cache import cold
-
-    if cold(kernels):
-        typer.echo("compiling kernels, once", err=True)
 
 
 def _takers(option):
@@ -212,7 +205,7 @@ def train(
     tagger.check_engine()
     if continued is not None:
         tagger.model_ = continued.model_
-    _announce_compiling(training_kernels(trainer, dev, l1=bool(l1), mixing=(workers or 1) > 1 or scheduler is not None))
+    announce_compiling(training_kernels(trainer, dev, l1=bool(l1), mixing=(workers or 1) > 1 or scheduler is not None))
     checkpoint = checkpoint_path(model) if checkpoint_every else None
     progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
     reader_options = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding,
@@ -293,7 +286,7 @@ def tag(
     if json_output and output is None:
         raise ConfigError("--json prints on stdout; give --output for the tagged text")
     tagger = Tagger.load(model)
-    _announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input,
+    announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input,
                                         tagger.model_.decoder))
     stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability,
                                       tag_sep=tag_sep, force_column=force_column)
@@ -327,7 +320,7 @@ def eval_(
     from .tagger import Tagger
 
     tagger = Tagger.load(model)
-    _announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder))
+    announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder))
     result = tagger.prepare().evaluate_file(test_file, format, tag_sep=tag_sep)
     result.pop("tokens_per_second", None)
     if json_output:

@@ -75,10 +75,13 @@ def clusters(
     Penn Treebank / UD tokens (n't 's 're 'll 've 'd 'm and punctuation split off). Bigrams never
     span a sentence.
     """
+    from .cli_progress import announce_compiling
     from .clusters import brown_clusters, write_paths
+    from .kernel_cache import CLUSTERING
 
     if json_output and output is None:
         raise ConfigError("--json prints a summary on stdout: give --output for the paths")
+    announce_compiling(CLUSTERING)
     start = time.perf_counter()
     progress = MergeProgress(quiet)
     try:

@@ -7,6 +7,15 @@ from pathlib import Path
 import typer
 
 
+def announce_compiling(kernels):
+    """Say on stderr, before a command's first call of the kernels ``kernels`` compiles them, that
+    it does (once), so that the wait does not look like a hang."""
+    from .kernel_cache import cold
+
+    if cold(kernels):
+        typer.echo("compiling kernels, once", err=True)
+
+
 def checkpoint_path(model):
     """Where ``train --checkpoint-every`` writes: MODEL.npz -> MODEL.checkpoint.npz."""
     model = Path(model)

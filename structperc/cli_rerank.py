@@ -114,6 +114,8 @@ def rerank_train_command(
     The gold candidate of each qid is the one with the highest target (ties: the first line);
     a prediction is a mistake when its target is lower.
     """
+    from .cli_progress import announce_compiling
+    from .kernel_cache import RERANKERS
     from .rerank import train_reranker_file
 
     if boost and (voted or kernel):
@@ -127,6 +129,7 @@ def rerank_train_command(
                   "score_weight": 1.0 if score_weight is None else score_weight}
     else:
         params = {"epochs": epochs, "average": average, "score_weight": 1.0 if score_weight is None else score_weight}
+    announce_compiling(RERANKERS[params.get("learner", "perceptron")])
     reranker, summary = train_reranker_file(nbest_file, vocab=vocab, seed=seed, **params)
     reranker.save(model)
     summary = {"model": str(model), **summary}

@@ -29,8 +29,10 @@ MIXING = ("csr.gather_rows", "mixing.jump", "mixing.scale_into", "mixing.add_sca
 # the options and commands beyond plain training and tagging: feature hashing, gold feature-label
 # pairs, reranking (perceptron, dual and kernel, boosting) and Brown clustering
 OPTIONS = ("keys.hash_template", "emission.gold_pairs")
-RERANKING = ("ranking.ranking_epoch", "ranking.predict_groups", "dual_ranking.dual_epoch",
-             "dual_ranking.dual_predict", "rank_boosting.pair_differences", "rank_boosting.boost_rounds")
+RERANKERS = {"perceptron": ("ranking.ranking_epoch", "ranking.predict_groups"),
+             "dual": ("dual_ranking.dual_epoch", "dual_ranking.dual_predict"),
+             "boost": ("rank_boosting.pair_differences", "rank_boosting.boost_rounds")}
+RERANKING = sum(RERANKERS.values(), ())
 CLUSTERING = ("brown.brown_steps",)
 # an input file at least this large (bytes) holds enough sentences for the parallel decoder
 LARGE_INPUT = 16384

@@ -73,3 +73,26 @@ def test_an_edited_helper_recompiles_the_cached_kernels_that_call_it(tmp_path, c
     assert _run_caller(tmp_path, "plain", env) == {"value": 11, "hits": 1}
     assert _run_caller(tmp_path, "watched", env) == {"value": 232, "hits": 0}
     assert _run_caller(tmp_path, "watched", env) == {"value": 232, "hits": 1}
+
+
+NOTICE = "compiling kernels, once"
+
+
+@pytest.mark.parametrize("is_cold", [True, False])
+def test_clusters_and_rerank_train_say_when_they_compile(tmp_path, monkeypatch, is_cold):
+    from typer.testing import CliRunner
+
+    from structperc.cli import app
+
+    asked = []
+    monkeypatch.setattr(kernel_cache, "cold", lambda names: asked.append(tuple(names)) or is_cold)
+    text = tmp_path / "text.txt"
+    text.write_text("the cat sat\nthe dog ran\na cat ran\n")
+    svm = tmp_path / "lists.svm"
+    svm.write_text("1 qid:1 1:0 2:1\n0 qid:1 1:-1 3:1\n1 qid:2 1:0 2:1\n0 qid:2 1:-2 4:1\n")
+    for args in (["clusters", text, "--clusters", "2", "--quiet"],
+                 ["rerank", "train", svm, "--model", tmp_path / "r.npz", "--boost", "--rounds", "2", "--quiet"]):
+        result = CliRunner().invoke(app, [str(a) for a in args])
+        assert result.exit_code == 0, result.output
+        assert result.output.count(NOTICE) == (1 if is_cold else 0), result.output
+    assert asked == [kernel_cache.CLUSTERING, kernel_cache.RERANKERS["boost"]]
