@@ -287,7 +287,7 @@ def tag(
         raise ConfigError("--json prints on stdout; give --output for the tagged text")
     tagger = Tagger.load(model)
     announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input,
-                                        tagger.model_.decoder))
+                                       tagger.model_.decoder))
     stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability,
                                       tag_sep=tag_sep, force_column=force_column)
     if json_output:
