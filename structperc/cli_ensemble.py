@@ -28,7 +28,9 @@ def vote_command(
     json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout (needs --output)."),
 ):
     """Tag INPUT with every model and write the vote, in the layout of `tag`."""
+    from .cli_progress import announce_compiling
     from .ensemble import vote_file
+    from .kernel_cache import tagging_kernels
 
     if len(paths) < 3:
         raise ConfigError("vote takes two or more models and then the input file")
@@ -38,6 +40,8 @@ def vote_command(
         weight_values = [float(x) for x in weights.split(",")] if weights else None
     except ValueError:
         raise ConfigError(f"--weights takes comma-separated numbers, got {weights!r}") from None
+    # soft voting reads every model's marginals (one kernel for both normalizations)
+    announce_compiling(tagging_kernels("global" if method == "soft" else None, paths[-1]))
     stats = vote_file(paths[:-1], paths[-1], output, method, weight_values, format, tag_sep)
     if json_output:
         typer.echo(json.dumps({"output": str(output), **stats}))

@@ -62,6 +62,8 @@ def nbest_command(
     then the token lines (input columns + candidate label), then a blank line. svmrank:
     "TARGET qid:N ID:VALUE ... # sentence I candidate R ...", one line per candidate.
     """
+    from .cli_progress import announce_compiling
+    from .kernel_cache import NBEST, TAGGING
     from .rerank import write_nbest_file
     from .tagger import Tagger
 
@@ -70,7 +72,9 @@ def nbest_command(
     if vocab and vocab_out:
         raise ConfigError("give either --vocab (fixed vocabulary) or --vocab-out (learn one), not both")
     check_json(json_output, output, "the lists")
-    summary = write_nbest_file(Tagger.load(model), input, k, output=output, format=format,
+    tagger = Tagger.load(model)
+    announce_compiling(TAGGING + NBEST)
+    summary = write_nbest_file(tagger, input, k, output=output, format=format,
                                features=_split_list(features), vocab=vocab, vocab_out=vocab_out)
     if json_output:
         typer.echo(json.dumps(summary))
@@ -156,10 +160,14 @@ def rerank_apply_command(
     "QID INDEX SCORE # COMMENT" (INDEX: 0-based position of the chosen line within its qid; SCORE: w . x).
     When the file has targets, reports the reranked score against the first candidate's and the oracle's.
     """
+    from .cli_progress import announce_compiling
+    from .kernel_cache import RERANK_APPLYING
     from .rerank import Reranker, apply_reranker_file
 
     check_json(json_output, output, "the choices")
-    summary = apply_reranker_file(Reranker.load(model), nbest_file, output)
+    reranker = Reranker.load(model)
+    announce_compiling(RERANK_APPLYING[reranker.learner])
+    summary = apply_reranker_file(reranker, nbest_file, output)
     if json_output:
         typer.echo(json.dumps(summary))
     elif "reranked" in summary and not quiet:

@@ -33,6 +33,12 @@ RERANKERS = {"perceptron": ("ranking.ranking_epoch", "ranking.predict_groups"),
              "dual": ("dual_ranking.dual_epoch", "dual_ranking.dual_predict"),
              "boost": ("rank_boosting.pair_differences", "rank_boosting.boost_rounds")}
 RERANKING = sum(RERANKERS.values(), ())
+# what `rerank apply` calls with each learner's file, and `nbest`: the choice, and the best
+# candidate of each list (the oracle of the summary)
+RERANK_APPLYING = {"perceptron": ("ranking.predict_groups", "ranking.group_argmax"),
+                   "dual": ("dual_ranking.dual_predict", "ranking.group_argmax"),
+                   "boost": ("ranking.predict_groups", "ranking.group_argmax")}
+NBEST = ("nbest.kbest_corpus", "ranking.group_argmax")
 CLUSTERING = ("brown.brown_steps",)
 # an input file at least this large (bytes) holds enough sentences for the parallel decoder
 LARGE_INPUT = 16384

@@ -96,3 +96,57 @@ def test_clusters_and_rerank_train_say_when_they_compile(tmp_path, monkeypatch, 
         assert result.exit_code == 0, result.output
         assert result.output.count(NOTICE) == (1 if is_cold else 0), result.output
     assert asked == [kernel_cache.CLUSTERING, kernel_cache.RERANKERS["boost"]]
+
+
+def test_nbest_rerank_apply_and_vote_say_when_they_compile(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from structperc.cli import app
+    from structperc.tagger import Tagger
+
+    sentences = [[("the", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sat", "VBD", "B-VP")],
+                 [("a", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("ran", "VBD", "B-VP"), ("home", "NN", "B-NP")]] * 5
+    data = tmp_path / "chunks.txt"
+    data.write_text("".join("".join(" ".join(t) + "\n" for t in s) + "\n" for s in sentences))
+    models = []
+    for trainer in ("crf", "memm"):
+        models.append(tmp_path / f"{trainer}.npz")
+        Tagger(templates="chunk", trainer=trainer, epochs=2, constrain="bio").fit_file(
+            data, columns=["word", "pos", "chunk"]).save(models[-1])
+    lists, reranker = tmp_path / "lists.svm", tmp_path / "r.npz"
+    runner = CliRunner()
+    for args in (["nbest", data, "--model", models[0], "--k", "3", "--format", "svmrank", "--output", lists, "--quiet"],
+                 ["rerank", "train", lists, "--model", reranker, "--quiet"]):
+        assert runner.invoke(app, [str(a) for a in args]).exit_code == 0
+    commands = {
+        "nbest": (["nbest", data, "--model", models[0], "--k", "3", "--output", tmp_path / "b.txt", "--quiet"],
+                  kernel_cache.TAGGING + kernel_cache.NBEST),
+        "rerank apply": (["rerank", "apply", lists, "--model", reranker, "--output", tmp_path / "c.txt", "--quiet"],
+                         kernel_cache.RERANK_APPLYING["perceptron"]),
+        "vote": (["vote", *models, data, "--method", "soft", "--output", tmp_path / "v.txt", "--quiet"],
+                 kernel_cache.tagging_kernels("global", data)),
+    }
+    for is_cold in (True, False):
+        for name, (args, kernels) in commands.items():
+            asked = []
+            monkeypatch.setattr(kernel_cache, "cold", lambda names: asked.append(tuple(names)) or is_cold)
+            result = runner.invoke(app, [str(a) for a in args])
+            assert result.exit_code == 0, (name, result.output)
+            assert result.output.count(NOTICE) == (1 if is_cold else 0), (name, result.output)
+            assert asked == [tuple(kernels)], name
+
+
+def test_every_kernel_a_command_announces_exists():
+    import importlib
+
+    from structperc.train import TRAINERS
+
+    lists = [kernel_cache.NBEST, kernel_cache.CLUSTERING, kernel_cache.OPTIONS, kernel_cache.MIXING,
+             *kernel_cache.RERANKERS.values(), *kernel_cache.RERANK_APPLYING.values(),
+             kernel_cache.tagging_kernels("local", None), kernel_cache.decoding_kernels(None) + kernel_cache.PARALLEL_DECODING,
+             *(kernel_cache.training_kernels(name, l1=True, mixing=True) for name in TRAINERS)]
+    for names in lists:
+        for name in names:
+            module, function = name.split(".")
+            dispatcher = getattr(importlib.import_module(f"structperc._kernels.{module}"), function)
+            assert hasattr(dispatcher, "_cache"), name  # a numba dispatcher with a cache
