@@ -16,8 +16,9 @@ from typing import Optional
 
 import typer
 
-from .cli_progress import Progress, announce_compiling, checkpoint_path
+from .cli_progress import Progress, announce_compiling, checkpoint_path, examples
 from .errors import ConfigError, StructpercError, StructpercWarning
+from .templates import PRESETS
 from .train import TRAINERS
 
 app = typer.Typer(
@@ -26,10 +27,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     help="structperc: structured perceptron, CRF and friends for sequence tagging and chunking.",
-    epilog="Example:\n\n  structperc train corpora/conll2000/train.txt --model np.npz --columns word,pos,chunk",
+    epilog=examples(
+        "Example:\n\n  structperc train corpora/conll2000/train.txt --model np.npz --columns word,pos,chunk"),
 )
 data_app = typer.Typer(no_args_is_help=True, help="Fetch and list the known corpora.", rich_markup_mode=None,
-                       epilog="Example:\n\n  structperc data list")
+                       epilog=examples("Example:\n\n  structperc data list"))
 app.add_typer(data_app, name="data")
 
 
@@ -71,7 +73,7 @@ def _takers(option):
 
 
 # ---------------------------------------------------------------------------------------- train
-@app.command(epilog="""Examples:
+@app.command(epilog=examples("""Examples:
 
   structperc train corpora/conll2000/train.txt --model np.npz --columns word,pos,chunk --only-types NP --constrain bio
 
@@ -81,7 +83,7 @@ def _takers(option):
   structperc train corpora/conll2000/train.txt --model bag.npz --columns word,pos,chunk --bagging 5 --workers 2
 
   structperc train corpora/conll2000/train.txt --model stacked.npz --columns word,pos,chunk --stack np.npz
-""")
+"""))
 @handles_errors(interrupted="interrupted; no model written")
 def train(
     train_file: Path = typer.Argument(..., help="Training corpus (CoNLL columns, CoNLL-U or PTB .pos)."),
@@ -96,7 +98,7 @@ def train(
     only_types: Optional[str] = typer.Option(None, help="Keep these chunk types, map the others to O (e.g. NP)."),
     encoding: str = typer.Option("utf-8", help="Input encoding."),
     templates: Optional[str] = typer.Option(
-        None, help="Preset (chunk, chunk-pair, pos) or a template file (default chunk, or the --init model's)."),
+        None, help=f"Preset ({', '.join(PRESETS)}) or a template file (default chunk, or the --init model's)."),
     all_pairs: Optional[bool] = typer.Option(
         None, "--all-pairs/--gold-pairs",
         help="A weight for every feature and label, or only for the pairs seen in training (default: --all-pairs)."),
@@ -156,7 +158,8 @@ def train(
         None, "--lexicon", help="NAME=FILE: word<TAB>value (or cluster paths) for the fields NAME[k], NAME.pK[k]."),
     lexicon_lower: bool = typer.Option(False, "--lexicon-lower", help="Look words up in lexicons lower-cased."),
     unlabeled: Optional[list[Path]] = typer.Option(
-        None, "--unlabeled", help="Unlabelled text (same format, label column absent) for --semi."),
+        None, "--unlabeled", help="Unlabelled sentences for --semi: files in the training format without the "
+                                  "label column, or raw text, one sentence per line (split as `clusters` splits it)."),
     semi: Optional[str] = typer.Option(None, "--semi", help="Learn from --unlabeled: self, tri or tri-disagree."),
     rounds: int = typer.Option(2, min=1, help="Rounds of --semi training at most."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
@@ -250,12 +253,12 @@ def train(
 
 
 # ---------------------------------------------------------------------------------------- tag
-@app.command(epilog="""Examples:
+@app.command(epilog=examples("""Examples:
 
   structperc tag corpora/conll2000/test.txt --model np.npz > tagged.txt
 
   cat sentences.txt | structperc tag - --model np.npz --output tagged.txt --json
-""")
+"""))
 @handles_errors(interrupted="interrupted; no output written")
 def tag(
     input: str = typer.Argument(..., help="Input file, or - for stdin."),
@@ -301,12 +304,12 @@ def tag(
 
 
 # ---------------------------------------------------------------------------------------- eval
-@app.command(name="eval", epilog="""Examples:
+@app.command(name="eval", epilog=examples("""Examples:
 
   structperc eval corpora/conll2000/test.txt --model np.npz
 
   structperc eval test.conllu --model pos.npz --json | jq .accuracy
-""")
+"""))
 @handles_errors
 def eval_(
     test_file: Path = typer.Argument(..., help="Labelled test corpus."),
@@ -350,7 +353,7 @@ def format_report(result):
 
 
 # ---------------------------------------------------------------------------------------- info
-@app.command(epilog="Example:\n\n  structperc info np.npz --top 5")
+@app.command(epilog=examples("Example:\n\n  structperc info np.npz --top 5"))
 @handles_errors
 def info(
     model: Path = typer.Argument(..., help="Model file."),
@@ -384,7 +387,7 @@ def info(
 
 
 # ---------------------------------------------------------------------------------------- data
-@data_app.command("fetch", epilog="Example:\n\n  structperc data fetch conll2000 --mirror ../shared/corpora")
+@data_app.command("fetch", epilog=examples("Example:\n\n  structperc data fetch conll2000 --mirror ../shared/corpora"))
 @handles_errors
 def data_fetch(
     name: str = typer.Argument(..., help="Corpus name (see `structperc data list`)."),
@@ -402,7 +405,7 @@ def data_fetch(
     typer.echo(json.dumps({"name": name, "path": str(path)}) if json_output else str(path))
 
 
-@data_app.command("list", epilog="Example:\n\n  structperc data list --json")
+@data_app.command("list", epilog=examples("Example:\n\n  structperc data list --json"))
 @handles_errors
 def data_list(json_output: bool = typer.Option(False, "--json", help="One JSON array on stdout.")):
     """The known corpora, their formats and licences."""
@@ -421,9 +424,10 @@ def _register_extensions():
 
     cli_rerank.register(app, handles_errors)
     cli_ensemble.register(app, handles_errors)
-    app.command("clusters", epilog=cli_clusters.CLUSTERS_EPILOG)(handles_errors(cli_clusters.clusters))
-    app.command("reproduce", epilog=cli_reproduce.REPRODUCE_EPILOG)(handles_errors(cli_reproduce.reproduce_command))
-    app.command("compare", epilog=cli_reproduce.COMPARE_EPILOG)(handles_errors(cli_reproduce.compare_command))
+    for name, epilog, command in (("clusters", cli_clusters.CLUSTERS_EPILOG, cli_clusters.clusters),
+                                  ("reproduce", cli_reproduce.REPRODUCE_EPILOG, cli_reproduce.reproduce_command),
+                                  ("compare", cli_reproduce.COMPARE_EPILOG, cli_reproduce.compare_command)):
+        app.command(name, epilog=examples(epilog))(handles_errors(command))
 
 
 _register_extensions()
@@ -448,10 +452,21 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(text, file=sys.stderr if file is None else file)
 
 
+def _show_usage_error(self, file=None):
+    """click's usage error (an unknown option, a bad or missing value) as one line, like every other
+    error of the command line, naming the command's --help."""
+    where = self.ctx.command_path if getattr(self, "ctx", None) is not None else "structperc"
+    print(f"structperc: error: {self.format_message().rstrip('.')}; see {where} --help",
+          file=sys.stderr if file is None else file)
+
+
 def main():
     from .kernel_cache import load_kernels_lazily
 
     warnings.showwarning = _show_warning
+    # click's UsageError, found through typer's public BadParameter (typer 0.9-0.28 use click's own
+    # classes or a copy of them)
+    next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError").show = _show_usage_error
     load_kernels_lazily()
     try:
         app(args=_bare_marginals(sys.argv[1:]), prog_name="structperc")

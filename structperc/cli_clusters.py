@@ -1,8 +1,7 @@
 """The ``clusters`` command, as a plain function with typer annotations.
 
-``cli.py`` registers it::
-
-    app.command("clusters", epilog=cli_clusters.CLUSTERS_EPILOG)(handles_errors(cli_clusters.clusters))
+``cli.py`` registers it as ``clusters``, with the epilog ``examples(CLUSTERS_EPILOG)``, wrapped by
+``handles_errors``.
 
 The library function it wraps is ``structperc.clusters.brown_clusters`` (which never prints).
 """

@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from .cli_progress import examples
 from .errors import ConfigError
 
 VOTE_EPILOG = """Examples:
@@ -80,4 +81,4 @@ def train_bagging(tagger, train_file, model, n_bags, seed, dev, workers, schedul
 
 def register(app, handles_errors):
     """Add ``vote`` to ``app``, wrapped by handles_errors."""
-    app.command("vote", epilog=VOTE_EPILOG)(handles_errors(vote_command))
+    app.command("vote", epilog=examples(VOTE_EPILOG))(handles_errors(vote_command))

@@ -7,6 +7,13 @@ from pathlib import Path
 import typer
 
 
+def examples(text):
+    """A command's epilog whose example paragraphs click prints as written, each line as it is
+    (click's \\b marker), so that a long example keeps its line breaks and can be pasted."""
+    head, *paragraphs = text.strip("\n").split("\n\n")
+    return "\n\n".join([head] + ["\b\n" + paragraph for paragraph in paragraphs])
+
+
 def announce_compiling(kernels):
     """Say on stderr, before a command's first call of the kernels ``kernels`` compiles them, that
     it does (once), so that the wait does not look like a hang."""

@@ -1,9 +1,7 @@
 """The ``reproduce`` and ``compare`` commands, as plain functions with typer annotations.
 
-``cli.py`` registers them::
-
-    app.command("reproduce", epilog=REPRODUCE_EPILOG)(handles_errors(reproduce_command))
-    app.command("compare", epilog=COMPARE_EPILOG)(handles_errors(compare_command))
+``cli.py`` registers them as ``reproduce`` and ``compare``, with the epilogs
+``examples(REPRODUCE_EPILOG)`` and ``examples(COMPARE_EPILOG)``, wrapped by ``handles_errors``.
 
 ``compare`` wraps ``structperc.evaluate.compare_tagged``. ``reproduce`` runs an experiment package
 of experiments/ (``experiments/collins2002``), which is not installed with the library: it is found

@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from .cli_progress import examples
 from .errors import ConfigError
 
 NBEST_EPILOG = """Examples:
@@ -29,6 +30,14 @@ TRAIN_EPILOG = """Examples:
   structperc rerank train train.svm --model kernel.npz --kernel poly:2 --epochs 1
 
   structperc rerank train train.svm --model boost.npz --boost --rounds 2000 --epsilon 0.001
+"""
+GROUP_EPILOG = """Examples:
+
+  structperc nbest train.txt --model chunker.npz --format svmrank --vocab-out train.vocab.json --output train.svm
+
+  structperc rerank train train.svm --model reranker.npz
+
+  structperc rerank apply test.svm --model reranker.npz --output choices.txt
 """
 APPLY_EPILOG = """Example:
 
@@ -178,10 +187,11 @@ def rerank_apply_command(
 
 def register(app, handles_errors):
     """Add ``nbest`` and the ``rerank`` sub-app (train, apply) to ``app``, each wrapped by handles_errors."""
-    app.command("nbest", epilog=NBEST_EPILOG)(handles_errors(nbest_command))
+    app.command("nbest", epilog=examples(NBEST_EPILOG))(handles_errors(nbest_command))
     rerank_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                             help="Rerank n-best lists: ranking perceptron (averaged, voted, kernel) or boosting.")
-    rerank_app.command("train", epilog=TRAIN_EPILOG)(handles_errors(rerank_train_command))
-    rerank_app.command("apply", epilog=APPLY_EPILOG)(handles_errors(rerank_apply_command))
+                             help="Rerank n-best lists: ranking perceptron (averaged, voted, kernel) or boosting.",
+                             epilog=examples(GROUP_EPILOG))
+    rerank_app.command("train", epilog=examples(TRAIN_EPILOG))(handles_errors(rerank_train_command))
+    rerank_app.command("apply", epilog=examples(APPLY_EPILOG))(handles_errors(rerank_apply_command))
     app.add_typer(rerank_app, name="rerank")
     return rerank_app

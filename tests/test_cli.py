@@ -3,6 +3,7 @@ import json
 
 import numpy as np
 import pytest
+from builders import structperc_process
 from typer.testing import CliRunner
 
 from structperc.cli import app
@@ -214,3 +215,22 @@ def test_bare_marginals_flag_means_best():
     assert _bare_marginals(["tag", "f", "--marginals", "-m", "m"]) == ["tag", "f", "--marginals", "best", "-m", "m"]
     assert _bare_marginals(["tag", "f", "--marginals", "all"]) == ["tag", "f", "--marginals", "all"]
     assert _bare_marginals(["tag", "f", "--marginals"]) == ["tag", "f", "--marginals", "best"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["train", "x.txt", "--model", "m.npz", "--bogus"], ["--bogus", "structperc train --help"]),
+    (["train", "x.txt"], ["--model", "structperc train --help"]),
+    (["train", "x.txt", "--model", "m.npz", "--workers", "0"], ["--workers", "0"]),
+    (["rerank", "apply"], ["nbest_file", "structperc rerank apply --help"]),
+    (["nosuchcommand"], ["nosuchcommand", "structperc --help"]),
+])
+def test_a_usage_error_is_one_line_naming_the_help(tmp_path, args, words):
+    """Errors of the option parser (an unknown option, a missing or bad value, an unknown command)
+    are one line with exit status 2, as input errors are, in a real process."""
+    process = structperc_process(*args, cwd=tmp_path)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 2 and out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("structperc: error: "), err
+    assert all(word in lines[0] for word in words), err
+    assert not (tmp_path / "m.npz").exists()
