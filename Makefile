@@ -7,7 +7,7 @@ MIRROR_DIR := ../shared/corpora
 MIRROR := $(if $(wildcard $(MIRROR_DIR)),--mirror $(MIRROR_DIR),)
 NP_MODEL := corpora/np-chunker.npz
 
-.PHONY: install data demo test test-slow bench bench-scale reproduce reproduce-ner rerank-experiment ewt-features clusters semisupervised lint clean
+.PHONY: install data demo test test-slow bench bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,14 @@ reproduce-ner: install
 rerank-experiment: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/rerank_conll2000.py
+
+ensembles: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(BIN)/python experiments/ensembles.py
+
+partial-labels: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(BIN)/python experiments/partial_labels.py
 
 ewt-features: install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
