@@ -455,7 +455,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 def _show_usage_error(self, file=None):
     """click's usage error (an unknown option, a bad or missing value) as one line, like every other
     error of the command line, naming the command's --help."""
-    where = self.ctx.command_path if getattr(self, "ctx", None) is not None else "structperc"
+    where = self.ctx.command_path if self.ctx is not None else "structperc"
     print(f"structperc: error: {self.format_message().rstrip('.')}; see {where} --help",
           file=sys.stderr if file is None else file)
 

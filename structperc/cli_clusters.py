@@ -13,6 +13,7 @@ from typing import List, Optional
 
 import typer
 
+from .cli_progress import announce_compiling
 from .errors import ConfigError
 
 CLUSTERS_EPILOG = """Examples:
@@ -74,7 +75,6 @@ def clusters(
     Penn Treebank / UD tokens (n't 's 're 'll 've 'd 'm and punctuation split off). Bigrams never
     span a sentence.
     """
-    from .cli_progress import announce_compiling
     from .clusters import brown_clusters, write_paths
     from .kernel_cache import CLUSTERING
 

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from .cli_progress import examples
+from .cli_progress import announce_compiling, examples
 from .errors import ConfigError
 
 VOTE_EPILOG = """Examples:
@@ -29,7 +29,6 @@ def vote_command(
     json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout (needs --output)."),
 ):
     """Tag INPUT with every model and write the vote, in the layout of `tag`."""
-    from .cli_progress import announce_compiling
     from .ensemble import vote_file
     from .kernel_cache import tagging_kernels
 

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from .cli_progress import examples
+from .cli_progress import announce_compiling, examples
 from .errors import ConfigError
 
 NBEST_EPILOG = """Examples:
@@ -71,7 +71,6 @@ def nbest_command(
     then the token lines (input columns + candidate label), then a blank line. svmrank:
     "TARGET qid:N ID:VALUE ... # sentence I candidate R ...", one line per candidate.
     """
-    from .cli_progress import announce_compiling
     from .kernel_cache import NBEST, TAGGING
     from .rerank import write_nbest_file
     from .tagger import Tagger
@@ -127,7 +126,6 @@ def rerank_train_command(
     The gold candidate of each qid is the one with the highest target (ties: the first line);
     a prediction is a mistake when its target is lower.
     """
-    from .cli_progress import announce_compiling
     from .kernel_cache import RERANKERS
     from .rerank import train_reranker_file
 
@@ -169,7 +167,6 @@ def rerank_apply_command(
     "QID INDEX SCORE # COMMENT" (INDEX: 0-based position of the chosen line within its qid; SCORE: w . x).
     When the file has targets, reports the reranked score against the first candidate's and the oracle's.
     """
-    from .cli_progress import announce_compiling
     from .kernel_cache import RERANK_APPLYING
     from .rerank import Reranker, apply_reranker_file
 

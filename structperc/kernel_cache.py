@@ -83,6 +83,16 @@ def tagging_kernels(normalization=None, path=None, decoder=None):
         (MARGINALS[normalization],) if normalization in MARGINALS else ())
 
 
+def every_kernel():
+    """Every entry point a command announces (``cold``), each once: what the warm-up compiles."""
+    from .train import TRAINERS
+
+    names = [k for trainer in TRAINERS for k in training_kernels(trainer, l1=True, mixing=True)]
+    names += tagging_kernels("global") + PARALLEL_DECODING + OPTIONS + RERANKING + CLUSTERING + NBEST
+    names += [k for kernels in RERANK_APPLYING.values() for k in kernels]
+    return list(dict.fromkeys(names))
+
+
 def _has_cached_code(name):
     module_name, function_name = name.split(".")
     module = importlib.import_module(f"structperc._kernels.{module_name}")

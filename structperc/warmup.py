@@ -79,16 +79,13 @@ def _clustering(X):
 
 
 def main():
-    from .kernel_cache import (CLUSTERING, MIXING, NBEST, OPTIONS, PARALLEL_DECODING, RERANK_APPLYING, RERANKING,
-                               cold, tagging_kernels, training_kernels)
+    from .kernel_cache import cold, every_kernel
     from .nbest import nbest_corpus
     from .tagger import Tagger, _as_corpus
     from .train import TRAINERS
 
     start = time.perf_counter()
-    if not cold([k for name in TRAINERS for k in training_kernels(name, l1=True)] + list(tagging_kernels("global"))
-                + list(PARALLEL_DECODING) + list(MIXING) + list(OPTIONS) + list(RERANKING) + list(CLUSTERING)
-                + list(NBEST) + [k for kernels in RERANK_APPLYING.values() for k in kernels]):
+    if not cold(every_kernel()):
         return
     print("compiling kernels, once", file=sys.stderr, flush=True)
     X, y = _corpus()

@@ -78,24 +78,30 @@ def test_an_edited_helper_recompiles_the_cached_kernels_that_call_it(tmp_path, c
 NOTICE = "compiling kernels, once"
 
 
-@pytest.mark.parametrize("is_cold", [True, False])
-def test_clusters_and_rerank_train_say_when_they_compile(tmp_path, monkeypatch, is_cold):
+def _assert_notice(monkeypatch, args, kernels, is_cold):
+    """Run the command ``args`` in process with ``cold`` stubbed to say ``is_cold``: it asks about
+    ``kernels`` once, and prints the notice exactly when they are cold."""
     from typer.testing import CliRunner
 
     from structperc.cli import app
 
     asked = []
     monkeypatch.setattr(kernel_cache, "cold", lambda names: asked.append(tuple(names)) or is_cold)
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, (args[0], result.output)
+    assert result.output.count(NOTICE) == (1 if is_cold else 0), (args[0], result.output)
+    assert asked == [tuple(kernels)], args[0]
+
+
+@pytest.mark.parametrize("is_cold", [True, False])
+def test_clusters_and_rerank_train_say_when_they_compile(tmp_path, monkeypatch, is_cold):
     text = tmp_path / "text.txt"
     text.write_text("the cat sat\nthe dog ran\na cat ran\n")
     svm = tmp_path / "lists.svm"
     svm.write_text("1 qid:1 1:0 2:1\n0 qid:1 1:-1 3:1\n1 qid:2 1:0 2:1\n0 qid:2 1:-2 4:1\n")
-    for args in (["clusters", text, "--clusters", "2", "--quiet"],
-                 ["rerank", "train", svm, "--model", tmp_path / "r.npz", "--boost", "--rounds", "2", "--quiet"]):
-        result = CliRunner().invoke(app, [str(a) for a in args])
-        assert result.exit_code == 0, result.output
-        assert result.output.count(NOTICE) == (1 if is_cold else 0), result.output
-    assert asked == [kernel_cache.CLUSTERING, kernel_cache.RERANKERS["boost"]]
+    _assert_notice(monkeypatch, ["clusters", text, "--clusters", "2", "--quiet"], kernel_cache.CLUSTERING, is_cold)
+    _assert_notice(monkeypatch, ["rerank", "train", svm, "--model", tmp_path / "r.npz", "--boost", "--rounds", "2",
+                                 "--quiet"], kernel_cache.RERANKERS["boost"], is_cold)
 
 
 def test_nbest_rerank_apply_and_vote_say_when_they_compile(tmp_path, monkeypatch):
@@ -114,39 +120,26 @@ def test_nbest_rerank_apply_and_vote_say_when_they_compile(tmp_path, monkeypatch
         Tagger(templates="chunk", trainer=trainer, epochs=2, constrain="bio").fit_file(
             data, columns=["word", "pos", "chunk"]).save(models[-1])
     lists, reranker = tmp_path / "lists.svm", tmp_path / "r.npz"
-    runner = CliRunner()
     for args in (["nbest", data, "--model", models[0], "--k", "3", "--format", "svmrank", "--output", lists, "--quiet"],
                  ["rerank", "train", lists, "--model", reranker, "--quiet"]):
-        assert runner.invoke(app, [str(a) for a in args]).exit_code == 0
-    commands = {
-        "nbest": (["nbest", data, "--model", models[0], "--k", "3", "--output", tmp_path / "b.txt", "--quiet"],
-                  kernel_cache.TAGGING + kernel_cache.NBEST),
-        "rerank apply": (["rerank", "apply", lists, "--model", reranker, "--output", tmp_path / "c.txt", "--quiet"],
-                         kernel_cache.RERANK_APPLYING["perceptron"]),
-        "vote": (["vote", *models, data, "--method", "soft", "--output", tmp_path / "v.txt", "--quiet"],
-                 kernel_cache.tagging_kernels("global", data)),
-    }
+        assert CliRunner().invoke(app, [str(a) for a in args]).exit_code == 0
+    commands = [
+        (["nbest", data, "--model", models[0], "--k", "3", "--output", tmp_path / "b.txt", "--quiet"],
+         kernel_cache.TAGGING + kernel_cache.NBEST),
+        (["rerank", "apply", lists, "--model", reranker, "--output", tmp_path / "c.txt", "--quiet"],
+         kernel_cache.RERANK_APPLYING["perceptron"]),
+        (["vote", *models, data, "--method", "soft", "--output", tmp_path / "v.txt", "--quiet"],
+         kernel_cache.tagging_kernels("global", data)),
+    ]
     for is_cold in (True, False):
-        for name, (args, kernels) in commands.items():
-            asked = []
-            monkeypatch.setattr(kernel_cache, "cold", lambda names: asked.append(tuple(names)) or is_cold)
-            result = runner.invoke(app, [str(a) for a in args])
-            assert result.exit_code == 0, (name, result.output)
-            assert result.output.count(NOTICE) == (1 if is_cold else 0), (name, result.output)
-            assert asked == [tuple(kernels)], name
+        for args, kernels in commands:
+            _assert_notice(monkeypatch, args, kernels, is_cold)
 
 
 def test_every_kernel_a_command_announces_exists():
     import importlib
 
-    from structperc.train import TRAINERS
-
-    lists = [kernel_cache.NBEST, kernel_cache.CLUSTERING, kernel_cache.OPTIONS, kernel_cache.MIXING,
-             *kernel_cache.RERANKERS.values(), *kernel_cache.RERANK_APPLYING.values(),
-             kernel_cache.tagging_kernels("local", None), kernel_cache.decoding_kernels(None) + kernel_cache.PARALLEL_DECODING,
-             *(kernel_cache.training_kernels(name, l1=True, mixing=True) for name in TRAINERS)]
-    for names in lists:
-        for name in names:
-            module, function = name.split(".")
-            dispatcher = getattr(importlib.import_module(f"structperc._kernels.{module}"), function)
-            assert hasattr(dispatcher, "_cache"), name  # a numba dispatcher with a cache
+    for name in kernel_cache.every_kernel():
+        module, function = name.split(".")
+        dispatcher = getattr(importlib.import_module(f"structperc._kernels.{module}"), function)
+        assert hasattr(dispatcher, "_cache"), name  # a numba dispatcher with a cache
