@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from structperc._kernels.ranking import group_argmax
 from structperc.chunks import chunk_spans
 from structperc.ensemble import vote_chunks, vote_marginals, vote_tokens
 from structperc.evaluate import evaluate_labels, paired_bootstrap, split
@@ -120,11 +121,7 @@ def rescored(taggers, test, k=20):
                     score[j] = model.score(encoded, s, y)
         relative = score - np.repeat(np.maximum.reduceat(score, offsets[:-1]), np.diff(offsets))
         total += relative / np.mean(np.abs(relative[np.isfinite(relative)]))
-    labels = []
-    for s in range(lists.n_sentences):
-        j = offsets[s] + int(np.argmax(total[offsets[s]: offsets[s + 1]]))
-        labels += lists.candidate_labels(j)
-    return labels
+    return lists.selected_labels(group_argmax(total, offsets))
 
 
 def f1(gold, predicted, offsets):
