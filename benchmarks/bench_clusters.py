@@ -28,8 +28,8 @@ from sections import write_section  # benchmarks/sections.py (the script's folde
 ROOT = Path(__file__).resolve().parent.parent
 MIRROR = Path(os.environ.get("STRUCTPERC_MIRROR", "/work/shared/corpora"))
 COMMAND = ("import typer\n"
-           "from structperc.cli import handles_errors\n"
-           "from structperc.cli_clusters import clusters\n"
+           "from structperc.cli.main import handles_errors\n"
+           "from structperc.cli.clusters import clusters\n"
            "typer.run(handles_errors(clusters))\n")
 
 
@@ -40,7 +40,7 @@ def default_inputs():
 
 
 def write_wcluster_text(inputs, path):
-    from structperc.clusters import read_sentences
+    from structperc.clusters.brown import read_sentences
 
     with open(path, "w", encoding="utf-8") as out:
         for name in inputs:

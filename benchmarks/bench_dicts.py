@@ -95,7 +95,7 @@ def sent2features(sent):
 def entity_f1(gold, predicted):
     import numpy as np
 
-    from structperc.evaluate import evaluate_labels
+    from structperc.evaluate.metrics import evaluate_labels
 
     lengths = [len(s) for s in gold]
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)

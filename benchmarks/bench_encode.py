@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from structperc.readers import read_corpus
-from structperc.encode import FeatureEncoder
+from structperc.features.encode import FeatureEncoder
 
 CORPORA = {
     "conll2000": ("corpora/conll2000/train.txt", "corpora/conll2000/test.txt", {"format": "conll"}, "chunk"),

@@ -23,9 +23,9 @@ def train_and_score(corpus_dir, bits, epochs):
     import numpy as np
 
     from structperc.corpus import read_corpus
-    from structperc.encode import FeatureEncoder
-    from structperc.evaluate import evaluate_labels
-    from structperc.model import LinearChainModel, is_bio
+    from structperc.features.encode import FeatureEncoder
+    from structperc.evaluate.metrics import evaluate_labels
+    from structperc.model.linear_chain import LinearChainModel, is_bio
     from structperc.train import Problem, make_rule, train_online
 
     train = read_corpus(Path(corpus_dir) / "train.txt", format="conll")

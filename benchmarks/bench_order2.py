@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
-from structperc.datasets import load_ewt
-from structperc.tagger import Tagger
+from structperc.data.splits import load_ewt
+from structperc.estimator.tagger import Tagger
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "benchmarks" / "order2.md"

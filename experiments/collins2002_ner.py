@@ -4,7 +4,7 @@ the reranking table, on CoNLL-2002 Dutch.
 Base ("Max-Ent"): a first-order MEMM; exact 20-best lists. Training lists for the rerankers come from
 jackknifing the training set; the dev (testa) and test (testb) lists from the base model trained on all
 of the training set. Reranker features: Collins' candidate-specific entity features (``ENTITY_FEATURES``
-in ``structperc.rerank_features``) plus the base model's log-probability relative to the 1-best, with
+in ``structperc.rerank.features``) plus the base model's log-probability relative to the 1-best, with
 or without each word of each entity (``entity_word``, one of the back-off features ``ENTITY_BACKOFF``),
 as testa chooses.
 Hyperparameters (epochs, boosting rounds) are chosen on testa; rows are reported on testb with the
@@ -24,11 +24,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from nbest_cache import cached_lists  # noqa: E402
 
-from structperc.evaluate import evaluate_labels, paired_bootstrap, split  # noqa: E402
-from structperc.nbest import jackknife_nbest, nbest_corpus  # noqa: E402
+from structperc.evaluate.metrics import evaluate_labels, paired_bootstrap, split  # noqa: E402
+from structperc.nbest.lists import jackknife_nbest, nbest_corpus  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
-from structperc.rerank import ENTITY_FEATURES, BoostReranker, DualReranker, Reranker, featurize  # noqa: E402
-from structperc.tagger import Tagger  # noqa: E402
+from structperc.rerank.pipeline import ENTITY_FEATURES, BoostReranker, DualReranker, Reranker, featurize  # noqa: E402
+from structperc.estimator.tagger import Tagger  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "experiments" / "results"
@@ -184,7 +184,7 @@ def run_rows(parts, lists, start):
     t = time.perf_counter()
     voted_rows, averaged_scores = kernel.vote_and_average(dev)
     timings["kernel_dev_prediction"] = time.perf_counter() - t
-    from structperc._kernels.ranking import group_argmax
+    from structperc._kernels.rank.ranking import group_argmax
     scores = {"averaged": dev_f1(group_argmax(averaged_scores, dev.group_offsets)), "voted": dev_f1(voted_rows)}
     kernel.vote = max(scores, key=scores.get)
     chosen["kernel"] = kernel.choose(test)
@@ -305,7 +305,7 @@ def render(result):
         f"{result['timings']['voted_test_vote']:.0f}s.",
         "",
         "Relative error reduction = (F - F_maxent) / (100 - F_maxent). Bootstrap: paired, over test sentences, "
-        "10,000 samples, on chunk F1 (`structperc.evaluate.paired_bootstrap`).",
+        "10,000 samples, on chunk F1 (`structperc.evaluate.metrics.paired_bootstrap`).",
         "",
         ("Target (voted perceptron >= 10 % relative error reduction, p < 0.05): met." if met else
          f"Target (voted perceptron >= 10 % relative error reduction, p < 0.05): NOT met; measured "

@@ -23,15 +23,15 @@ from pathlib import Path
 
 import numpy as np
 
-from structperc._kernels.ranking import group_argmax
+from structperc._kernels.rank.ranking import group_argmax
 from structperc.chunks import chunk_spans
-from structperc.ensemble import vote_chunks, vote_marginals, vote_tokens
-from structperc.evaluate import evaluate_labels, paired_bootstrap, split
-from structperc.nbest import nbest_corpus
-from structperc.probability import marginals
+from structperc.ensembles.vote import vote_chunks, vote_marginals, vote_tokens
+from structperc.evaluate.metrics import evaluate_labels, paired_bootstrap, split
+from structperc.nbest.lists import nbest_corpus
+from structperc.model.marginals import marginals
 from structperc.readers import read_corpus
-from structperc.tagger import Tagger
-from structperc.tagger_training import _as_corpus
+from structperc.estimator.tagger import Tagger
+from structperc.estimator.training import _as_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "experiments" / "results" / "ensembles.md"

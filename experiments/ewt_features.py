@@ -19,9 +19,9 @@ import numpy as np
 
 from collins2002.settings import TAG_DICT_K
 from structperc.corpus import concatenate
-from structperc.datasets import load_ewt
-from structperc.tagger import Tagger
-from structperc.templates import PRESETS
+from structperc.data.splits import load_ewt
+from structperc.estimator.tagger import Tagger
+from structperc.features.templates import PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "experiments" / "results" / "ewt_features.md"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from structperc.nbest import NBestList
+from structperc.nbest.lists import NBestList
 
 CACHE = Path(__file__).resolve().parent / "cache"
 

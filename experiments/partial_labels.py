@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from structperc.chunks import is_bio
-from structperc.evaluate import evaluate_labels
-from structperc.tagger import Tagger, check_forced, forced_label_ids
+from structperc.evaluate.metrics import evaluate_labels
+from structperc.estimator.tagger import Tagger, check_forced, forced_label_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpora" / "conll2000"

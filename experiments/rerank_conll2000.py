@@ -18,12 +18,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from nbest_cache import cached_lists  # noqa: E402
 
-from structperc._kernels.ranking import group_argmax  # noqa: E402
-from structperc.evaluate import evaluate_labels, paired_bootstrap, split  # noqa: E402
-from structperc.nbest import jackknife_nbest, nbest_corpus  # noqa: E402
+from structperc._kernels.rank.ranking import group_argmax  # noqa: E402
+from structperc.evaluate.metrics import evaluate_labels, paired_bootstrap, split  # noqa: E402
+from structperc.nbest.lists import jackknife_nbest, nbest_corpus  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
-from structperc.rerank import DEFAULT_FEATURES, DualReranker, Reranker, chosen_score, featurize  # noqa: E402
-from structperc.tagger import Tagger  # noqa: E402
+from structperc.rerank.pipeline import DEFAULT_FEATURES, DualReranker, Reranker, chosen_score, featurize  # noqa: E402
+from structperc.estimator.tagger import Tagger  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "experiments" / "results" / "rerank_conll2000.md"

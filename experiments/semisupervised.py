@@ -13,7 +13,7 @@ Rows:
   `pos-rich` tagger. Limits (to finish in about 20 minutes on 2 shared cores): U_SENTENCES sentences
   of U, ROUNDS rounds, TRI_EPOCHS epochs per member.
 
-Significance: McNemar's test on the test tokens (``structperc.evaluate.mcnemar``, as ``structperc
+Significance: McNemar's test on the test tokens (``structperc.evaluate.metrics.mcnemar``, as ``structperc
 compare``). Writes experiments/results/semisupervised.md (and .json, each part's figures, so the
 parts can run separately: ``python experiments/semisupervised.py [clusters] [chunk] [tri] [report]``).
 Run all: ``make semisupervised``.
@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from structperc.datasets import load_ewt
-from structperc.evaluate import evaluate_labels, mcnemar
+from structperc.data.splits import load_ewt
+from structperc.evaluate.metrics import evaluate_labels, mcnemar
 from structperc.readers import read_corpus
-from structperc.tagger import Tagger
+from structperc.estimator.tagger import Tagger
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "experiments" / "results" / "semisupervised.md"
@@ -152,7 +152,7 @@ def chunk_rows(figures):
 
 
 def tri_rows(figures):
-    from structperc.semisupervised import read_unlabeled, tri_train
+    from structperc.ensembles.semisupervised import read_unlabeled, tri_train
 
     data = load_ewt(ROOT / "corpora")
     gold = np.asarray(data.test.labels(), dtype=object)

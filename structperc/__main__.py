@@ -1,4 +1,4 @@
-from .cli import main
+from structperc.cli.main import main
 
 if __name__ == "__main__":  # worker processes started by spawn import this module again
     main()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from structperc._kernels.sgd import scaled_scores
-from structperc.encode import FeatureEncoder
-from structperc.model import LinearChainModel
-from structperc.tagger import _as_corpus
+from structperc._kernels.learn.sgd import scaled_scores
+from structperc.features.encode import FeatureEncoder
+from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator.tagger import _as_corpus
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ import itertools
 
 import numpy as np
 
-from structperc._kernels.cost import hamming_cost
-from structperc._kernels.memm import gold_history_probabilities2
+from structperc._kernels.decode.cost import hamming_cost
+from structperc._kernels.learn.memm import gold_history_probabilities2
 from builders import potentials
 
 
@@ -137,7 +137,7 @@ def ranked_labelings2(emission, transition2, end, cand_offsets=None, cand_labels
 
 
 def template_keys(templates, values, radix, rare, sentence_offsets, left=1, right=2):
-    """Keys of every template at every token, straight from the formula in ``structperc.encode``:
+    """Keys of every template at every token, straight from the formula in ``structperc.features.encode``:
     key = j + n_templates * (v_1 + R_1 * (v_2 + ...)), -1 where a rare-only template meets a
     frequent word. ``values`` maps field -> value ids per token, ``radix`` field -> R."""
     n_templates = len(templates)

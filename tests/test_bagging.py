@@ -13,10 +13,10 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 
-from structperc.ensemble import VotingTagger, bag_indices, train_bagging  # noqa: E402
+from structperc.ensembles.vote import VotingTagger, bag_indices, train_bagging  # noqa: E402
 from structperc.errors import ConfigError  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
-from structperc.tagger import Tagger, _as_corpus  # noqa: E402
+from structperc.estimator.tagger import Tagger, _as_corpus  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ["w[0]", "w[-1]", "pos[0]", "bias"]

@@ -11,7 +11,7 @@ import pytest
 
 import structperc.readers as readers
 from structperc.errors import StructpercWarning
-from structperc.tagger import Tagger
+from structperc.estimator.tagger import Tagger
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny.conll"

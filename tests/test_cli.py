@@ -6,7 +6,7 @@ import pytest
 from builders import structperc_process
 from typer.testing import CliRunner
 
-from structperc.cli import app
+from structperc.cli.main import app
 
 TRAIN = """Confidence NN B-NP
 in IN B-PP
@@ -210,7 +210,7 @@ def test_marginals_refused_for_a_perceptron_model(files):
 
 
 def test_bare_marginals_flag_means_best():
-    from structperc.cli import _bare_marginals
+    from structperc.cli.main import _bare_marginals
 
     assert _bare_marginals(["tag", "f", "--marginals", "-m", "m"]) == ["tag", "f", "--marginals", "best", "-m", "m"]
     assert _bare_marginals(["tag", "f", "--marginals", "all"]) == ["tag", "f", "--marginals", "all"]

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from structperc.clusters import (
+from structperc.clusters.brown import (
     BrownClusters, brown_clusters, bigram_table, cluster_paths, count_words, detect_clusters_format,
     rank_words, read_sentences, run_merges, tokenize, write_paths,
 )
@@ -244,8 +244,8 @@ def test_write_paths_leaves_nothing_on_error(tmp_path):
 
 
 def _app():
-    from structperc.cli import handles_errors
-    from structperc.cli_clusters import CLUSTERS_EPILOG, clusters
+    from structperc.cli.main import handles_errors
+    from structperc.cli.clusters import CLUSTERS_EPILOG, clusters
 
     app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
     app.command("clusters", epilog=CLUSTERS_EPILOG)(handles_errors(clusters))
@@ -283,8 +283,8 @@ def test_cli_errors(tmp_path):
 def test_cli_subprocess_stdout(tmp_path):
     path = _corpus(tmp_path)
     script = ("import sys, typer\n"
-              "from structperc.cli import handles_errors\n"
-              "from structperc.cli_clusters import clusters\n"
+              "from structperc.cli.main import handles_errors\n"
+              "from structperc.cli.clusters import clusters\n"
               "typer.run(handles_errors(clusters))\n")
     done = subprocess.run([sys.executable, "-c", script, str(path), "--clusters", "5", "--quiet"],
                           capture_output=True, text=True, check=True)

@@ -3,13 +3,13 @@ import numpy as np
 import pytest
 
 from naive import naive_eager_sgd, naive_expected_phi, naive_log_likelihood
-from structperc._kernels import crf as kernels
-from structperc._kernels import sgd
-from structperc._kernels.forward_backward import forward_backward
-from structperc.encode import FeatureEncoder
+from structperc._kernels.learn import crf as kernels
+from structperc._kernels.learn import sgd
+from structperc._kernels.decode.forward_backward import forward_backward
+from structperc.features.encode import FeatureEncoder
 from structperc.errors import ConfigError
-from structperc.model import LinearChainModel
-from structperc.tagger import Tagger, _as_corpus
+from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator.tagger import Tagger, _as_corpus
 from structperc.train import TRAINERS, Problem
 from structperc.train.crf import CRFRule
 from structperc.train.sgd import calibrate_eta0

@@ -1,4 +1,4 @@
-"""Corpus manifest and fetch (structperc.data), with fake mirrors and file:// URLs."""
+"""Corpus manifest and fetch (structperc.data.fetch), with fake mirrors and file:// URLs."""
 
 import gzip
 import hashlib
@@ -7,8 +7,8 @@ import zipfile
 
 import pytest
 
-from structperc import data
-from structperc.data import MANIFEST_PATH, fetch, list_corpora
+from structperc.data import fetch as data
+from structperc.data.fetch import MANIFEST_PATH, fetch, list_corpora
 from structperc.errors import DataFetchError
 
 TRAIN = b"He PRP B-NP\nran VBD B-VP\n\n"

@@ -8,7 +8,7 @@ import pytest
 
 from builders import WORDS, random_sentences
 from structperc import Tagger
-from structperc.attributes import AttributeEncoder
+from structperc.features.dicts import AttributeEncoder
 from structperc.errors import ConfigError
 
 

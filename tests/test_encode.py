@@ -8,15 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import template_keys as naive_template_keys
 
-from structperc import encode as encode_module
-from structperc import vocabulary as vocabulary_module
-from structperc._kernels import hashing
-from structperc._kernels.keys import bucket_of
-from structperc.encode import FIRST_ID, UNKNOWN, FeatureEncoder
+from structperc.features import encode as encode_module
+from structperc.features import vocabulary as vocabulary_module
+from structperc._kernels.encode import hashing
+from structperc._kernels.encode.keys import bucket_of
+from structperc.features.encode import FIRST_ID, UNKNOWN, FeatureEncoder
 from structperc.errors import ConfigError
-from structperc.model import LinearChainModel
-from structperc.tagger import _as_corpus
-from structperc.templates import ATTRIBUTES, load_templates
+from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator.tagger import _as_corpus
+from structperc.features.templates import ATTRIBUTES, load_templates
 from structperc.train import Problem, make_rule, train_online
 
 WORDS = ["the", "cat", "Sat", "on", "mat-2", "a", "dog", "ran", "Big", "red", "x1", "of"]

@@ -6,12 +6,12 @@ import pytest
 
 from naive import brute_force_phi_best, explicit_average, sequence_score
 from naive import template_keys as naive_template_keys
-from structperc._kernels import scoring
-from structperc.model import LinearChainModel
-from structperc.tagger import Tagger, _as_corpus
-from structperc.encode import FIRST_ID, FeatureEncoder
-from structperc.lexicon import read_lexicons
-from structperc.templates import PRESETS, load_templates, parse_template
+from structperc._kernels.score import scoring
+from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.features.encode import FIRST_ID, FeatureEncoder
+from structperc.features.lexicon import read_lexicons
+from structperc.features.templates import PRESETS, load_templates, parse_template
 from structperc.errors import ConfigError
 from structperc.train import TRAINERS, Problem, make_rule
 from structperc.train.perceptron import PerceptronRule

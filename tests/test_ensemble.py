@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from structperc.chunks import chunk_spans
-from structperc.ensemble import vote_chunks, vote_marginals, vote_tokens
+from structperc.ensembles.vote import vote_chunks, vote_marginals, vote_tokens
 from structperc.errors import ConfigError
-from structperc.tagger import Tagger
+from structperc.estimator.tagger import Tagger
 from builders import WORDS
 
 LABELS = ["B-NP", "I-NP", "B-VP", "I-VP", "O"]
@@ -139,8 +139,8 @@ def test_vote_command_writes_the_layout_of_tag(models):
 
 
 def test_bagging_is_deterministic_with_a_seed_and_bags_differ():
-    from structperc.ensemble import bag_indices, train_bagging
-    from structperc.tagger import _as_corpus
+    from structperc.ensembles.vote import bag_indices, train_bagging
+    from structperc.estimator.tagger import _as_corpus
 
     first, second = bag_indices(50, 3, seed=7), bag_indices(50, 3, seed=7)
     assert all(np.array_equal(a, b) for a, b in zip(first, second))

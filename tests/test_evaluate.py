@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 import pytest
 
-from structperc.evaluate import chunk_scores, evaluate_labels, mcnemar, paired_bootstrap
+from structperc.evaluate.metrics import chunk_scores, evaluate_labels, mcnemar, paired_bootstrap
 
 
 def test_chunk_scores_count_like_conlleval():

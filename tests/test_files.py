@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from structperc.files import atomic_write
+from structperc.utils.atomic import atomic_write
 
 
 def test_two_concurrent_writers_have_their_own_temp_files_and_the_last_rename_wins(tmp_path):

@@ -9,12 +9,12 @@ from typer.testing import CliRunner
 import naive
 from builders import fitted_model, potentials, random_sentences, small_model
 from structperc import Tagger
-from structperc._kernels.decoders import decode_corpus
-from structperc._kernels.marginals import corpus_marginals
-from structperc._kernels.nbest import kbest_corpus
-from structperc.cli import app
+from structperc._kernels.decode.decoders import decode_corpus
+from structperc._kernels.decode.marginals import corpus_marginals
+from structperc._kernels.decode.nbest import kbest_corpus
+from structperc.cli.main import app
 from structperc.errors import InputFormatError
-from structperc.model import force_candidates
+from structperc.model.linear_chain import force_candidates
 
 
 def random_forced(rng, enc, n_labels, fraction=0.3):

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from naive import brute_force_augmented
-from structperc._kernels.hinge import loss_augmented_decode
-from structperc.encode import FeatureEncoder
-from structperc.model import LinearChainModel
-from structperc.tagger import Tagger, _as_corpus
+from structperc._kernels.learn.hinge import loss_augmented_decode
+from structperc.features.encode import FeatureEncoder
+from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator.tagger import Tagger, _as_corpus
 from structperc.train import TRAINERS, Problem
 from structperc.train.hinge import HingeRule
 from builders import WORDS

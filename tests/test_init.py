@@ -202,8 +202,8 @@ def test_partial_fit_adds_the_features_of_a_new_word_and_predicts_with_them(temp
 @pytest.mark.parametrize("all_pairs", [True, False])
 @pytest.mark.parametrize("templates", [PAIR_TEMPLATES, "chunk-pair"])
 def test_growth_keeps_every_weight_and_training_state_and_adds_zeros(templates, all_pairs):
-    from structperc._kernels.emission import gold_pairs
-    from structperc.tagger_training import _as_corpus
+    from structperc._kernels.score.emission import gold_pairs
+    from structperc.estimator.training import _as_corpus
 
     X, y = token_data(14)
     tagger = Tagger(templates=templates, epochs=3, columns=COLUMNS, all_pairs=all_pairs, resumable=True).fit(X, y)
@@ -260,9 +260,9 @@ def test_continued_averaged_perceptron_with_new_features_equals_a_naive_run_over
     from naive import explicit_average
     from test_engine import naive_perceptron
 
-    from structperc.encode import FeatureEncoder
-    from structperc.model import LinearChainModel
-    from structperc.tagger_training import _as_corpus
+    from structperc.features.encode import FeatureEncoder
+    from structperc.model.linear_chain import LinearChainModel
+    from structperc.estimator.training import _as_corpus
 
     seed = 7
     XA, yA = token_data(16, n=10)
@@ -312,8 +312,8 @@ def test_extended_ids_of_new_data_are_a_fresh_encoders_up_to_renumbering(min_cou
     fresh encoder keeps (seen min_count times in the new data)."""
     from collections import Counter
 
-    from structperc.encode import FeatureEncoder
-    from structperc.tagger_training import _as_corpus
+    from structperc.features.encode import FeatureEncoder
+    from structperc.estimator.training import _as_corpus
 
     templates = PAIR_TEMPLATES + ["suffix2[0]", "pos[0]|w[1]", "pair:suffix2[0]|pos[-1]"]
     XA, yA = token_data(18, n=15)
@@ -371,9 +371,9 @@ def test_hashing_adds_the_ids_a_pruned_index_lacks_with_the_first_radices():
     ``naive.template_keys``), and every bucket it fires is in the grown index."""
     from naive import template_keys
 
-    from structperc._kernels.keys import bucket_of
-    from structperc.encode import FIRST_ID, FeatureEncoder
-    from structperc.tagger_training import _as_corpus
+    from structperc._kernels.encode.keys import bucket_of
+    from structperc.features.encode import FIRST_ID, FeatureEncoder
+    from structperc.estimator.training import _as_corpus
 
     bits = 12
     XA, yA = token_data(21, n=15)
@@ -427,7 +427,7 @@ def test_a_new_word_may_take_every_label_of_the_tag_dictionary():
     X, y = token_data(26)
     X2, y2 = with_new_word(*token_data(27), seed=27, label="A")
     tagger = Tagger(templates=TEMPLATES, epochs=3, columns=COLUMNS, tag_dict=1).fit(X, y)
-    from structperc.encode import FIRST_ID
+    from structperc.features.encode import FIRST_ID
 
     offsets, _ = tagger.model_.tag_dict
     tagger.set_params(epochs=3).partial_fit(X2, y2)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from structperc import kernel_cache
-from structperc._kernels import perceptron
+from structperc._kernels import cache as kernel_cache
+from structperc.warmup.run import every_kernel
+from structperc._kernels.learn import perceptron
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,7 +43,7 @@ def test_structperc_kernels_are_stamped_with_the_helpers_they_inline():
 HELPER = "from numba import njit\n\n\n@njit(cache=True)\ndef helper():\n    return {value}\n"
 CALLER = ("from numba import njit\n\nfrom .helper import helper\n\n\n"
           "@njit(cache=True)\ndef caller():\n    return helper() + 10\n")
-PACKAGE_INIT = "import os\nfrom structperc.kernel_cache import watch_kernel_sources\n" \
+PACKAGE_INIT = "import os\nfrom structperc._kernels.cache import watch_kernel_sources\n" \
                "watch_kernel_sources(os.path.dirname(__file__))\n"
 SCRIPT = ("import json, {package}.caller as c\n"
           "print(json.dumps({{'value': c.caller(), 'hits': sum(c.caller.stats.cache_hits.values())}}))\n")
@@ -83,7 +84,7 @@ def _assert_notice(monkeypatch, args, kernels, is_cold):
     ``kernels`` once, and prints the notice exactly when they are cold."""
     from typer.testing import CliRunner
 
-    from structperc.cli import app
+    from structperc.cli.main import app
 
     asked = []
     monkeypatch.setattr(kernel_cache, "cold", lambda names: asked.append(tuple(names)) or is_cold)
@@ -107,8 +108,8 @@ def test_clusters_and_rerank_train_say_when_they_compile(tmp_path, monkeypatch, 
 def test_nbest_rerank_apply_and_vote_say_when_they_compile(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from structperc.cli import app
-    from structperc.tagger import Tagger
+    from structperc.cli.main import app
+    from structperc.estimator.tagger import Tagger
 
     sentences = [[("the", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sat", "VBD", "B-VP")],
                  [("a", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("ran", "VBD", "B-VP"), ("home", "NN", "B-NP")]] * 5
@@ -139,7 +140,7 @@ def test_nbest_rerank_apply_and_vote_say_when_they_compile(tmp_path, monkeypatch
 def test_every_kernel_a_command_announces_exists():
     import importlib
 
-    for name in kernel_cache.every_kernel():
-        module, function = name.split(".")
+    for name in every_kernel():
+        module, function = name.rsplit(".", 1)
         dispatcher = getattr(importlib.import_module(f"structperc._kernels.{module}"), function)
         assert hasattr(dispatcher, "_cache"), name  # a numba dispatcher with a cache

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 import naive
 from strategies import chains
-from structperc._kernels.forward_backward import (
+from structperc._kernels.decode.forward_backward import (
     forward_backward,
     forward_backward_scaled,
     log_partition,

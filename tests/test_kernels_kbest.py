@@ -5,8 +5,8 @@ from hypothesis import strategies as st
 
 import naive
 from strategies import chains
-from structperc._kernels.kbest import kbest_viterbi
-from structperc._kernels.viterbi import viterbi
+from structperc._kernels.decode.kbest import kbest_viterbi
+from structperc._kernels.decode.viterbi import viterbi
 
 SETTINGS = settings(max_examples=100, deadline=None)
 

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 import naive
 from strategies import trigram_chains
 from naive import all_candidates
-from structperc._kernels.second_order import viterbi2
+from structperc._kernels.decode.second_order import viterbi2
 
 SETTINGS = settings(max_examples=200, deadline=None)
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import naive
-from structperc._kernels import crf as crf_kernels
-from structperc._kernels import memm as memm_kernels
-from structperc._kernels import sgd
+from structperc._kernels.learn import crf as crf_kernels
+from structperc._kernels.learn import memm as memm_kernels
+from structperc._kernels.learn import sgd
 from structperc.train import Problem
 from structperc.train.crf import CRFRule
 from structperc.train.hinge import HingeRule

@@ -4,7 +4,7 @@ import pytest
 
 from naive import brute_force_augmented, naive_expected_phi, naive_local_gradient
 from structperc.errors import ConfigError
-from structperc.tagger import Tagger
+from structperc.estimator.tagger import Tagger
 from structperc.train import Problem
 from structperc.train.crf import CRFRule
 from structperc.train.hinge import HingeRule

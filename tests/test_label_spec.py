@@ -3,7 +3,7 @@ import pytest
 
 from structperc.errors import ConfigError
 from structperc.readers import read_corpus
-from structperc.tagger import Tagger
+from structperc.estimator.tagger import Tagger
 
 TEXT = """# text = The dogs run
 1	The	the	DET	DT	Definite=Def|PronType=Art	2	det	_	_

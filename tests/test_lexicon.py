@@ -6,11 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from structperc.encode import FeatureEncoder
+from structperc.features.encode import FeatureEncoder
 from structperc.errors import ConfigError, InputFormatError
-from structperc.lexicon import NONE, Lexicon, read_lexicons
-from structperc.tagger import Tagger, _as_corpus
-from structperc.templates import PRESETS, parse_template
+from structperc.features.lexicon import NONE, Lexicon, read_lexicons
+from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.features.templates import PRESETS, parse_template
 
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = ["the", "The", "cat", "dog", "ran", "fast", "Paris", "new", "York", "New", "city", "."]

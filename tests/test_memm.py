@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from naive import all_labelings, gold_history_probabilities, naive_memm_log_probability
-from structperc._kernels import scoring
-from structperc.tagger import Tagger
+from structperc._kernels.score import scoring
+from structperc.estimator.tagger import Tagger
 from structperc.train import TRAINERS
 from structperc.train.memm import MEMMRule
 from builders import WORDS, potentials

@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 import naive
 from strategies import trigram_chains
-from structperc._kernels import memm as kernels
-from structperc._kernels import scoring
-from structperc._kernels.second_order import viterbi2, viterbi2_context
-from structperc.encode import FIRST_ID, FeatureEncoder
-from structperc.model import LinearChainModel
-from structperc.probability import check_probabilistic, marginals
-from structperc.tagger import Tagger, _as_corpus, build_tag_dict
+from structperc._kernels.learn import memm as kernels
+from structperc._kernels.score import scoring
+from structperc._kernels.decode.second_order import viterbi2, viterbi2_context
+from structperc.features.encode import FIRST_ID, FeatureEncoder
+from structperc.model.linear_chain import LinearChainModel
+from structperc.model.marginals import check_probabilistic, marginals
+from structperc.estimator.tagger import Tagger, _as_corpus, build_tag_dict
 from structperc.train import Problem
 from structperc.train.memm import MEMMRule
 from test_second_order_model import TEMPLATES, random_corpus

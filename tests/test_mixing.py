@@ -15,7 +15,7 @@ pytest.importorskip("dask.distributed")
 import builders  # noqa: E402
 from builders import potentials  # noqa: E402
 from naive import brute_force_best  # noqa: E402
-from structperc._kernels.scoring import phi_indices  # noqa: E402
+from structperc._kernels.score.scoring import phi_indices  # noqa: E402
 from structperc.errors import ConfigError  # noqa: E402
 from structperc.train import Problem, make_rule, train_online  # noqa: E402
 from structperc.train.mixing import EngineError, dask_client, mix_weights, subset_data, train_mixed  # noqa: E402
@@ -195,7 +195,7 @@ def _cli(*args, timeout=120):
 
 
 def test_same_seed_and_workers_give_the_same_model_bytes(client, tmp_path):
-    from structperc.tagger import Tagger
+    from structperc.estimator.tagger import Tagger
 
     models = []
     for run in range(3):

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from structperc.errors import ModelFileError
-from structperc.model import LinearChainModel
-from structperc.npzfile import checksum, read_npz, write_npz
-from structperc.tagger import Tagger
+from structperc.model.linear_chain import LinearChainModel
+from structperc.utils.npz import checksum, read_npz, write_npz
+from structperc.estimator.tagger import Tagger
 
 X = [[("the", "DT"), ("cat", "NN"), ("sat", "VBD")], [("a", "DT"), ("dog", "NN"), ("ran", "VBD")]]
 Y = [["B-NP", "I-NP", "O"], ["B-NP", "I-NP", "O"]]

@@ -5,16 +5,16 @@ import numpy as np
 import pytest
 from seqeval.metrics.sequence_labeling import get_entities
 
-from structperc._kernels import scoring
-from structperc._kernels.kbest import kbest_viterbi
-from structperc._kernels.nbest import kbest_corpus
+from structperc._kernels.score import scoring
+from structperc._kernels.decode.kbest import kbest_viterbi
+from structperc._kernels.decode.nbest import kbest_corpus
 from structperc.chunks import chunk_spans
-from structperc.encode import FeatureEncoder
+from structperc.features.encode import FeatureEncoder
 from structperc.errors import ConfigError
-from structperc.evaluate import chunk_scores, evaluate_labels, split
-from structperc.model import LinearChainModel
-from structperc.nbest import jackknife_nbest, nbest_corpus, write_block
-from structperc.tagger import Tagger, _as_corpus
+from structperc.evaluate.metrics import chunk_scores, evaluate_labels, split
+from structperc.model.linear_chain import LinearChainModel
+from structperc.nbest.lists import jackknife_nbest, nbest_corpus, write_block
+from structperc.estimator.tagger import Tagger, _as_corpus
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]
 CHUNK_TAGS = ["B-NP", "I-NP", "B-VP", "I-VP", "O"]

@@ -6,12 +6,12 @@ import pytest
 
 from builders import TEMPLATES, potentials, random_sentences
 from naive import all_labelings, brute_force_best, brute_force_log_z, sequence_score
-from structperc._kernels.emission import gold_pairs
-from structperc._kernels.perceptron import perceptron_epoch
-from structperc.encode import FeatureEncoder
+from structperc._kernels.score.emission import gold_pairs
+from structperc._kernels.learn.perceptron import perceptron_epoch
+from structperc.features.encode import FeatureEncoder
 from structperc.errors import ConfigError
-from structperc.model import LinearChainModel
-from structperc.tagger import Tagger, _as_corpus
+from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator.tagger import Tagger, _as_corpus
 from structperc.train import Problem
 from structperc.train.crf import CRFRule
 

@@ -9,10 +9,10 @@ import pytest
 import naive
 from builders import potentials, random_sentences
 from structperc import Tagger
-from structperc._kernels import crf as crf_kernels
-from structperc._kernels.decoders import decode_sentence
-from structperc._kernels.perceptron import perceptron_epoch
-from structperc._kernels.scoring import known_label_penalty
+from structperc._kernels.learn import crf as crf_kernels
+from structperc._kernels.decode.decoders import decode_sentence
+from structperc._kernels.learn.perceptron import perceptron_epoch
+from structperc._kernels.score.scoring import known_label_penalty
 from structperc.train import Problem
 from structperc.train.crf import CRFRule
 from structperc.train.hinge import HingeRule
@@ -152,7 +152,7 @@ def test_a_sentence_with_no_known_label_contributes_nothing(rule, small_model):
 
 def test_memm_trains_only_tokens_with_a_known_history(small_model):
     """Hiding a token removes exactly its own term and the terms of the tokens it is the history of."""
-    from structperc._kernels import memm as memm_kernels
+    from structperc._kernels.learn import memm as memm_kernels
 
     model, enc = small_model(3, max_len=6)
     layout, w = model.layout(), model.weights
@@ -227,7 +227,7 @@ def test_second_order_training_on_partial_labels(trainer):
 def test_cli_train_with_missing_label(tmp_path):
     from typer.testing import CliRunner
 
-    from structperc.cli import app
+    from structperc.cli.main import app
 
     X, _, partial = tokens_and_labels(4, 0.5)
     train = tmp_path / "train.txt"

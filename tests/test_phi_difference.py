@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from builders import TEMPLATES, random_sentences
-from structperc._kernels.emission import gold_pairs
-from structperc._kernels.scoring import add_phi, add_phi_difference, phi_indices, phi_values
-from structperc.attributes import EncodedAttributes
-from structperc.encode import FeatureEncoder
-from structperc.model import LinearChainModel
-from structperc.tagger import _as_corpus
+from structperc._kernels.score.emission import gold_pairs
+from structperc._kernels.score.scoring import add_phi, add_phi_difference, phi_indices, phi_values
+from structperc.features.dicts import EncodedAttributes
+from structperc.features.encode import FeatureEncoder
+from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator.tagger import _as_corpus
 
 
 def case(seed, order, sparse, real):

@@ -4,9 +4,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from structperc.cli import app
+from structperc.cli.main import app
 from structperc.errors import ConfigError
-from structperc.tagger import TRAINER_OPTIONS, Tagger
+from structperc.estimator.tagger import TRAINER_OPTIONS, Tagger
 from structperc.train import TRAINERS
 
 from test_cli import TRAIN
@@ -152,11 +152,11 @@ def test_json_outputs_are_one_object(tmp_path, corpus_file):
 def test_kernel_names_of_the_cache_check_exist():
     import importlib
 
-    from structperc import kernel_cache
+    from structperc._kernels import cache as kernel_cache
 
     names = set(kernel_cache.TAGGING) | set(kernel_cache.TRAINING) | set(kernel_cache.EPOCH_KERNELS.values())
     names |= set(kernel_cache.MARGINALS.values())
     for name in names:
-        module, function = name.split(".")
+        module, function = name.rsplit(".", 1)
         assert hasattr(importlib.import_module(f"structperc._kernels.{module}"), function), name
     assert set(kernel_cache.EPOCH_KERNELS) == set(TRAINERS)

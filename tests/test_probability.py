@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 
 from naive import all_labelings, brute_force_log_z, brute_force_marginals, sequence_score
-from structperc._kernels import scoring
+from structperc._kernels.score import scoring
 from structperc.errors import StructpercError
-from structperc.probability import NotProbabilisticError, marginals
-from structperc.tagger import Tagger, _as_corpus
+from structperc.model.marginals import NotProbabilisticError, marginals
+from structperc.estimator.tagger import Tagger, _as_corpus
 from builders import TEMPLATES, potentials, random_sentences
 
 

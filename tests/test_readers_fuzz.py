@@ -228,7 +228,7 @@ def _outcome(read):
 def test_fuzzed_input_read_in_parts_reads_as_a_serial_read(fuzz_dir, format, data, parts):
     """``training_read`` cuts the file after blank lines and forks readers: the same corpus, or the
     same error, as one serial read."""
-    from structperc import training_read
+    from structperc.readers import parallel as training_read
 
     path = fuzz_dir / f"parts.{format}"
     path.write_bytes(data.draw(inputs(format)))

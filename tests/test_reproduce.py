@@ -1,5 +1,5 @@
 """The Collins (2002) reproduction (experiments/collins2002) and the dataset splits it reads
-(structperc.datasets): PTB splitting, pattern checks, the results writer, `compare`, and (slow) the
+(structperc.data.splits): PTB splitting, pattern checks, the results writer, `compare`, and (slow) the
 pinned numbers of experiments/expected/collins2002.json."""
 import json
 import os
@@ -13,11 +13,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from structperc import datasets
-from structperc.cli import handles_errors
-from structperc.cli_reproduce import compare_command, load_experiment, reproduce_command
+from structperc.data import splits as datasets
+from structperc.cli.main import handles_errors
+from structperc.cli.reproduce import compare_command, load_experiment, reproduce_command
 from structperc.errors import ConfigError, InputFormatError
-from structperc.evaluate import compare_tagged
+from structperc.evaluate.metrics import compare_tagged
 
 reproduce = load_experiment("collins2002")
 
@@ -362,7 +362,7 @@ def test_check_against_expected_fails_on_a_drift_beyond_tolerance():
 
 # ---------------------------------------------------------------------------- one row on tiny data
 def tiny_pos_dataset():
-    from structperc.tagger import _as_corpus
+    from structperc.estimator.tagger import _as_corpus
 
     rng = np.random.default_rng(0)
     lexicon = {"the": "DT", "a": "DT", "cat": "NN", "dog": "NN", "runs": "VBZ", "sits": "VBZ"}

@@ -3,14 +3,14 @@
 import numpy as np
 import pytest
 
-from structperc._kernels.ranking import group_argmax, ranking_epoch
+from structperc._kernels.rank.ranking import group_argmax, ranking_epoch
 from structperc._kernels.records import Groups
 from structperc.errors import ConfigError, InputFormatError
-from structperc.nbest import nbest_corpus
-from structperc.rerank import (DEFAULT_FEATURES, GLOBAL_FEATURES, RankingData, Reranker, candidate_feature_strings,
+from structperc.nbest.lists import nbest_corpus
+from structperc.rerank.pipeline import (DEFAULT_FEATURES, GLOBAL_FEATURES, RankingData, Reranker, candidate_feature_strings,
                                check_feature_names, chosen_score, featurize, read_svmrank, write_svmrank)
-from structperc.tagger import Tagger, _as_corpus
-from structperc.templates import ATTRIBUTES, word_shape
+from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.features.templates import ATTRIBUTES, word_shape
 
 WORDS = ["The", "cat", "sat", "on", "U.S.", "mat", "1,000", "dog"]
 CHUNK_TAGS = ["B-NP", "I-NP", "B-VP", "I-VP", "O"]
@@ -299,8 +299,8 @@ def test_cli_nbest_train_apply_and_errors(tmp_path):
     import typer
     from typer.testing import CliRunner
 
-    from structperc.cli import handles_errors
-    from structperc.cli_rerank import register
+    from structperc.cli.main import handles_errors
+    from structperc.cli.rerank import register
 
     app = typer.Typer()
     app.command("noop")(lambda: None)

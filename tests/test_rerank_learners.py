@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structperc.errors import ConfigError
-from structperc.rerank import BoostReranker, DualReranker, RankingData, Reranker, load_reranker, write_svmrank
+from structperc.rerank.pipeline import BoostReranker, DualReranker, RankingData, Reranker, load_reranker, write_svmrank
 
 SETTINGS = settings(max_examples=30, deadline=None)
 
@@ -147,7 +147,7 @@ def test_dual_grows_past_its_initial_capacity():
 
 @pytest.mark.parametrize("degree", [1, 2])
 def test_growing_the_mistake_arrays_changes_nothing(monkeypatch, degree):
-    import structperc.rerank_learners as learners
+    import structperc.rerank.learners as learners
 
     monkeypatch.setattr(learners, "INITIAL_MISTAKES", 2)
     train, test = random_data(41, groups=12), random_data(42)
@@ -288,7 +288,7 @@ def test_cli_trains_voted_kernel_and_boosted_rerankers(tmp_path):
 
 
 def test_collins_entity_features_of_a_hand_made_candidate():
-    from structperc.rerank import ENTITY_FEATURES, GLOBAL_FEATURES, candidate_feature_strings
+    from structperc.rerank.pipeline import ENTITY_FEATURES, GLOBAL_FEATURES, candidate_feature_strings
 
     tokens = {"word": ["Toen", "zei", "Professor", "Cohen", "dat", "het"]}
     labels = ["O", "O", "B-PER", "I-PER", "O", "O"]
@@ -301,7 +301,7 @@ def test_collins_entity_features_of_a_hand_made_candidate():
 
 
 def test_entity_backoff_features_of_hand_made_candidates():
-    from structperc.rerank import ENTITY_BACKOFF, ENTITY_FEATURES, candidate_feature_strings
+    from structperc.rerank.pipeline import ENTITY_BACKOFF, ENTITY_FEATURES, candidate_feature_strings
 
     backoff = list(ENTITY_BACKOFF)
     assert not set(backoff) & set(ENTITY_FEATURES)

@@ -5,9 +5,9 @@ import itertools
 import numpy as np
 import pytest
 
-from structperc.encode import FIRST_ID, FeatureEncoder
-from structperc.model import LinearChainModel
-from structperc.tagger import Tagger, _as_corpus, build_tag_dict
+from structperc.features.encode import FIRST_ID, FeatureEncoder
+from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator.tagger import Tagger, _as_corpus, build_tag_dict
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]
 TEMPLATES = ["w[0]", "w[-1]|w[0]", "pos[1]", "suffix2[0]", "bias", "pair:pos[0]"]

@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from structperc.ensemble import vote_tokens
-from structperc.semisupervised import VotingTagger, agreement, confidence, read_unlabeled, self_train, tri_train
-from structperc.tagger import Tagger, _as_corpus
+from structperc.ensembles.vote import vote_tokens
+from structperc.ensembles.semisupervised import VotingTagger, agreement, confidence, read_unlabeled, self_train, tri_train
+from structperc.estimator.tagger import Tagger, _as_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 PARAMS = dict(templates=["w[0]", "suffix1[0]", "w[-1]", "bias"], epochs=3, seed=0)
@@ -194,7 +194,7 @@ def test_read_unlabeled_raw_text(tmp_path):
 @pytest.mark.parametrize("method", ["self", "tri"])
 def test_semi_requires_unlabeled(method):
     from structperc.errors import ConfigError
-    from structperc.semisupervised import semi_fit_file
+    from structperc.ensembles.semisupervised import semi_fit_file
 
     with pytest.raises(ConfigError):
         semi_fit_file(Tagger(), "x.txt", [], method)

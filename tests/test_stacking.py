@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from structperc.errors import ConfigError
-from structperc.jackknife import fold_split
-from structperc.stacking import StackedTagger, jackknife_labels, stack_fit, with_column
-from structperc.tagger import Tagger, _as_corpus
+from structperc.nbest.jackknife import fold_split
+from structperc.ensembles.stacking import StackedTagger, jackknife_labels, stack_fit, with_column
+from structperc.estimator.tagger import Tagger, _as_corpus
 from test_bagging import synthetic, write_conll
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from builders import random_sentences
-from structperc._kernels.decoders import (PARALLEL_FROM, decode_corpus_first_order, decode_corpus_parallel,
+from structperc._kernels.decode.decoders import (PARALLEL_FROM, decode_corpus_first_order, decode_corpus_parallel,
                                          decode_corpus_serial)
-from structperc.encode import FeatureEncoder
-from structperc.kernel_cache import _LAZY_REGISTRIES_CHECKED
-from structperc.model import LinearChainModel
-from structperc.tagger import _as_corpus
+from structperc.features.encode import FeatureEncoder
+from structperc._kernels.cache import _LAZY_REGISTRIES_CHECKED
+from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator.tagger import _as_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTICE = "compiling kernels, once"
@@ -60,14 +60,14 @@ def test_tag_imports_neither_scipy_linalg_nor_conllu_nor_training_kernels(tiny_m
     script = (
         "import atexit, json, sys\n"
         "atexit.register(lambda: sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n'))\n"
-        "from structperc.cli import main\n"
+        "from structperc.cli.main import main\n"
         f"sys.argv = ['structperc', 'tag', {str(corpus)!r}, '--model', {str(model)!r}, '--quiet']\n"
         "main()\n"
     )
     done = _run("-c", script)
     assert done.returncode == 0, done.stderr
     modules = json.loads(done.stderr.split("MODULES ", 1)[1])
-    assert "structperc.tagger" in modules  # the script did tag
+    assert "structperc.estimator.tagger" in modules  # the script did tag
     loaded = [m for m in modules if m.startswith(("scipy.linalg", "conllu", "seqeval", "matplotlib", "pydantic"))]
     assert loaded == []
     # the epoch kernels of the learning rules are imported by training only
@@ -101,8 +101,8 @@ def test_serial_and_parallel_decoding_agree(order, normalization):
 
 
 def test_decoders_of_the_cache_check_exist_and_large_inputs_name_the_parallel_one(tmp_path):
-    from structperc import kernel_cache
-    from structperc._kernels import decoders
+    from structperc._kernels import cache as kernel_cache
+    from structperc._kernels.decode import decoders
 
     for name in kernel_cache.SERIAL_DECODING + kernel_cache.PARALLEL_DECODING:
         assert hasattr(decoders, name.split(".")[1]), name
@@ -139,7 +139,7 @@ def row_sums(x):
 LAZY_SCRIPT = '''
 import json, sys
 import numpy as np
-from structperc.kernel_cache import load_kernels_lazily
+from structperc._kernels.cache import load_kernels_lazily
 load_kernels_lazily()
 import lazy_kernels
 a = lazy_kernels.allocate(5)
@@ -184,7 +184,7 @@ def test_no_cached_kernel_needs_the_symbols_of_numba_hashing(tmp_path):
     # compiled code hashing a value links against; a kernel that hashed would crash when loaded
     caches = list((ROOT / "structperc" / "_kernels" / "__pycache__").glob("*.nbc"))
     if not caches:
-        pytest.skip("no cached kernels (python -m structperc.warmup compiles them)")
+        pytest.skip("no cached kernels (python -m structperc.warmup.run compiles them)")
     # the check sees such a kernel: one that hashes names the symbol in its cache file
     (tmp_path / "hashing_kernel.py").write_text(HASHING_MODULE)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
@@ -199,7 +199,7 @@ def test_the_command_line_ends_without_teardown_but_as_sys_exit_would(code, stat
     """``cli._end_process``: the exit status and message of SystemExit(code), buffered output
     flushed and atexit functions run, then os._exit (the interpreter is not torn down)."""
     script = ("import atexit, sys\n"
-              "from structperc.cli import _end_process\n"
+              "from structperc.cli.main import _end_process\n"
               "atexit.register(lambda: sys.stdout.write(' atexit'))\n"
               "sys.stdout.write('buffered')\n"
               f"_end_process({code!r})\n"

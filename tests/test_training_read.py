@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import structperc.training_read as training_read
-from structperc.encode import FeatureEncoder
+import structperc.readers.parallel as training_read
+from structperc.features.encode import FeatureEncoder
 from structperc.errors import InputFormatError
 from structperc.readers import read_corpus
-from structperc.training_read import _ranges, read_training_columns
-from structperc.vocabulary import InternedColumn, _intern_column
+from structperc.readers.parallel import _ranges, read_training_columns
+from structperc.features.vocabulary import InternedColumn, _intern_column
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ["the", "pound", "fell", "Rates", "rose", "in", "May", ",", "7.5", "de", "café"]
@@ -175,7 +175,7 @@ def test_sigint_while_the_parts_are_read_ends_every_reader(tmp_path):
     path.write_text(conll_text(np.random.default_rng(4), 3000))
     script = f"""
 import multiprocessing, os, signal, sys, threading, time
-import structperc.training_read as tr
+import structperc.readers.parallel as tr
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job may have inherited SIG_IGN
 tr._MIN_PART_BYTES = 16
 PARENT = os.getpid()

@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 import naive
 from builders import small_model
-from structperc._kernels import crf as crf_kernels
-from structperc._kernels import memm as memm_kernels
-from structperc._kernels.nbest import kbest_corpus
-from structperc.attributes import EncodedAttributes
-from structperc.probability import marginals
-from structperc.tagger import Tagger
+from structperc._kernels.learn import crf as crf_kernels
+from structperc._kernels.learn import memm as memm_kernels
+from structperc._kernels.decode.nbest import kbest_corpus
+from structperc.features.dicts import EncodedAttributes
+from structperc.model.marginals import marginals
+from structperc.estimator.tagger import Tagger
 from structperc.train import Problem
 from structperc.train.crf import CRFRule
 from structperc.train.hinge import HingeRule

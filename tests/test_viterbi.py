@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 import naive
 from strategies import chains
-from structperc._kernels.viterbi import viterbi
+from structperc._kernels.decode.viterbi import viterbi
 
 SETTINGS = settings(max_examples=100, deadline=None)
 

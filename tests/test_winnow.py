@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from naive import brute_force_best, explicit_average
-from structperc._kernels import scoring
+from structperc._kernels.score import scoring
 from structperc.errors import ConfigError
-from structperc.tagger import Tagger
+from structperc.estimator.tagger import Tagger
 from structperc.train import Problem, make_rule
 from structperc.train.winnow import WinnowRule
 from builders import TEMPLATES, WORDS

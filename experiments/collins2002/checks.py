@@ -1,7 +1,7 @@
 """Collins' findings checked on the rows of one dataset, and the significance tests behind them."""
 import numpy as np
 
-from structperc.evaluate import mcnemar, paired_bootstrap, split
+from structperc.evaluate.metrics import mcnemar, paired_bootstrap, split
 
 from .settings import SEED
 

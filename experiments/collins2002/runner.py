@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from structperc.corpus import concatenate
-from structperc.datasets import DATASETS, NP_DEV_SENTENCES
-from structperc.datasets import load_dataset as load_split
+from structperc.data.splits import DATASETS, NP_DEV_SENTENCES
+from structperc.data.splits import load_dataset as load_split
 from structperc.errors import ConfigError
-from structperc.evaluate import evaluate_labels
-from structperc.tagger import Tagger
+from structperc.evaluate.metrics import evaluate_labels
+from structperc.estimator.tagger import Tagger
 from structperc.train import TRAINERS
 
 from .checks import HEADLINE, PAIRS, check_patterns, significance
@@ -23,7 +23,7 @@ from .settings import (FULL_EPOCHS, METHODS, NP_SETUP, NP_TEMPLATES, PAPER, POS_
 
 
 def load_dataset(name, corpora_dir, quick=False, ptb_root=None):
-    """The dataset's split (``structperc.datasets``); quick runs train NP on fewer sentences."""
+    """The dataset's split (``structperc.data.splits``); quick runs train NP on fewer sentences."""
     data = load_split(name, corpora_dir, ptb_root=ptb_root,
                       train_sentences=QUICK_TRAIN_SENTENCES if quick else None)
     if data.task == "np":
@@ -101,7 +101,7 @@ def run_collins2002(corpora_dir, out_dir, quick=False, ptb_root=None, datasets=N
     """Re-run Collins (2002) on the given datasets; write collins2002.md, collins2002.json and one
     PNG of dev curves per dataset into ``out_dir``. Returns the results dict (also the JSON).
 
-    datasets : names from ``structperc.datasets.DATASETS`` (default: np, ewt, wsj, plus ptb when
+    datasets : names from ``structperc.data.splits.DATASETS`` (default: np, ewt, wsj, plus ptb when
         ptb_root is given; quick: np only). progress : callable(str) receiving one line per finished
         row, or None.
     """

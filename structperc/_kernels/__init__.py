@@ -2,7 +2,7 @@
 
 Kernels take contiguous numpy arrays, scalars and the records of ``records.py`` (``Data``, the
 encoded sentences; ``Layout``, the weight vector's blocks), validate nothing and raise nothing; the
-public wrappers (``structperc.model``, ``structperc.probability``, ``structperc.nbest`` and the
+public wrappers (``structperc.model.linear_chain``, ``structperc.model.marginals``, ``structperc.nbest.lists`` and the
 learning rules of ``structperc.train``) check their inputs first.
 
 Score conventions shared by all decoders (L labels, n tokens)::
@@ -20,6 +20,6 @@ A forbidden transition or label is -inf in ``transition`` or ``emission``.
 """
 import os as _os
 
-from ..kernel_cache import watch_kernel_sources as _watch
+from .cache import watch_kernel_sources as _watch
 
 _watch(_os.path.dirname(__file__))  # a kernel's cache goes stale when a helper it inlines changes

@@ -84,7 +84,7 @@ def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty, em
     """The ``Layout`` of a model of ``order`` 1 or 2 decoded by the decoder of code ``decoder``;
     ``emission_pairs`` is (emission_offsets, emission_labels) with the label lists of the rows that
     lack some label only (``emission.compact_labels``), empty arrays for all pairs."""
-    from .emission import full_rows_before
+    from .score.emission import full_rows_before
 
     emission_offsets, emission_labels = emission_pairs
     transition_size = (n_labels + 1) * n_labels

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..errors import ConfigError, InputFormatError
+from structperc.errors import ConfigError, InputFormatError
 
 STDIN_NAME = "<stdin>"
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputFormatError
-from .base import Parser, check_names
+from structperc.errors import InputFormatError
+from structperc.readers.base import Parser, check_names
 
 
 def default_columns(n: int) -> list[str]:

@@ -8,8 +8,8 @@ upos and feats joined with "|" (``NOUN|Number=Sing``), as for morphological tagg
 
 from __future__ import annotations
 
-from ..errors import ConfigError, InputFormatError
-from .base import Parser
+from structperc.errors import ConfigError, InputFormatError
+from structperc.readers.base import Parser
 
 # The last column is derived from MISC: "0" when the token is written with no space after it
 # (SpaceAfter=No, on the word or on the multiword token it ends; the words inside a multiword token

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import warnings
 
-from ..errors import StructpercWarning
-from .base import Parser
+from structperc.errors import StructpercWarning
+from structperc.readers.base import Parser
 
 PTB_COLUMNS = ["word", "pos"]
 # PTB tags of tokens that may follow the sentence-final "." and still belong to the sentence

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import Parser
-from .conll import ConllParser
-from .conllu import ConlluParser
-from .ptb import PtbParser
-from .tagged import TaggedParser
+from structperc.readers.base import Parser
+from structperc.readers.conll import ConllParser
+from structperc.readers.conllu import ConlluParser
+from structperc.readers.ptb import PtbParser
+from structperc.readers.tagged import TaggedParser
 
 DEFAULT_FORMAT = "conll"
 FORMATS: dict[str, type[Parser]] = {

@@ -19,11 +19,11 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..chunks import map_only_types
-from ..corpus import Corpus, concatenate
-from ..errors import ConfigError, InputFormatError
-from .base import STDIN_NAME
-from .registry import FORMATS, resolve_format
+from structperc.chunks import map_only_types
+from structperc.corpus import Corpus, concatenate
+from structperc.errors import ConfigError, InputFormatError
+from structperc.readers.base import STDIN_NAME
+from structperc.readers.registry import FORMATS, resolve_format
 
 _CHUNK_BYTES = 1 << 20
 _TRAILING_SPACE = re.compile(r"[^\S\n]\n|[^\S\n]\Z")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from .base import Parser
-from .ptb import PTB_COLUMNS
+from structperc.errors import ConfigError
+from structperc.readers.base import Parser
+from structperc.readers.ptb import PTB_COLUMNS
 
 
 class TaggedParser(Parser):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Sequence, TextIO
 
-from ..corpus import Corpus
+from structperc.corpus import Corpus
 
 
 def write_tagged(out: TextIO, corpus: Corpus, predicted: Sequence[str],

@@ -2,13 +2,13 @@
 
 Each rule class declares ``params`` (its options and their defaults) and ``probabilistic``.
 """
-from ..errors import ConfigError
-from .base import EpochRecord, LearningRule, LoopState, Problem, train_online
-from .crf import CRFRule
-from .hinge import HingeRule
-from .memm import MEMMRule
-from .perceptron import PerceptronRule
-from .winnow import WinnowRule
+from structperc.errors import ConfigError
+from structperc.train.base import EpochRecord, LearningRule, LoopState, Problem, train_online
+from structperc.train.crf import CRFRule
+from structperc.train.hinge import HingeRule
+from structperc.train.memm import MEMMRule
+from structperc.train.perceptron import PerceptronRule
+from structperc.train.winnow import WinnowRule
 
 TRAINERS = {"perceptron": PerceptronRule, "crf": CRFRule, "hinge": HingeRule, "memm": MEMMRule,
             "winnow": WinnowRule}

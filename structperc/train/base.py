@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._kernels.records import Data
+from structperc._kernels.records import Data
 
 if TYPE_CHECKING:
-    from ..model import LinearChainModel
+    from structperc.model.linear_chain import LinearChainModel
 
 
 @dataclass

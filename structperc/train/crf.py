@@ -1,6 +1,6 @@
 """Linear-chain CRF trained by SGD with lazy L2 scaling (Bottou's crfsgd, CRFsuite's l2sgd)."""
-from ..errors import ConfigError
-from .sgd import ScaledSGDRule
+from structperc.errors import ConfigError
+from structperc.train.sgd import ScaledSGDRule
 
 
 class CRFRule(ScaledSGDRule):
@@ -47,7 +47,7 @@ class CRFRule(ScaledSGDRule):
             raise ConfigError(f"batch_size must be a positive integer, got {self.batch_size!r}")
 
     def _pass(self, v, u, state, visit_order, rate):
-        from .._kernels.crf import crf_epoch  # here, not at import: `tag` needs no training kernel
+        from structperc._kernels.learn.crf import crf_epoch  # here, not at import: `tag` needs no training kernel
         log_likelihood, skipped = crf_epoch(v, u, state, self.layout, self.problem.data, visit_order, rate,
                                             int(self.batch_size))
         return log_likelihood, {"skipped": skipped}

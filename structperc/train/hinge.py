@@ -1,6 +1,6 @@
 """Structured hinge loss with Hamming cost, by Pegasos-style subgradient steps on the same decoder."""
-from ..errors import ConfigError
-from .sgd import ScaledSGDRule
+from structperc.errors import ConfigError
+from structperc.train.sgd import ScaledSGDRule
 
 
 class HingeRule(ScaledSGDRule):
@@ -45,7 +45,7 @@ class HingeRule(ScaledSGDRule):
             raise ConfigError(f"cost must be > 0, got {self.cost!r}")
 
     def _pass(self, v, u, state, visit_order, rate):
-        from .._kernels.hinge import hinge_epoch  # here, not at import: `tag` needs no training kernel
+        from structperc._kernels.learn.hinge import hinge_epoch  # here, not at import: `tag` needs no training kernel
         loss, violations, token_errors, skipped = hinge_epoch(
             v, u, state, self.layout, self.problem.data, visit_order, rate, float(self.cost))
         counters = {"violations": violations, "token_errors": token_errors, "skipped": skipped}

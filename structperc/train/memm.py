@@ -1,7 +1,7 @@
 """Maximum-entropy Markov model (McCallum et al. 2000; the "ME" rows of Collins 2002, Ratnaparkhi's
 tagger at order 2): per-token log-linear classifiers on gold histories, trained by SGD, decoded by
 the shared (first- or second-order) Viterbi over their local log-probabilities."""
-from .sgd import ScaledSGDRule
+from structperc.train.sgd import ScaledSGDRule
 
 
 class MEMMRule(ScaledSGDRule):
@@ -41,6 +41,6 @@ class MEMMRule(ScaledSGDRule):
         self.l1 = l1
 
     def _pass(self, v, u, state, visit_order, rate):
-        from .._kernels.memm import memm_epoch  # here, not at import: `tag` needs no training kernel
+        from structperc._kernels.learn.memm import memm_epoch  # here, not at import: `tag` needs no training kernel
         log_likelihood, skipped = memm_epoch(v, u, state, self.layout, self.problem.data, visit_order, rate)
         return log_likelihood, {"skipped_tokens": skipped}

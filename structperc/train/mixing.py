@@ -29,10 +29,10 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..errors import ConfigError, StructpercError
-from .._kernels.csr import gather_rows
-from .._kernels.sgd import STEPS
-from .base import EpochRecord, Problem
+from structperc.errors import ConfigError, StructpercError
+from structperc._kernels.encode.csr import gather_rows
+from structperc._kernels.learn.sgd import STEPS
+from structperc.train.base import EpochRecord, Problem
 
 MIXES = ("uniform", "errors")
 # the counter of each rule that counts mistakes (for --mix errors)
@@ -146,7 +146,7 @@ def mix_weights(weights, mu, out=None, threads=1):
     """sum_i μ_i w_i into ``out`` (a new array when None). Every index sums the shards in shard
     order, so the result depends neither on timing nor on ``threads``, the number of threads that
     each sum a block of the indices."""
-    from .._kernels.mixing import add_scaled, scale_into
+    from structperc._kernels.learn.mixing import add_scaled, scale_into
 
     if out is None:
         out = np.empty_like(weights[0])

@@ -1,7 +1,7 @@
 """Collins' (2002) structured perceptron, averaged or not."""
 import numpy as np
 
-from .base import LearningRule
+from structperc.train.base import LearningRule
 
 
 class PerceptronRule(LearningRule):
@@ -29,7 +29,7 @@ class PerceptronRule(LearningRule):
                 self.u[:] = resume["u"]
 
     def run(self, visit_order):
-        from .._kernels.perceptron import perceptron_epoch  # here, not at import: `tag` needs no training kernel
+        from structperc._kernels.learn.perceptron import perceptron_epoch  # here, not at import: `tag` needs no training kernel
         self.counter, sentence_errors, token_errors = perceptron_epoch(
             self.w, self.u, self.counter, self.layout, self.problem.data, visit_order)
         return {"sentence_errors": sentence_errors, "token_errors": token_errors}
@@ -51,7 +51,7 @@ class PerceptronRule(LearningRule):
         (s = counter + 1), so, as in ``_kernels/perceptron.py``, u += counter * δ; then
         w - u / c stays the mean of every w held after an example, the jump included.
         """
-        from .._kernels.mixing import jump
+        from structperc._kernels.learn.mixing import jump
 
         jump(self.w, self.u if self.average else self.u[:0], float(self.counter), weights, 1.0)
 

@@ -4,10 +4,10 @@ calibration of the initial learning rate on a sample.
 """
 import numpy as np
 
-from .._kernels.sgd import (EXAMPLES, SCALE, SCALE_SUM, Rate, l1_catch_up_all, learning_rate, new_state, real_weights,
+from structperc._kernels.learn.sgd import (EXAMPLES, SCALE, SCALE_SUM, Rate, l1_catch_up_all, learning_rate, new_state, real_weights,
                             restart_average)
-from ..errors import ConfigError
-from .base import LearningRule
+from structperc.errors import ConfigError
+from structperc.train.base import LearningRule
 
 
 def default_l2(n_sentences):
@@ -128,7 +128,7 @@ class ScaledSGDRule(LearningRule):
 
     def _l1_pass(self, visit_order, rate):
         """``_pass`` with the lazy cumulative L1 penalty around each step (``_kernels/elastic.py``)."""
-        from .._kernels.elastic import crf_l1_epoch, hinge_l1_epoch, memm_l1_epoch
+        from structperc._kernels.learn.elastic import crf_l1_epoch, hinge_l1_epoch, memm_l1_epoch
 
         args = (self.v, self.u, self.q, self.state, self.layout, self.problem.data, visit_order, rate)
         l1 = float(self.l1)
@@ -191,7 +191,7 @@ class ScaledSGDRule(LearningRule):
         still the mean of the real weights over the steps, each step after the jump starting from
         ``weights``.
         """
-        from .._kernels.mixing import jump
+        from structperc._kernels.learn.mixing import jump
 
         jump(self.v, self.u if self.average else self.u[:0], float(self.state[SCALE_SUM]), weights,
              float(self.state[SCALE]))

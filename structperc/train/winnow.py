@@ -3,8 +3,8 @@ import math
 
 import numpy as np
 
-from ..errors import ConfigError
-from .base import LearningRule
+from structperc.errors import ConfigError
+from structperc.train.base import LearningRule
 
 
 class WinnowRule(LearningRule):
@@ -47,7 +47,7 @@ class WinnowRule(LearningRule):
         self.counter = 0.0
 
     def run(self, visit_order):
-        from .._kernels.winnow import winnow_epoch  # here, not at import: `tag` needs no training kernel
+        from structperc._kernels.learn.winnow import winnow_epoch  # here, not at import: `tag` needs no training kernel
         self.counter, sentence_errors, token_errors = winnow_epoch(
             self.w, self.plus, self.minus, self.u, self.counter, self.net, self.layout, self.problem.data,
             visit_order, math.log(self.promotion), math.log(self.demotion), float(self.initial_weight))

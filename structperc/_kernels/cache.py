@@ -1,0 +1,243 @@
+"""numba's on-disk cache of the kernels: is it warm for the kernels a task calls, when does it go
+stale, and how the command line loads from it.
+
+The kernels are compiled on their first call and cached beside their source (``cache=True``). A
+first run after installing or editing them compiles for many seconds; ``cold`` tells beforehand, so
+that the command line can say so instead of looking hung. Only entry points are listed: the
+kernels they call are compiled (and cached) with them. ``watch_kernel_sources`` makes a kernel's
+cache stale when any kernel module it imports changes, not only its own; ``load_kernels_lazily``
+loads cached kernels without numba's compiler registries.
+"""
+import functools
+import hashlib
+import importlib
+import os
+import pickle
+import re
+import sys
+
+# small inputs: the first-order Viterbi kernel (first-order global models), the general one (others)
+FIRST_ORDER_DECODING = ("decode.decoders.decode_corpus_first_order",)
+GENERAL_DECODING = ("decode.decoders.decode_corpus_serial",)
+SERIAL_DECODING = FIRST_ORDER_DECODING + GENERAL_DECODING
+# the parallel decoder runs only on batches of decoders.PARALLEL_FROM sentences or more
+PARALLEL_DECODING = ("decode.decoders.decode_corpus_parallel",)
+TAGGING = ("encode.keys.lookup_template", "encode.keys.columns_to_csr")
+TRAINING = ("encode.keys.intern_template", "encode.keys.number_features")
+# parameter mixing (--workers N > 1, --scheduler): a shard's data, the jump to mixed weights, the sum
+MIXING = ("encode.csr.gather_rows", "learn.mixing.jump", "learn.mixing.scale_into", "learn.mixing.add_scaled")
+# the options and commands beyond plain training and tagging: feature hashing, gold feature-label
+# pairs, reranking (perceptron, dual and kernel, boosting) and Brown clustering
+OPTIONS = ("encode.keys.hash_template", "score.emission.gold_pairs")
+RERANKERS = {"perceptron": ("rank.ranking.ranking_epoch", "rank.ranking.predict_groups"),
+             "dual": ("rank.dual_ranking.dual_epoch", "rank.dual_ranking.dual_predict"),
+             "boost": ("rank.rank_boosting.pair_differences", "rank.rank_boosting.boost_rounds")}
+RERANKING = sum(RERANKERS.values(), ())
+# what `rerank apply` calls with each learner's file, and `nbest`: the choice, and the best
+# candidate of each list (the oracle of the summary)
+RERANK_APPLYING = {"perceptron": ("rank.ranking.predict_groups", "rank.ranking.group_argmax"),
+                   "dual": ("rank.dual_ranking.dual_predict", "rank.ranking.group_argmax"),
+                   "boost": ("rank.ranking.predict_groups", "rank.ranking.group_argmax")}
+NBEST = ("decode.nbest.kbest_corpus", "rank.ranking.group_argmax")
+CLUSTERING = ("cluster.brown.brown_steps",)
+# an input file at least this large (bytes) holds enough sentences for the parallel decoder
+LARGE_INPUT = 16384
+EPOCH_KERNELS = {"perceptron": "learn.perceptron.perceptron_epoch", "crf": "learn.crf.crf_epoch",
+                 "memm": "learn.memm.memm_epoch", "hinge": "learn.hinge.hinge_epoch",
+                 "winnow": "learn.winnow.winnow_epoch"}
+MARGINALS = {"global": "decode.marginals.corpus_marginals", "local": "decode.marginals.corpus_marginals"}
+
+
+def large_input(path):
+    """Whether ``path`` is a file large enough to be decoded by the parallel decoder."""
+    try:
+        return path is not None and os.path.getsize(path) >= LARGE_INPUT
+    except OSError:  # standard input ("-"), or a file that is not there (reported later)
+        return False
+
+
+L1_EPOCH_KERNELS = {"crf": "learn.elastic.crf_l1_epoch", "memm": "learn.elastic.memm_l1_epoch", "hinge": "learn.elastic.hinge_l1_epoch"}
+
+
+def decoding_kernels(path, decoder=None):
+    """The decoders that decoding the file ``path`` calls, with a model whose decoder (a name of
+    ``_kernels.decoders.DECODERS``) is ``decoder``; None: any model."""
+    small = SERIAL_DECODING if decoder is None else FIRST_ORDER_DECODING if decoder == "viterbi" else GENERAL_DECODING
+    return small + (PARALLEL_DECODING if large_input(path) else ())
+
+
+def training_kernels(trainer, dev=None, l1=False, mixing=False):
+    """Entry points that training with the rule ``trainer`` calls (with ``l1``: its L1 epoch too; with
+    ``mixing``: parameter mixing's), and decoding the dev file ``dev``."""
+    epoch = (EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ()
+    if l1 and trainer in L1_EPOCH_KERNELS:
+        epoch += (L1_EPOCH_KERNELS[trainer],)
+    return TRAINING + epoch + (MIXING if mixing else ()) + (decoding_kernels(dev) if dev is not None else ())
+
+
+def tagging_kernels(normalization=None, path=None, decoder=None):
+    """Entry points that tagging the file ``path`` with a model whose decoder is ``decoder`` (None:
+    any) calls; with ``normalization`` ("global", "local"), also the kernel of the label marginals
+    of such a model."""
+    return TAGGING + decoding_kernels(path, decoder) + (
+        (MARGINALS[normalization],) if normalization in MARGINALS else ())
+
+
+def _has_cached_code(name):
+    module_name, function_name = name.rsplit(".", 1)
+    module = importlib.import_module(f"structperc._kernels.{module_name}")
+    dispatcher = getattr(module, function_name)
+    try:
+        # the index lists the compiled signatures; numba returns none when the source changed since
+        return bool(dispatcher._cache._cache_file._load_index())
+    except (AttributeError, OSError, EOFError, pickle.UnpicklingError):
+        return False
+
+
+def cold(names):
+    """True when any of the kernels ``names`` ("module.function" under structperc._kernels) has no
+    cached machine code for its current source, so that calling it compiles."""
+    return not all(_has_cached_code(name) for name in names)
+
+
+# numba versions whose cache loading was checked to need only the runtime and the import-time symbols
+_LAZY_REGISTRIES_CHECKED = ("0.68.",)
+
+
+def load_numba_without_blas():
+    """Load numba's compiler registries now, with the BLAS probe skipped.
+
+    Loading its first kernel, numba imports ``scipy.linalg.cython_blas`` (and so all of
+    scipy.linalg, about a third of a warm ``tag`` run) only to offer ``np.dot`` and friends in
+    compiled code. No structperc kernel uses them. For the command line only: in a library caller's
+    process it would hide BLAS from the caller's own kernels. scipy itself stays importable.
+    """
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg.cython_blas" in sys.modules:
+        return
+    from numba.core.registry import cpu_target
+
+    sys.modules["scipy.linalg.cython_blas"] = None  # import fails: numba's probe finds no BLAS
+    try:
+        cpu_target.target_context.refresh()
+        cpu_target.typing_context.refresh()
+    finally:
+        del sys.modules["scipy.linalg.cython_blas"]
+
+
+def _load_overload_without_registries(cache, sig, target_context):
+    # What a cached kernel's machine code links against, short of the registries: the runtime
+    # (allocation, reference counts). The parallel kernels start their thread pool themselves
+    # (their reload hooks). Code that hashes would also need the symbols that importing
+    # numba.cpython.hashing adds; no structperc kernel hashes (tests/test_startup.py checks the cache).
+    from numba.core.runtime import rtsys
+
+    rtsys.initialize(target_context)
+    with cache._guard_against_spurious_io_errors():
+        return cache._load_overload(sig, target_context)
+
+
+def load_kernels_lazily():
+    """Load cached kernels without numba's compiler registries; install those only to compile.
+
+    Before it loads a kernel's machine code from the cache, numba installs every typing and
+    lowering registry it has (about 0.15 s, a quarter of a warm ``tag`` run, plus scipy.linalg
+    for its BLAS probe). Only compiling uses them, and numba's compiler installs them itself
+    before each compilation, so a cold kernel still compiles. Done for the numba versions where
+    this was checked (tests/test_startup.py loads and compiles under it); otherwise the registries
+    are loaded up front as before, without the BLAS probe. For the command line only.
+    """
+    import numba
+    from numba.core import caching
+
+    if not numba.__version__.startswith(_LAZY_REGISTRIES_CHECKED) or not hasattr(caching.Cache, "_load_overload"):
+        load_numba_without_blas()
+        return
+    caching.Cache.load_overload = _load_overload_without_registries
+
+
+# numba stamps a kernel's cache with its own source file only. But a kernel that calls a helper of
+# another module compiles that helper's code into its own machine code, so after an edit of the
+# helper alone, the callers' caches still looked fresh and ran the old helper. The kernel modules'
+# caches are stamped instead with the sources of the module and of every module of its folder it
+# imports (``from .name import``, ``from ..family.name import``), transitively.
+_RELATIVE_IMPORT = re.compile(r"^\s*from (\.+)([\w.]+) import", re.M)
+_WATCHED_FOLDERS = set()
+
+
+@functools.lru_cache(maxsize=None)
+def _source(path, mtime_ns, size):
+    """(sha256 of the file, the modules it imports relatively, as paths relative to its folder);
+    memoized on the file's mtime and size."""
+    with open(path, "rb") as handle:
+        text = handle.read()
+    imports = tuple(os.path.join(*([os.pardir] * (len(dots) - 1)), *name.split(".")) + ".py"
+                    for dots, name in _RELATIVE_IMPORT.findall(text.decode("utf-8")))
+    return hashlib.sha256(text).digest(), imports
+
+
+def _read(path):
+    st = os.stat(path)
+    return _source(path, st.st_mtime_ns, st.st_size)
+
+
+def kernel_sources(path):
+    """The module file ``path`` and the files of the modules that it imports relatively, directly
+    or not, sorted."""
+    seen, todo = set(), [os.path.abspath(path)]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for relative in _read(current)[1]:
+            imported = os.path.normpath(os.path.join(os.path.dirname(current), relative))
+            if os.path.isfile(imported):  # a package (a folder) is not a kernel module
+                todo.append(imported)
+    return sorted(seen)
+
+
+def sources_stamp(path):
+    """The cache stamp of the kernels of ``path``: a digest of its source and its imports' sources."""
+    digest = hashlib.sha256()
+    for source in kernel_sources(path):
+        digest.update(os.path.basename(source).encode() + b"\0" + _read(source)[0])
+    return digest.digest()
+
+
+def _watching(locator):
+    """``locator`` (a numba cache locator backed by a source file), stamping with ``sources_stamp``
+    the kernels of the watched folders and declining all others."""
+
+    class Watching(locator):
+        def get_source_stamp(self):
+            return sources_stamp(self._py_file)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            source = os.path.abspath(py_file)
+            if not any(source.startswith(folder + os.sep) for folder in _WATCHED_FOLDERS):
+                return None
+            return super().from_function(py_func, py_file)
+
+    Watching.__name__ = Watching.__qualname__ = f"Watching{locator.__name__}"
+    return Watching
+
+
+def watch_kernel_sources(folder):
+    """Stamp the caches of the kernels defined in ``folder`` with ``sources_stamp``: call before
+    those modules are imported. numba's own locators, in its order, with the new stamp: the
+    NUMBA_CACHE_DIR folder when set, else __pycache__ beside the source, else the user's cache.
+    A NUMBA_CACHE_LOCATOR_CLASSES setting replaces them all and is left alone, as is a numba
+    without these locators."""
+    from numba.core import caching
+
+    folder = os.path.abspath(folder)
+    if folder in _WATCHED_FOLDERS:
+        return
+    _WATCHED_FOLDERS.add(folder)
+    bases = [getattr(caching, name, None) for name in ("UserProvidedCacheLocator", "InTreeCacheLocator",
+                                                       "UserWideCacheLocator")]
+    locators = getattr(getattr(caching, "CacheImpl", None), "_locator_classes", None)
+    if None in bases or not isinstance(locators, list) or any(c.__name__.startswith("Watching") for c in locators):
+        return
+    locators[:0] = [_watching(base) for base in bases]

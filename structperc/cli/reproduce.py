@@ -1,0 +1,122 @@
+"""The ``reproduce`` and ``compare`` commands, as plain functions with typer annotations.
+
+``cli.py`` registers them as ``reproduce`` and ``compare``, with the epilogs
+``examples(REPRODUCE_EPILOG)`` and ``examples(COMPARE_EPILOG)``, wrapped by ``handles_errors``.
+
+``compare`` wraps ``structperc.evaluate.metrics.compare_tagged``. ``reproduce`` runs an experiment package
+of experiments/ (``experiments/collins2002``), which is not installed with the library: it is found
+beside the package directory, in a source checkout or an editable install.
+"""
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from structperc.errors import ConfigError
+from structperc.evaluate.metrics import compare_tagged, format_comparison
+
+REPRODUCE_EPILOG = """Examples:
+
+  structperc reproduce collins2002 --quick
+
+  structperc reproduce collins2002 --only np,ewt --out experiments/results
+
+  structperc reproduce collins2002 --ptb-root /data/treebank_3/tagged/pos/wsj --only ptb
+"""
+
+COMPARE_EPILOG = """Examples:
+
+  structperc tag corpora/conll2000/test.txt --model a.npz > a.txt
+
+  structperc tag corpora/conll2000/test.txt --model b.npz > b.txt
+
+  structperc compare a.txt b.txt
+
+  structperc compare a.txt b.txt --json --samples 1000 | jq .mcnemar.p_value
+
+  structperc compare a.conllu b.conllu --gold xpos
+"""
+
+EXPERIMENTS = ("collins2002",)
+EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
+
+
+def load_experiment(name, root=None):
+    """The experiment package ``root/name`` (default root: ``EXPERIMENTS_DIR``), imported once as
+    ``structperc_experiment_<name>``. ConfigError when the directory is absent (an installed copy
+    of the package without its checkout)."""
+    init = Path(EXPERIMENTS_DIR if root is None else root) / name / "__init__.py"
+    if not init.is_file():
+        raise ConfigError(f"experiment {name!r} needs {init.parent}, which is not installed with the package: "
+                          "run it from a structperc source checkout (pip install -e .)")
+    module_name = f"structperc_experiment_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, init, submodule_search_locations=[str(init.parent)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    return module
+
+
+def reproduce_command(
+    experiment: str = typer.Argument(..., help="Which experiment: collins2002."),
+    quick: bool = typer.Option(False, "--quick", help="Reduced run for CI: NP only, 3 epochs, 2,000 sentences."),
+    corpora: Path = typer.Option(Path("corpora"), "--corpora", help="Folder holding the fetched corpora."),
+    out: Path = typer.Option(Path("experiments/results"), "--out", help="Where to write the .md, .json and plots."),
+    ptb_root: Optional[Path] = typer.Option(
+        None, "--ptb-root", help="Penn Treebank tagged .pos files (wsj_SSNN.pos, flat or in SS/ folders)."),
+    only: Optional[str] = typer.Option(None, "--only", help="Comma-separated datasets: np, ewt, wsj, ptb."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
+    json_output: bool = typer.Option(False, "--json", help="Print the written files and the time as JSON on stdout."),
+):
+    """Re-run a published experiment and write its results table beside the paper's numbers.
+
+    collins2002: Collins (EMNLP 2002), averaged vs plain perceptron vs maximum entropy, feature
+    cut-off 0 and 5, on NP chunking (CoNLL-2000) and POS tagging (UD EWT, the WSJ sample, and the
+    full WSJ with --ptb-root). Writes OUT/collins2002.md, OUT/collins2002.json and one PNG of dev
+    curves per dataset; prints one line per finished row on stderr.
+    """
+    if experiment not in EXPERIMENTS:
+        raise ConfigError(f"unknown experiment {experiment!r}: choose one of {', '.join(EXPERIMENTS)}")
+    run = load_experiment(experiment).run_collins2002
+    datasets = [d.strip() for d in only.split(",") if d.strip()] if only else None
+    results = run(corpora, out, quick=quick, ptb_root=ptb_root, datasets=datasets,
+                  progress=None if quiet else (lambda line: typer.echo(line, err=True)))
+    if json_output:
+        typer.echo(json.dumps({"markdown": str(out / "collins2002.md"), "json": str(out / "collins2002.json"),
+                               "seconds": results["total_seconds"]}))
+    elif not quiet:
+        typer.echo(f"wrote {out / 'collins2002.md'} and {out / 'collins2002.json'} "
+                   f"({results['total_seconds'] / 60:.1f} min)", err=True)
+
+
+def compare_command(
+    a: Path = typer.Argument(..., help="Tagged output A (`structperc tag` on a labelled input)."),
+    b: Path = typer.Argument(..., help="Tagged output B, of the same input."),
+    json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+    samples: int = typer.Option(10000, "--samples", min=1, help="Bootstrap samples (chunk F1 test)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap resampling."),
+    gold: Optional[str] = typer.Option(
+        None, "--gold", help="Gold column: a 1-based column number (default: the second-to-last), or "
+        "upos / xpos for tagged CoNLL-U, which needs it."),
+):
+    """Compare two taggers' outputs on the same labelled input: accuracy, McNemar's test on token
+    decisions, and for chunk (BIO) labels chunk P/R/F1 with a paired bootstrap test on F1.
+
+    Each file is what `structperc tag` writes for a labelled input: whitespace-separated columns,
+    blank lines between sentences, the prediction in the last column and the gold label in the one
+    before it, or in the column --gold names (tagged CoNLL-U: --gold upos or --gold xpos).
+    """
+    result = compare_tagged(a, b, samples=samples, seed=seed, gold=gold)
+    if json_output:
+        typer.echo(json.dumps(result))
+    else:
+        typer.echo(format_comparison(result))

@@ -1,0 +1,216 @@
+"""The pipeline on files of ``Tagger``: read a corpus file, record how it was read in the model, and
+read, tag and score later files the same way, batch by batch."""
+import os
+import time
+
+import numpy as np
+
+from structperc.features.dicts import AttributeEncoder
+from structperc.features.cache import file_sha256
+from structperc.features.encode import FeatureEncoder
+from structperc.errors import ConfigError
+from structperc.model.forcing import check_forced, forced_label_ids
+
+
+def read_training_corpus(path, **reader_options):
+    """``read_corpus`` for training: each distinct string held once and no original lines (training
+    never writes them back), so that a token costs one pointer per column instead of its own string
+    objects. The columns are lists of strings (``read_training_columns``, spelled out) for code that
+    subsets and extends them: continued training, bagging and stacking."""
+    from structperc.readers.parallel import read_training_columns
+
+    corpus = read_training_columns(path, **reader_options)
+    corpus.columns = {name: list(column) for name, column in corpus.columns.items()}
+    return corpus
+
+
+def recorded_options(reader_options):
+    """The reader options a model records of how its training file was read (``tag_sep`` only when given)."""
+    return {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
+
+
+def read_training_files(path, dev=None, **reader_options):
+    """(training Corpus, dev Corpus or None, the recorded reader options) of a training file and a dev
+    file, as ``FilePipeline.fit_file`` reads them (the training file by ``read_training_corpus``)."""
+    from structperc.readers import read_corpus
+
+    dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
+    reader_options = recorded_options(reader_options)
+    return read_training_corpus(path, **reader_options), dev_corpus, reader_options
+
+
+class FilePipeline:
+    """``fit_file``, ``read``, ``evaluate_file`` and ``tag_file`` of ``Tagger`` (which provides
+    ``fit``, ``_fit_encoded``, the model and its parameters)."""
+
+    def fit_file(self, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
+                 resume=None, client=None, partial=False, **reader_options):
+        """Read a labelled corpus file (and a dev file) with ``read_corpus`` and fit; returns self.
+
+        partial : continue training the fitted model (``partial_fit``) instead of fitting anew.
+        reader_options : keyword arguments of ``read_corpus`` (format, columns, label, encoding,
+            only_types, ...). They are recorded in the model with the format and columns found, and
+            ``read``, ``tag_file`` and ``evaluate_file`` use them.
+        checkpoint, checkpoint_every, resume, client : as in ``fit``.
+        """
+        from structperc.readers import read_corpus
+
+        self.trainer_options()  # a bad option fails before a large corpus is read
+        self.check_engine(client)
+        dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
+        reader_options = recorded_options(reader_options)
+        run = dict(dev=dev_corpus, progress=progress, callback=callback, checkpoint=checkpoint,
+                   checkpoint_every=checkpoint_every, resume=resume, client=client)
+        if partial and hasattr(self, "model_"):
+            # continued training encodes with the fitted model's feature index: no cache
+            return self.partial_fit(read_training_corpus(path, **reader_options), input_metadata=reader_options,
+                                    **run)
+        if self.cache_dir is not None:
+            encoder, encoded, found = self._cached_encoding(path, reader_options)
+            return self._fit_encoded(encoder, encoded, {**reader_options, **found}, **run)
+        from structperc.readers.parallel import read_training_columns
+
+        # --workers N on this machine: N processes read N parts of the file at once, while this one
+        # imports dask for the mixing
+        local = client is None and self.scheduler is None
+        parts = int(self.workers) if local else 1
+        meanwhile = _import_dask if self._mixing(client) else None
+        # no reference to the training corpus is kept here: its columns go as soon as they are value ids
+        return self._fit(read_training_columns(path, parts=parts, meanwhile=meanwhile, **reader_options),
+                         input_metadata=reader_options, release=True, **run)
+
+    def _cached_encoding(self, path, reader_options):
+        """(encoder, encoded corpus, what was read: format, columns, label) of the training file
+        ``path``, from ``cache_dir`` (memory-mapped) or read, encoded and stored there."""
+        from structperc.features.cache import load_or_build
+        from structperc.features.encode import EncodedCorpus
+        from structperc.readers import read_corpus
+
+        fields = ("sentence_offsets", "feature_offsets", "feature_ids", "pair_offsets", "pair_ids", "labels",
+                  "word_ids")
+
+        def build():
+            corpus = read_corpus(path, **reader_options)
+            if corpus.label is None:
+                raise ValueError("training data has no label column")
+            encoder = self._encoder()
+            encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+            state, meta = encoder.state()
+            arrays = {f"encoder__{k}": v for k, v in state.items()}
+            arrays.update({f"encoded__{k}": getattr(encoded, k) for k in fields if getattr(encoded, k) is not None})
+            read = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+            return arrays, {"encoder": meta, "input": read}
+
+        templates = self.templates if isinstance(self.templates, str) else list(self.templates)
+        options = {"templates": templates, "min_count": self.min_count, "rare_threshold": self.rare_threshold,
+                   "hash_bits": self.hash_bits, "reader": reader_options}
+        if isinstance(templates, str) and os.path.isfile(templates):
+            options["template_file"] = file_sha256(templates)
+        arrays, meta, _ = load_or_build(self.cache_dir, path, options, build)
+        state = {k[len("encoder__"):]: v for k, v in arrays.items() if k.startswith("encoder__")}
+        encoder = FeatureEncoder.from_state(state, meta["encoder"])
+        encoded = EncodedCorpus(**{k: arrays.get(f"encoded__{k}") for k in fields})
+        return encoder, encoded, meta["input"]
+
+    def reader_options(self, format=None, tag_sep=None):
+        """The ``read_corpus`` options recorded at fitting; ``format`` and ``tag_sep`` replace them
+        when given (another format drops the recorded options of the training format)."""
+        options = dict(self.model_.metadata.get("input", {}))
+        if format is not None and format != options.get("format"):
+            options["format"] = format
+            options.pop("tag_sep", None)
+        if tag_sep is not None:
+            options["tag_sep"] = tag_sep
+        return options
+
+    def read(self, path, format=None, require_label=True, tag_sep=None):
+        """Read a corpus file as the training corpus was read."""
+        from structperc.readers import read_corpus
+
+        self._check_templates()
+        return read_corpus(path, **self.reader_options(format, tag_sep), require_label=require_label)
+
+    def _check_templates(self):
+        if isinstance(self.model_.encoder, AttributeEncoder):
+            raise ConfigError("this model was trained on feature dicts and has no templates: "
+                              "tag its input with the Python API (Tagger.predict on dicts)")
+
+    def evaluate_file(self, path, format=None, tag_sep=None):
+        """``evaluate`` on a labelled corpus file read as the training corpus was."""
+        return self.evaluate(self.read(path, format, tag_sep=tag_sep))
+
+    def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
+                 force_column=None):
+        """Read, tag and write batch by batch: the input columns plus the predicted label.
+
+        input : file, or "-" for standard input; read lazily, so files larger than memory stream.
+        output : file written atomically (nothing is left on an error or an interrupt), or None for
+            standard output.
+        marginals : None, "best" (P(predicted label | x) per token) or "all" (one "label:P" column
+            per label); probability : write "# probability P(y|x)" before each sentence. Both need a
+            probabilistic model (crf, memm).
+        force_column : None, or the 1-based input column holding a forced label or the missing
+            symbol (``missing_label``, or "?" when the model was trained without one) per token;
+            decoding and the marginals keep the forced labels. A forced label that the model does
+            not know or that the transition constraint forbids is an InputFormatError at its line.
+
+        Returns counts and the time from opening the input to the last write: sentences, tokens,
+        seconds, tokens_per_second.
+        """
+        from structperc.utils.atomic import open_output
+        from structperc.readers import iter_corpus, write_tagged
+
+        if marginals not in (None, "best", "all"):
+            raise ConfigError(f"marginals takes 'best' or 'all', got {marginals!r}")
+        self._check_templates()
+        model = self.model_
+        if marginals or probability:
+            from structperc.model.marginals import check_probabilistic
+            from structperc.model.marginals import marginals as label_marginals
+
+            check_probabilistic(model)
+        options = self.reader_options(format, tag_sep)
+        force_name = None
+        if force_column is not None:
+            columns = list(options.get("columns") or [])
+            if int(force_column) < 1:
+                raise ConfigError(f"--force-column is 1-based, got {force_column!r}")
+            columns += [f"col{i}" for i in range(len(columns) + 1, int(force_column) + 1)]
+            force_name = columns[int(force_column) - 1]
+            options["columns"] = columns
+        missing = self.missing_symbol()
+        start = time.perf_counter()
+        sentences = tokens = 0
+        with open_output(output) as out:
+            for batch in iter_corpus(input, **options, require_label=False):
+                forced = None
+                if force_name is not None:
+                    if force_name not in batch.columns:
+                        raise ConfigError(f"--force-column {force_column}: the input has no column {force_column}")
+                    forced = forced_label_ids(model, batch.columns[force_name], missing, batch.path, batch.line_numbers)
+                    check_forced(model, forced, batch.sentence_offsets, batch.path, batch.line_numbers)
+                extra, headers = None, None
+                if not (marginals or probability):
+                    names, _ = self.predict_corpus(batch, forced)
+                else:
+                    ids, _, encoded = self._decode_input(batch, forced)
+                    names = model.label_names(ids).tolist()
+                    node, log_probability = label_marginals(model, encoded, forced=forced)
+                    if marginals == "best":
+                        extra = [[f"{p:.4f}" for p in node[np.arange(len(ids)), ids]]]
+                    elif marginals == "all":
+                        extra = [[f"{label}:{p:.4f}" for p in node[:, c]] for c, label in enumerate(model.labels)]
+                    if probability:
+                        headers = [f"# probability {np.exp(lp):.6f}" for lp in log_probability]
+                write_tagged(out, batch, names, extra_columns=extra, sentence_headers=headers)
+                sentences += batch.n_sentences
+                tokens += batch.n_tokens
+            seconds = time.perf_counter() - start
+        return {"sentences": sentences, "tokens": tokens, "seconds": seconds,
+                "tokens_per_second": tokens / seconds if seconds > 0 else float("inf")}
+
+
+def _import_dask():
+    """Import what parameter mixing starts its cluster with (``train.mixing.dask_client``)."""
+    import dask.distributed  # noqa: F401
+

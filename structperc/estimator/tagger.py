@@ -1,0 +1,469 @@
+"""``Tagger``: the scikit-learn style estimator over encoder, model and learning rules.
+
+It owns the pipeline on files as well: ``fit_file`` reads a corpus and records how (format, columns,
+label, encoding, ...) in the model, so that ``read``, ``tag_file`` and ``evaluate_file`` read later
+inputs the same way.
+"""
+import inspect
+import time
+
+import numpy as np
+
+from structperc.utils import heap
+from structperc._kernels.score.emission import gold_pairs
+from structperc.features.dicts import AttributeEncoder
+from structperc.train.checkpoint import read_checkpoint  # noqa: F401  (public here too)
+from structperc.chunks import is_bio
+from structperc.features.encode import FIRST_ID, FeatureEncoder
+from structperc.errors import ConfigError
+from structperc.evaluate.metrics import evaluate_labels
+from structperc.model.forcing import check_forced, drop_missing_label, forced_label_ids
+from structperc.features.lexicon import read_lexicons
+from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator.training import ALL_PAIRS_DEFAULT, Training, _as_corpus, _dicts, _flat_labels
+from structperc.estimator.files import FilePipeline, read_training_corpus  # noqa: F401  (read_training_corpus: public)
+
+# Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
+# default) leaves the rule's own default, and only the options that are set reach the rule.
+TRAINER_OPTIONS = ("average", "l2", "eta0", "batch_size", "cost", "average_start", "calibration_sentences",
+                   "l1", "promotion", "demotion", "initial_weight")
+
+
+
+
+def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
+    """Allowed labels per word id: words seen at least ``threshold`` times may only take the labels
+    they were seen with; every other word id may take all labels. Returns CSR (offsets, labels)."""
+    counts = np.bincount(word_ids, minlength=n_words)
+    seen = np.zeros((n_words, n_labels), dtype=bool)
+    seen[word_ids, labels] = True
+    allowed = np.where((counts >= threshold)[:, None], seen, True)
+    offsets = np.zeros(n_words + 1, dtype=np.int64)
+    np.cumsum(allowed.sum(axis=1), out=offsets[1:])
+    return offsets, np.nonzero(allowed)[1].astype(np.int64)
+
+
+class Tagger(Training, FilePipeline):
+    """A sequence tagger trained on-line by one of ``structperc.train.TRAINERS``.
+
+    Parameters
+    ----------
+    templates : preset ("chunk", "pos"), template file, or list of template strings
+    trainer : "perceptron" (or any other registered learning rule)
+    epochs : passes over the training data
+    average : average the weights (perceptron; averaged SGD for the log-linear rules); None: the
+        rule's default
+    min_count : feature count cut-off (Collins' cc)
+    rare_threshold : training count below which a word is rare (``@rare`` templates)
+    constrain : None or "bio" (I-X only after B-X or I-X), in training and decoding
+    order : 1 (bigram labels) or 2 (trigram labels)
+    tag_dict : None, or k: words seen >= k times may only take the tags seen with them
+    seed : seed of the per-epoch shuffles
+    all_pairs : True: a weight for every (feature, label) pair; False: only for the pairs seen in
+        training (a feature with each gold label it occurs with), as CRFsuite's default
+    dense_count : None, or with all_pairs False: a feature that occurs at least this many times in
+        training has a weight for every label (the frequent features keep their negative evidence)
+    columns : names of the token values when fitting on plain lists
+    missing_label : None, or the label symbol (e.g. "?") of an unlabelled token. Training takes
+        the best labeling consistent with the known labels as the gold (perceptron, hinge), the
+        likelihood of the known labels (crf) or only the tokens whose label and history are known
+        (memm); the symbol is never a label of the model. In ``predict(X, forced=...)`` it marks a
+        free token.
+    l2, eta0, batch_size, cost, average_start, calibration_sentences, l1, promotion, demotion,
+    initial_weight : options of the learning rules
+        that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
+        Setting one that the chosen rule does not take is a ConfigError.
+    workers : 1 (train here, serially), or N > 1: iterative parameter mixing over N shards on a
+        dask LocalCluster started for the run (``structperc.train.mixing``)
+    scheduler : address of a running dask scheduler to train on instead (one shard per worker)
+    mix : "uniform" or "errors": how the shards' weights are mixed (with workers > 1 or scheduler)
+    hash_bits : None (exact feature index) or B: feature ids are hashes modulo 2^B
+    cache_dir : None, or a folder where ``fit_file`` keeps the encoded training corpus (``cache.py``)
+    resumable : keep the perceptron's training state (raw weights, averaging sums, example counter)
+        in the model and its file, so that ``partial_fit`` continues the averaging exactly as one
+        longer run would; it triples the size of the model file.
+    lexicons : None, a list of ``NAME=FILE`` strings, or a dict name -> file or ``lexicon.Lexicon``:
+        the lexicons of the template fields ``NAME[k]`` and ``NAME.pK[k]``
+    lexicon_lower : look words up in the lexicons lower-cased
+
+    Attributes
+    ----------
+    model_ : LinearChainModel
+    labels_ : list of str
+    history_ : list of EpochRecord
+    n_iter_ : the epoch whose weights were kept (best on dev, or the last)
+    """
+
+    def __init__(self, templates="chunk", trainer="perceptron", epochs=10, average=None, min_count=0,
+                 rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
+                 missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
+                 calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
+                 mix="uniform", hash_bits=None, cache_dir=None, l1=None, promotion=None, demotion=None,
+                 initial_weight=None, lexicons=None, lexicon_lower=False, resumable=False, dense_count=None):
+        self.templates = templates
+        self.trainer = trainer
+        self.epochs = epochs
+        self.average = average
+        self.min_count = min_count
+        self.rare_threshold = rare_threshold
+        self.constrain = constrain
+        self.order = order
+        self.tag_dict = tag_dict
+        self.seed = seed
+        self.columns = columns
+        self.missing_label = missing_label
+        self.l2 = l2
+        self.eta0 = eta0
+        self.batch_size = batch_size
+        self.cost = cost
+        self.average_start = average_start
+        self.calibration_sentences = calibration_sentences
+        self.all_pairs = all_pairs
+        self.dense_count = dense_count
+        self.workers = workers
+        self.scheduler = scheduler
+        self.mix = mix
+        self.hash_bits = hash_bits
+        self.cache_dir = cache_dir
+        self.l1 = l1
+        self.promotion = promotion
+        self.demotion = demotion
+        self.initial_weight = initial_weight
+        self.resumable = resumable
+        self.lexicons = lexicons
+        self.lexicon_lower = lexicon_lower
+
+    # ------------------------------------------------------------------ parameters
+    @classmethod
+    def _param_names(cls):
+        return [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
+
+    def get_params(self, deep=True):
+        """The constructor arguments, as scikit-learn's ``get_params``."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        names = self._param_names()
+        for name, value in params.items():
+            if name not in names:
+                raise ValueError(f"invalid parameter {name!r} for Tagger: choose from {', '.join(names)}")
+            setattr(self, name, value)
+        return self
+
+    def trainer_options(self):
+        """The options set for the learning rule (name -> value), checked against the rule's
+        declared ``params``; ConfigError for an unknown rule or an option the rule does not take."""
+        from structperc.train import TRAINERS, check_options
+
+        if self.trainer not in TRAINERS:
+            raise ConfigError(f"unknown trainer {self.trainer!r}: choose one of {', '.join(TRAINERS)}")
+        if self.dense_count is not None and (self.all_pairs or int(self.dense_count) != self.dense_count
+                                             or self.dense_count < 1):
+            raise ConfigError(f"dense_count (--dense-count) applies to gold pairs (all_pairs=False, --gold-pairs) "
+                              f"and is a positive integer, got {self.dense_count!r} with all_pairs={self.all_pairs}")
+        options = {name: getattr(self, name) for name in TRAINER_OPTIONS if getattr(self, name) is not None}
+        check_options(self.trainer, options)
+        return options
+
+    def _mixing(self, client=None):
+        return client is not None or self.scheduler is not None or self.workers != 1
+
+    def check_engine(self, client=None):
+        """ConfigError for engine options that are invalid or do not apply (--mix without mixing)."""
+        from structperc.train import TRAINERS
+        from structperc.train.mixing import MIXES, check_mix
+
+        if int(self.workers) != self.workers or self.workers < 1:
+            raise ConfigError(f"workers must be a positive integer, got {self.workers!r}")
+        if self.scheduler is not None and self.workers != 1:
+            raise ConfigError("--workers and --scheduler exclude each other (the scheduler's workers are used)")
+        if self.mix not in MIXES:
+            raise ConfigError(f"unknown mix {self.mix!r}: choose one of {', '.join(MIXES)}")
+        if self.mix != "uniform" and not self._mixing(client):
+            raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
+        if self.trainer in TRAINERS:
+            check_mix(self.mix, TRAINERS[self.trainer])
+
+    def _encoder(self):
+        lexicons = read_lexicons(self.lexicons, self.lexicon_lower)
+        return FeatureEncoder(self.templates, self.min_count, self.rare_threshold, hash_bits=self.hash_bits,
+                              lexicons=lexicons)
+
+    # ------------------------------------------------------------------ training
+    def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
+            checkpoint_every=1, resume=None, input_metadata=None, client=None):
+        """Train on X (a Corpus with labels, or token lists with labels y); returns self.
+
+        dev : optional held-out data (Corpus, or token lists with dev_y); when given, the weights of
+            the best dev epoch are kept (Collins' Numits).
+        progress : callable(epoch, done, total, stats), called during each epoch, or None.
+        callback : callable(EpochRecord), called as each epoch ends (with its dev score), or None.
+        checkpoint : path, or None. After every ``checkpoint_every`` epochs, write there (atomically)
+            a model file of the weights reached that also holds the trainer's state (see
+            ``read_checkpoint``).
+        resume : path of such a checkpoint, or None. Training continues from it up to ``epochs``
+            and ends with the model the uninterrupted run would have given. The checkpoint must come
+            from a run with the same parameters (``epochs`` aside), data and dev data; otherwise
+            ConfigError.
+        input_metadata : reader options to record in the model's "input" metadata (how the corpus was
+            read), beside the format, columns and label found.
+        client : a dask.distributed Client: train by parameter mixing on its workers (one shard each).
+        """
+        return self._fit(X, y, dev, dev_y, progress, callback, checkpoint, checkpoint_every, resume, input_metadata,
+                         client)
+
+    def _fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
+             checkpoint_every=1, resume=None, input_metadata=None, client=None, release=False):
+        """``fit``; release: X is a Corpus no one else holds (``fit_file``), emptied once encoded."""
+        self.trainer_options()
+        self.check_engine(client)
+        if _dicts(X):
+            if self.tag_dict:
+                raise ConfigError("tag_dict needs templates over a word column, not feature dicts")
+            if self.hash_bits is not None:
+                raise ConfigError("hash_bits applies to templates, not to feature dicts")
+            encoder = AttributeEncoder(self.min_count)
+            encoded = encoder.fit_transform(X, _flat_labels(X, y))
+            read = {**(input_metadata or {}), "format": "dicts"}
+        else:
+            corpus = _as_corpus(X, y, self.columns)
+            if corpus.label is None:
+                raise ValueError("training data has no label column")
+            encoder = self._encoder()
+            read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
+                    "label": corpus.label}
+            # --workers N: this machine's N cores are the run's, for encoding too
+            threads = int(self.workers) if client is None and self.scheduler is None else 1
+            encoded = encoder.fit_transform(corpus, release=release, threads=threads)
+            corpus = None
+        # the training strings are not needed past encoding (freed here when the caller holds none)
+        del X, y
+        if release:
+            heap.trim()  # the encoding's temporaries
+        return self._fit_encoded(encoder, encoded, read, dev, dev_y, progress, callback, checkpoint,
+                                 checkpoint_every, resume, client)
+
+    def _fit_encoded(self, encoder, encoded, read, dev=None, dev_y=None, progress=None, callback=None,
+                     checkpoint=None, checkpoint_every=1, resume=None, client=None):
+        from structperc.train import make_rule
+
+        options = self.trainer_options()
+        self.check_engine(client)
+        if self._mixing(client) and (checkpoint is not None or resume is not None):
+            raise ConfigError("checkpoints and --resume apply to serial training, not to parameter mixing")
+        if self.missing_label is not None:
+            drop_missing_label(encoder, encoded, self.missing_label)
+        tag_dict = None
+        if self.tag_dict:
+            if encoded.word_ids is None:
+                raise ConfigError("--tag-dict needs templates that use the word column")
+            known = encoded.labels >= 0
+            n_words = len(encoder.vocabularies_["word"]) + FIRST_ID
+            tag_dict = build_tag_dict(encoded.word_ids[known], encoded.labels[known], n_words, len(encoder.labels_),
+                                      self.tag_dict)
+        else:
+            encoded.word_ids = None  # only the tag dictionary reads the word ids
+        emission_pairs = None
+        if not self.all_pairs:
+            emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
+                                        encoder.n_features_, len(encoder.labels_), int(self.dense_count or 0))
+        rule = make_rule(self.trainer, **options)
+        model = LinearChainModel(encoder, order=self.order, constrain=self.constrain, tag_dict=tag_dict,
+                                 normalization=rule.normalization, emission_pairs=emission_pairs)
+        del emission_pairs  # one label per pair: the model keeps the lists of the rows that need one
+        self.model_ = model
+        self.labels_ = model.labels
+        self._train(rule, model, encoded, options, read, dev, dev_y, progress, callback, checkpoint=checkpoint,
+                    checkpoint_every=checkpoint_every, resume=resume, client=client)
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    def predict_corpus(self, corpus, forced=None):
+        """Predicted label strings, flat over the tokens of a Corpus, and each sentence's score.
+
+        forced : None, or int64 (n_tokens,) label ids to keep, -1 where free (``forced_label_ids``).
+        """
+        ids, scores, _ = self._decode_input(corpus, forced)
+        return self.model_.label_names(ids).tolist(), scores
+
+    def _decode_input(self, corpus, forced=None):
+        """(label ids, sentence scores, the encoded input) of a Corpus (``predict_corpus``)."""
+        encoded = self.encode_input(corpus)
+        ids, scores = self._predict_encoded(encoded, forced)
+        return ids, scores, encoded
+
+    def encode_input(self, corpus):
+        """The encoded tokens of a Corpus read as the model's input (its labels, if any, left out)."""
+        return self.model_.encoder.transform(self._input(corpus), with_labels=False)
+
+    def _input(self, corpus):
+        """The Corpus the model's templates read for the input ``corpus``: the same one here; a
+        stacked model adds the column of its base model's predictions (``stacking.StackedTagger``)."""
+        return corpus
+
+    def _predict_encoded(self, encoded, forced=None):
+        return self.model_.decode(encoded, forced=forced)
+
+    def missing_symbol(self):
+        """The label symbol of a free token in forced labels: ``missing_label``, or "?" when unset."""
+        return self.missing_label if self.missing_label is not None else "?"
+
+    def forced_ids(self, corpus, forced):
+        """Label ids of ``forced`` (per-sentence lists of labels, or None for a free sentence; a
+        token's None or ``missing_label`` is free) for the sentences of ``corpus`` (a Corpus or an encoded
+        corpus), checked."""
+        o = corpus.sentence_offsets
+        if len(forced) != len(o) - 1:
+            raise ValueError(f"forced has {len(forced)} sentences, X has {len(o) - 1}")
+        flat = []
+        for i, labels in enumerate(forced):
+            n = int(o[i + 1] - o[i])
+            labels = [None] * n if labels is None else list(labels)
+            if len(labels) != n:
+                raise ValueError(f"forced sentence {i} has {len(labels)} labels, X has {n} tokens")
+            flat.extend(labels)
+        ids = forced_label_ids(self.model_, flat, self.missing_symbol())
+        check_forced(self.model_, ids, o)
+        return ids
+
+    def _encode(self, X, y=None):
+        """(EncodedCorpus, flat gold label strings or None) of X: feature dicts, a Corpus or token lists."""
+        encoder = self.model_.encoder
+        if _dicts(X) or isinstance(encoder, AttributeEncoder):
+            if not isinstance(encoder, AttributeEncoder):
+                raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
+            if not _dicts(X) and any(len(s) for s in X):
+                raise ConfigError("this model was trained on feature dicts: give every token as a dict")
+            gold = _flat_labels(X, y) if y is not None else None
+            return encoder.transform(X, gold), gold
+        corpus = self._input(_as_corpus(X, y, self.columns))
+        gold = corpus.columns[corpus.label] if corpus.label is not None else None
+        return encoder.transform(corpus, with_labels=gold is not None), gold
+
+    def predict(self, X, forced=None):
+        """Per-sentence lists of predicted labels.
+
+        forced : None, or per sentence None or a list of labels, one per token: a label keeps the
+            token at that label, None or the missing symbol (``missing_label``, "?" when unset)
+            leaves it free.
+        """
+        encoded, _ = self._encode(X)
+        ids, _ = self._predict_encoded(encoded, None if forced is None else self.forced_ids(encoded, forced))
+        flat = self.model_.label_names(ids).tolist()
+        o = encoded.sentence_offsets
+        return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
+
+    def predict_marginals(self, X):
+        """P(y_t = label | x) as scikit-learn-crfsuite gives it: per sentence, per token, a dict
+        {label: probability}. Needs a probabilistic model (crf, memm)."""
+        from structperc.model.marginals import check_probabilistic
+        from structperc.model.marginals import marginals as label_marginals
+
+        check_probabilistic(self.model_)
+        encoded, _ = self._encode(X)
+        node, _ = label_marginals(self.model_, encoded)
+        labels = self.model_.labels
+        rows = [dict(zip(labels, row)) for row in node.tolist()]
+        o = encoded.sentence_offsets
+        return [rows[o[i]: o[i + 1]] for i in range(len(o) - 1)]
+
+    @property
+    def state_features_(self):
+        """{(attribute, label): weight} of the nonzero emission weights (scikit-learn-crfsuite's name)."""
+        model = self.model_
+        emission = model.emission_weights()
+        rows, cols = np.nonzero(emission)
+        describe = model.encoder.describe_feature
+        return {(describe(int(f)), model.labels[c]): float(emission[f, c]) for f, c in zip(rows, cols)}
+
+    @property
+    def transition_features_(self):
+        """{(label_from, label_to): weight} of the label transitions (the start row left out)."""
+        model = self.model_
+        transition = model.transition_weights()
+        return {(a, b): float(transition[i, j]) for i, a in enumerate(model.labels)
+                for j, b in enumerate(model.labels)}
+
+    def evaluate(self, X, y=None):
+        """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second."""
+        start = time.perf_counter()
+        gold, predicted, offsets = self._gold_and_predicted(X, y)
+        seconds = time.perf_counter() - start
+        result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels))
+        result["seconds"] = seconds
+        result["tokens_per_second"] = result["tokens"] / seconds if seconds > 0 else float("inf")
+        return result
+
+    def _gold_and_predicted(self, X, y=None):
+        """(gold labels, predicted labels, sentence offsets) of labelled data, flat over the tokens."""
+        encoded, gold = self._encode(X, y)
+        if gold is None:
+            raise ValueError("evaluation data has no label column")
+        ids, _ = self._predict_encoded(encoded)
+        return gold, self.model_.label_names(ids).tolist(), encoded.sentence_offsets
+
+    def score(self, X, y=None):
+        """Token accuracy in percent (scikit-learn's ``score``)."""
+        return self.evaluate(X, y)["accuracy"]
+
+    def prepare(self):
+        """Build the feature index tables and load the compiled decoder now, not on first use."""
+        self.model_.encoder.prepare()
+        self.model_.prepare()
+        return self
+
+    # ------------------------------------------------------------------ files
+    def describe(self, top=10):
+        """Labels, sizes, the model's metadata (training options, input options) and the ``top``
+        highest weighted emission features per label as (description, weight) pairs."""
+        model = self.model_
+        emission = model.emission_weights()
+        top_features = {}
+        for c, label in enumerate(model.labels):
+            column = emission[:, c]
+            best = np.argsort(-column, kind="stable")[:top] if len(column) else []
+            top_features[label] = [(model.encoder.describe_feature(int(f)), float(column[f])) for f in best]
+        return {
+            "labels": model.labels, "features": model.encoder.n_features_,
+            "pair_features": model.encoder.n_pair_features_, "weights": int(len(model.weights)),
+            "order": model.order, "constrain": model.constrain, "templates": model.encoder.template_strings_,
+            **model.metadata, **self._hashing(), "top_features": top_features,
+        }
+
+    def _hashing(self):
+        encoder = self.model_.encoder
+        if getattr(encoder, "hash_bits", None) is None:  # feature dicts have no hashing
+            return {}
+        return {"hashing": {"hash_bits": int(encoder.hash_bits), **(getattr(encoder, "hash_stats_", None) or {})}}
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path):
+        """Write the model file, with the training state when ``resumable`` (``LinearChainModel.save``)."""
+        return self.model_.save(path, resumable=self.resumable)
+
+    @classmethod
+    def load(cls, path):
+        """A fitted Tagger from a model file, with every constructor argument it was fitted with (an
+        ``ensemble.VotingTagger`` or ``stacking.StackedTagger`` for a file of several models)."""
+        from structperc.ensembles.vote import is_ensemble_file, load_ensemble
+
+        if is_ensemble_file(path):
+            return load_ensemble(path)
+        return cls.from_model(LinearChainModel.load(path))
+
+    @classmethod
+    def from_model(cls, model):
+        """A fitted Tagger around a LinearChainModel, with the constructor arguments it records."""
+        training = model.metadata.get("training", {})
+        names = cls._param_names()
+        params = {k: training[k] for k in names if k in training}
+        # files written before the options were recorded one by one
+        params.update({k: v for k, v in training.get("trainer_options", {}).items()
+                       if k in names and params.get(k) is None})
+        if "columns" not in training:
+            params["columns"] = model.metadata.get("input", {}).get("columns")
+        tagger = cls(**params)
+        tagger.model_ = model
+        tagger.labels_ = model.labels
+        tagger.n_iter_ = training.get("best_epoch")
+        return tagger

@@ -1,0 +1,269 @@
+"""The training run of ``Tagger``: dev scoring, checkpoints, parameter mixing, continued training."""
+import numpy as np
+
+from structperc.utils import heap
+from structperc._kernels.score.emission import gold_pairs
+from structperc.features.dicts import AttributeEncoder, is_dict_input
+from structperc.train.checkpoint import plain_json, read_checkpoint, training_state, write_checkpoint
+from structperc.chunks import is_bio
+from structperc.corpus import Corpus
+from structperc.errors import ConfigError
+from structperc.evaluate.metrics import evaluate_labels
+from structperc.model.forcing import drop_missing_label
+
+# whether a model keeps a weight for every (feature, label) pair; chosen by measuring (benchmarks/labels.md)
+ALL_PAIRS_DEFAULT = True
+
+
+def _as_corpus(X, y=None, columns=None):
+    """A Corpus from a Corpus, or from lists of tokens (str, or tuples of column values)."""
+    if isinstance(X, Corpus):
+        return X
+    sentences = list(X)
+    first = next((tok for sent in sentences for tok in sent), "")
+    width = 1 if isinstance(first, str) else len(first)
+    default = ["word"] if width == 1 else ["word", "pos"] + [f"col{i}" for i in range(2, width)]
+    names = list(columns) if columns else default
+    if len(names) != width:
+        raise ValueError(f"columns {names!r} do not match tokens of {width} values")
+    values = {name: [] for name in names}
+    lengths = []
+    for sent in sentences:
+        lengths.append(len(sent))
+        for tok in sent:
+            row = (tok,) if isinstance(tok, str) else tok
+            for name, v in zip(names, row):
+                values[name].append(v)
+    label = None
+    if y is not None:
+        label = "label"
+        values[label] = [l for labels in y for l in labels]
+        if len(values[label]) != sum(lengths):
+            raise ValueError("y must give one label per token")
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return Corpus(
+        columns=values, sentence_offsets=offsets, label=label, path="<memory>",
+        line_numbers=np.zeros(int(offsets[-1]), dtype=np.int64),
+    )
+
+
+def _dicts(X):
+    return not isinstance(X, Corpus) and is_dict_input(X)
+
+
+def _flat_labels(X, y):
+    """The labels of y flat over the tokens, checked against the sentence lengths of X."""
+    if y is None:
+        raise ValueError("training data has no labels: give y")
+    if len(X) != len(y) or any(len(a) != len(b) for a, b in zip(X, y)):
+        raise ValueError("y must give one label per token")
+    return [label for labels in y for label in labels]
+
+
+
+def continued_structure(fitted, given, lexicons=None):
+    """The parameters that shape the features and labels of a run continuing the fitted Tagger
+    ``fitted`` (``train --init``): the model's own. given : name -> the value asked for (None: not
+    asked); asking for another value than the model's, or for lexicons, is a ConfigError."""
+    if lexicons:
+        raise ConfigError("--lexicon does not apply with --init: the model keeps the lexicon entries it was "
+                          "trained with")
+    params = fitted.get_params()
+    for name, value in given.items():
+        if value is not None and value != params.get(name):
+            raise ConfigError(f"--{name.replace('_', '-')} {value} differs from the --init model's "
+                              f"({params.get(name)}): a continued model keeps its own; drop the option or train anew")
+    return {name: params.get(name) for name in given}
+
+
+class Training:
+    """``_train``, ``partial_fit`` and ``_train_mixed`` of ``Tagger``."""
+
+    def _train(self, rule, model, encoded, options, read, dev, dev_y, progress, callback, checkpoint=None,
+               checkpoint_every=1, resume=None, client=None, init_state=None, start_epoch=0):
+        """Run ``rule`` on the encoded training data (serially, or by parameter mixing), record the
+        run in the model's metadata, prune.
+
+        resume : a checkpoint path (``fit``); init_state : the model's kept training state when
+            continuing a fitted model (``partial_fit``); start_epoch : the epochs that model has run."""
+        from structperc.train import Problem, train_online
+
+        encoder = model.encoder
+        dev_score = None
+        dev_sentences = None
+        if dev is not None:
+            dev_encoded, dev_gold = self._encode(dev, dev_y)
+            dev_sentences = dev_encoded.n_sentences
+            chunks = is_bio(model.labels)
+
+            def dev_score(weights):
+                predicted, _ = model.decode(dev_encoded, weights)
+                names = model.label_names(predicted)
+                result = evaluate_labels(dev_gold, names, dev_encoded.sentence_offsets, chunks)
+                result["score"] = result["f1"] if chunks else result["accuracy"]
+                return result
+
+        last_epoch = start_epoch + self.epochs
+        kept_state = {}
+
+        def on_epoch(record):
+            record.epoch += start_epoch
+            if record.epoch == last_epoch and self.resumable:
+                kept_state.update(training_state(rule))
+            if callback is not None:
+                callback(record)
+
+        params = self.get_params()
+        # how and where the run was computed is not part of the model; parameter mixing is
+        for name, default in (("workers", 1), ("scheduler", None), ("mix", "uniform"), ("hash_bits", None),
+                              ("cache_dir", None)):
+            if params[name] == default or name in ("scheduler", "cache_dir"):
+                del params[name]
+        params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
+        lexicons = getattr(encoder, "lexicons", None)  # feature dicts have none
+        params["lexicons"] = {name: lex.source for name, lex in (lexicons or {}).items()} or None
+        if params["all_pairs"] == ALL_PAIRS_DEFAULT:
+            del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
+        if not params["resumable"]:
+            del params["resumable"]  # recorded only when set, like all_pairs
+        if params["dense_count"] is None:
+            del params["dense_count"]
+        # what a checkpoint must share with the run that continues it (epochs may grow)
+        run_key = plain_json({
+            "params": {k: v for k, v in params.items() if k != "epochs"}, "trainer_options": options,
+            "input": read, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
+            "features_seen": encoder.n_features_, "pair_features_seen": encoder.n_pair_features_,
+            "dev_sentences": dev_sentences,
+        })
+        loop_state = None
+        if resume is not None:
+            loop_state = read_checkpoint(resume, run_key, self.epochs)
+        save_checkpoint = None
+        if checkpoint is not None:
+            if int(checkpoint_every) != checkpoint_every or checkpoint_every < 1:
+                raise ConfigError(f"checkpoint_every must be a positive integer, got {checkpoint_every!r}")
+
+            def save_checkpoint(state):
+                if state.epoch % checkpoint_every == 0:
+                    write_checkpoint(checkpoint, model, rule, state, run_key, read)
+
+        problem = Problem(model, model.data(encoded))
+        heap.trim()  # what building the model freed (gold pairs with one label per pair, bit sets)
+        problem.resume = init_state
+        if self._mixing(client):
+            self.history_, self.n_iter_ = self._train_mixed(rule, problem, dev_score, progress, on_epoch, client)
+            params["workers"] = self.n_shards_
+            params["mix"] = self.mix
+        else:
+            self.history_, self.n_iter_ = train_online(
+                rule, problem, self.epochs, seed=self.seed, dev_score=dev_score, progress=progress,
+                callback=on_epoch, checkpoint=save_checkpoint, resume=loop_state, start_epoch=start_epoch,
+            )
+        self.n_iter_ += start_epoch
+        previous = model.metadata.get("training")
+        model.metadata["training"] = {
+            **params, "trainer_options": options,
+            "best_epoch": self.n_iter_, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
+        }
+        if previous is not None:
+            history = previous.pop("runs", [])
+            model.metadata["training"]["runs"] = history + [previous]
+        if start_epoch:
+            model.metadata["training"]["epochs_done"] = last_epoch
+        model.metadata["input"] = read
+        if dev is not None:
+            model.metadata["dev_history"] = [r.dev for r in self.history_]
+        model.metadata["training"]["features_seen"] = encoder.n_features_
+        model.metadata["training"]["pair_features_seen"] = encoder.n_pair_features_
+        model.training_state = kept_state or None
+        # what only the epochs needed: the rule's buffers (raw weights, averaging sums) and the
+        # encoded training data (each fit encodes its own; no caller reads it afterwards)
+        rule.release()
+        problem = None
+        encoded.release()
+        model.prune()
+
+    def partial_fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, input_metadata=None,
+                    checkpoint=None, checkpoint_every=1, resume=None, client=None):
+        """Continue training the fitted (or loaded) model on X for ``epochs`` more epochs; returns self.
+
+        The templates must be the model's. New features (template instances, pair features, or
+        attributes of dict input) and new labels get zero weights first; existing ids keep their
+        weights (``FeatureEncoder.extend``, ``LinearChainModel.grow``). A new feature must occur
+        ``min_count`` times in X (counts from X alone). A model of gold feature-label pairs gains
+        the pairs of X (a feature with each gold label it occurs with), for new and existing
+        features. The shuffles continue the seed's sequence after the epochs already run.
+        A perceptron continues its averaging exactly when the model carries its training state
+        (fitted with ``resumable=True``); the other rules start their schedule and average afresh
+        from the kept weights. Without a fitted model this is ``fit``. The other arguments are
+        ``fit``'s.
+        """
+        from structperc.features.templates import load_templates
+        from structperc.train import make_rule
+
+        run = dict(checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume, client=client)
+        if not hasattr(self, "model_"):
+            return self.fit(X, y, dev=dev, dev_y=dev_y, progress=progress, callback=callback,
+                            input_metadata=input_metadata, **run)
+        options = self.trainer_options()
+        self.check_engine(client)
+        model, encoder = self.model_, self.model_.encoder
+        rule = make_rule(self.trainer, **options)
+        if rule.normalization != model.normalization:
+            raise ConfigError(f"a {self.trainer} model has {rule.normalization} normalization; "
+                              f"this model has {model.normalization}")
+        if _dicts(X):
+            if not isinstance(encoder, AttributeEncoder):
+                raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
+            encoded = encoder.extend(X, _flat_labels(X, y))
+            read = {**(input_metadata or {}), "format": "dicts"}
+        else:
+            if isinstance(encoder, AttributeEncoder):
+                raise ConfigError("this model was trained on feature dicts and has no templates")
+            wanted = [str(t) for t in load_templates(self.templates)]
+            if wanted != encoder.template_strings_:
+                raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
+                                  f"{', '.join(encoder.template_strings_)}")
+            corpus = _as_corpus(X, y, self.columns)
+            if corpus.label is None:
+                raise ValueError("training data has no label column")
+            labels = corpus.columns[corpus.label]
+            known = set(encoder.labels_)
+            if self.missing_label is not None:
+                known.add(self.missing_label)
+            encoder.labels_ = encoder.labels_ + sorted({label for label in labels if label not in known})
+            if self.missing_label is not None and self.missing_label in labels:
+                # the missing symbol takes the id after the labels for the encoding, then becomes -1
+                encoder.labels_.append(self.missing_label)
+            encoded = encoder.extend(corpus)
+            if self.missing_label is not None:
+                drop_missing_label(encoder, encoded, self.missing_label)
+            read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
+                    "label": corpus.label}
+        if model.tag_dict is None:
+            encoded.word_ids = None
+        pairs = None
+        if model.emission_pairs is not None:
+            pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels, encoder.n_features_,
+                               len(encoder.labels_), int(self.dense_count or 0))
+        model.grow(encoder.n_features_, encoder.labels_, encoder.n_pair_features_, pairs)
+        previous = model.metadata.get("training", {})
+        init_state = model.training_state if previous.get("trainer") == self.trainer else None
+        self.labels_ = model.labels
+        self._train(rule, model, encoded, options, read, dev, dev_y, progress, callback, init_state=init_state,
+                    start_epoch=int(previous.get("epochs_done", previous.get("epochs", 0))), **run)
+        return self
+
+    def _train_mixed(self, rule, problem, dev_score, progress, callback, client):
+        from structperc.train.mixing import dask_client, train_mixed
+
+        def run(client):
+            self.n_shards_ = len(client.scheduler_info(n_workers=-1)["workers"])
+            return train_mixed(rule, problem, self.epochs, client, seed=self.seed, mix=self.mix,
+                               dev_score=dev_score, progress=progress, callback=callback)
+
+        if client is not None:
+            return run(client)
+        with dask_client(self.workers, self.scheduler) as client:
+            return run(client)

@@ -1,0 +1,204 @@
+"""Feature templates: the little language, the presets and the token attributes.
+
+A template is ``field[offset]`` parts joined by ``|``, for example ``w[-1]|w[0]`` or
+``pos[-2]|pos[-1]|pos[0]``. It fires at every token i and its value is the tuple of the named fields
+at positions i + offset; positions outside the sentence read explicit boundary symbols. Two
+modifiers:
+
+- ``pair:`` before a template makes it fire on the label pair (y[i-1], y[i]) instead of y[i] alone
+  (an observation-conditioned transition feature, as in Sha & Pereira's chunker);
+- ``@rare`` after it makes it fire only on rare words (training count below a threshold), as
+  Ratnaparkhi's prefix and suffix features do.
+
+``bias`` is the template with no parts: one feature that fires everywhere.
+
+Fields are input columns by name (``w`` is short for ``word``), the word attributes in
+``ATTRIBUTES``, computed once per distinct word, and the lexicon fields ``NAME[k]`` and
+``NAME.pK[k]`` of the lexicons given to the encoder (``structperc.features.lexicon``).
+"""
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from structperc.errors import ConfigError
+
+
+def word_shape(word):
+    """Condensed shape: upper -> X, lower -> x, digit -> d, any other character kept; equal
+    symbols in a row collapse to one ("Hello" -> "Xx", "1,000" -> "d,d", "U.S...." -> "X.X.")."""
+    out = []
+    for ch in word:
+        if ch.isupper():
+            c = "X"
+        elif ch.islower():
+            c = "x"
+        elif ch.isdigit():
+            c = "d"
+        else:
+            c = ch
+        if not out or out[-1] != c:
+            out.append(c)
+    return "".join(out)
+
+
+def _flag(value):
+    return "1" if value else "0"
+
+
+ATTRIBUTES = {
+    "lower": str.lower,
+    "shape": word_shape,
+    "has_digit": lambda w: _flag(any(ch.isdigit() for ch in w)),
+    "has_upper": lambda w: _flag(any(ch.isupper() for ch in w)),
+    "has_hyphen": lambda w: _flag("-" in w),
+}
+for _k in range(1, 5):
+    ATTRIBUTES[f"prefix{_k}"] = (lambda k: lambda w: w[:k])(_k)
+    ATTRIBUTES[f"suffix{_k}"] = (lambda k: lambda w: w[-k:])(_k)
+
+FIELD_ALIASES = {"w": "word"}
+
+# a field is a column or attribute name, or a lexicon prefix field NAME.pK
+_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:\.p\d+)?)\[\s*([+-]?\d+)\s*\]$")
+
+
+@dataclass(frozen=True)
+class Template:
+    """One parsed template. ``parts`` holds (field, offset) pairs; an empty tuple is the bias."""
+
+    parts: tuple
+    pair: bool = False
+    rare_only: bool = False
+
+    @property
+    def fields(self):
+        return {field for field, _ in self.parts}
+
+    def __str__(self):
+        body = "|".join(f"{f}[{o}]" for f, o in self.parts) or "bias"
+        return ("pair:" if self.pair else "") + body + ("@rare" if self.rare_only else "")
+
+
+def parse_template(text):
+    """Parse one template line, e.g. ``pair:pos[0]`` or ``suffix3[0]@rare``."""
+    src = text.strip()
+    body = src
+    pair = body.startswith("pair:")
+    if pair:
+        body = body[len("pair:"):].strip()
+    rare_only = body.endswith("@rare")
+    if rare_only:
+        body = body[: -len("@rare")].strip()
+    if body == "bias":
+        return Template((), pair, rare_only)
+    parts = []
+    for piece in body.split("|"):
+        m = _PART.match(piece.strip())
+        if not m:
+            raise ConfigError(f"bad template {src!r}: expected field[offset] parts joined by '|', got {piece!r}")
+        field = FIELD_ALIASES.get(m.group(1), m.group(1))
+        parts.append((field, int(m.group(2))))
+    return Template(tuple(parts), pair, rare_only)
+
+
+def _window(field, lo, hi):
+    return [f"{field}[{o}]" for o in range(lo, hi + 1)]
+
+
+# CRFsuite's chunking example: words and POS in a +-2 window, word bigrams around the current
+# token, POS bigrams and trigrams, and a bias.
+_CHUNK = (
+    _window("w", -2, 2)
+    + ["w[-1]|w[0]", "w[0]|w[1]"]
+    + _window("pos", -2, 2)
+    + ["pos[-2]|pos[-1]", "pos[-1]|pos[0]", "pos[0]|pos[1]", "pos[1]|pos[2]"]
+    + ["pos[-2]|pos[-1]|pos[0]", "pos[-1]|pos[0]|pos[1]", "pos[0]|pos[1]|pos[2]"]
+    + ["bias"]
+)
+
+# Ratnaparkhi (1996) as used by Collins (2002): the word and its +-2 neighbours; for rare words,
+# prefixes and suffixes up to length 4 and three spelling flags. The tag bigram and trigram contexts
+# are the model's transition weights (first and second order).
+_POS = (
+    _window("w", -2, 2)
+    + [f"prefix{k}[0]@rare" for k in range(1, 5)]
+    + [f"suffix{k}[0]@rare" for k in range(1, 5)]
+    + ["has_digit[0]@rare", "has_upper[0]@rare", "has_hyphen[0]@rare"]
+    + ["bias"]
+)
+
+PRESETS = {
+    "chunk": _CHUNK,
+    # Sha & Pereira's (2003) NP chunker: every `chunk` template both on y[i] and on the label pair
+    # (y[i-1], y[i]); the pair bias is the transition block itself.
+    "chunk-pair": _CHUNK + [f"pair:{t}" for t in _CHUNK if t != "bias"],
+    "pos": _POS,
+    # `pos` plus lower-cased neighbours, affixes and shapes of every word, word bigrams and the
+    # neighbours' suffixes.
+    "pos-rich": (
+        _POS
+        + _window("lower", -1, 1)
+        + [f"suffix{k}[0]" for k in range(1, 5)] + [f"prefix{k}[0]" for k in range(1, 4)]
+        + ["shape[0]", "shape[-1]|shape[0]|shape[1]", "w[-1]|w[0]", "w[0]|w[1]", "suffix3[-1]", "suffix3[1]"]
+    ),
+}
+# `pos-rich` plus how the raw text glues each token to its neighbours (CoNLL-U input only: its
+# space_after column). Spacing tells a hyphen inside a word (HYPH) from a dash, and an opening
+# quote from a closing one.
+PRESETS["pos-ud"] = PRESETS["pos-rich"] + [
+    "space_after[-1]|space_after[0]",
+    "space_after[-1]|space_after[0]|w[0]",
+    "space_after[-2]|space_after[-1]|space_after[0]|space_after[1]",
+]
+
+# Brown-cluster path prefixes of lengths 4, 6, 10 and 20 of the words at offsets -1, 0 and +1
+# (Turian et al. 2010), from the lexicon ``clusters`` (``--lexicon clusters=paths.txt``); the
+# tagger adds prefixes 4 and 6 at offsets -2 and +2 (the +-2 window of Ratinov & Roth 2009) and
+# works best with the words looked up lower-cased (``--lexicon-lower``). Chosen on EWT dev and a
+# held-out tenth of CoNLL-2000 train (experiments/results/semisupervised.md): cluster bigrams,
+# prefix-suffix and prefix-shape conjunctions, POS-prefix conjunctions and the whole window with
+# every prefix did not help.
+_CLUSTERS = [f"clusters.p{k}[{o}]" for o in (-1, 0, 1) for k in (4, 6, 10, 20)]
+PRESETS["pos-clusters"] = PRESETS["pos-rich"] + _CLUSTERS + [f"clusters.p{k}[{o}]" for o in (-2, 2) for k in (4, 6)]
+# on `chunk-pair`, whose pair templates gained 0.15 F1 with the clusters on a held-out tenth of
+# CoNLL-2000 train (experiments/results/semisupervised.md)
+PRESETS["chunk-clusters"] = PRESETS["chunk-pair"] + _CLUSTERS
+
+# Stacking (``structperc.ensembles.stacking``): the column ``stack`` holds a base model's predicted label.
+# Its neighbours and the current word conjoined with it; ``chunk-stack`` and ``pos-stack`` add them
+# to ``chunk`` and ``pos``.
+STACK_COLUMN = "stack"
+STACK_TEMPLATES = [f"{STACK_COLUMN}[-1]", f"{STACK_COLUMN}[0]", f"{STACK_COLUMN}[1]", f"{STACK_COLUMN}[0]|w[0]"]
+PRESETS["chunk-stack"] = PRESETS["chunk"] + STACK_TEMPLATES
+PRESETS["pos-stack"] = PRESETS["pos"] + STACK_TEMPLATES
+
+
+def load_templates(spec):
+    """Templates from a preset name, a template file, or a list of template strings.
+
+    Template files hold one template per line; ``#`` starts a comment.
+    """
+    if isinstance(spec, (list, tuple)):
+        lines = list(spec)
+    elif spec in PRESETS:
+        lines = PRESETS[spec]
+    elif Path(spec).is_file():
+        lines = []
+        for raw in Path(spec).read_text(encoding="utf-8").splitlines():
+            line = raw.split("#", 1)[0].strip()
+            if line:
+                lines.append(line)
+    else:
+        raise ConfigError(
+            f"unknown templates {spec!r}: give a preset ({', '.join(sorted(PRESETS))}) or a template file"
+        )
+    templates = [parse_template(line) for line in lines]
+    if not templates:
+        raise ConfigError(f"templates {spec!r} define no template")
+    return templates
+
+
+def attribute_table(words, name):
+    """The attribute ``name`` of each distinct word (list of str)."""
+    fn = ATTRIBUTES[name]
+    return [fn(w) for w in words]

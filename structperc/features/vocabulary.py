@@ -1,0 +1,178 @@
+"""Vocabularies: string values of the corpus columns and word attributes become integer value ids.
+
+Value ids are 0 (``UNKNOWN``) for a value unseen in training, 1 and 2 (``LEFT``, ``RIGHT``) for the
+sentence boundaries, then ``FIRST_ID``, ``FIRST_ID`` + 1, ... for the vocabulary in first-seen order.
+Strings are interned once per distinct value, and word attributes are computed once per distinct word.
+"""
+from collections.abc import Sequence
+
+import numpy as np
+
+from structperc.features import lexicon
+
+
+UNKNOWN, LEFT, RIGHT, FIRST_ID = 0, 1, 2, 3
+# a corpus with more distinct words than 1/_ATTRIBUTE_TABLE_SHARE of the vocabulary reads the
+# attributes of known words from a table over the vocabulary
+_ATTRIBUTE_TABLE_SHARE = 4
+
+
+
+class _Index(dict):
+    """value -> id, with -1 for a value it does not hold (``__missing__`` keeps lookups in C)."""
+
+    def __missing__(self, key):
+        return -1
+
+
+class _Interner(dict):
+    """value -> id, numbering a new value on first sight (insertion order is first-seen order)."""
+
+    def __missing__(self, key):
+        value = self[key] = len(self)
+        return value
+
+
+class _VocabIndex(dict):
+    """value -> model id, UNKNOWN for a value the vocabulary does not hold."""
+
+    def __missing__(self, key):
+        return UNKNOWN
+
+
+
+def _intern_column(values):
+    """(ids int32 (n,), distinct values in first-seen order), in one pass over the values (none for
+    an InternedColumn, which holds them already)."""
+    if isinstance(values, InternedColumn):
+        return values.ids, list(values.distinct)
+    index = _Interner()
+    ids = np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values))
+    return ids, list(index)
+
+
+class InternedColumn(Sequence):
+    """A column of strings held as int32 ids into its distinct values in first-seen order: what
+    ``_intern_column`` returns, kept (``tagger_files.read_training_columns``). Reads as a sequence
+    of strings, so code that wants the strings gets them."""
+
+    def __init__(self, ids, distinct):
+        self.ids = ids
+        self.distinct = distinct
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.distinct[k] for k in self.ids[i].tolist()]
+        return self.distinct[self.ids[i]]
+
+    def __iter__(self):
+        return map(self.distinct.__getitem__, self.ids.tolist())
+
+
+
+class FieldValues:
+    """The value-id half of ``encode.FeatureEncoder``: ``vocabularies_`` (field -> distinct values),
+    ``word_counts_``, and the value ids of a corpus. The encoder sets ``fields_``, ``_needs_word``,
+    ``_attributes``, ``_lexicon_fields``, ``lexicons`` and ``rare_threshold``."""
+
+    def _field_values(self, corpus, fit, extend=False):
+        """Per field, value ids per token (an integer array (n_tokens,)); learns vocabularies when fit; when
+        extend, appends the values the vocabularies lack (known values keep their ids) and adds
+        the corpus's word counts to ``word_counts_`` (continued training; the caller drops the
+        lookup caches, ``_index_cache`` and ``_attribute_cache``, built over the old vocabularies).
+
+        Columns are read once each; word attributes are computed once per distinct word and
+        gathered by word id."""
+        learn = fit or extend
+        values = {}
+        base = {f for f in self.fields_ if f not in self._attributes}
+        if self._needs_word:
+            base.add("word")
+        # gazetteer fields (lexicons with multi-word entries) depend on the context, not the word alone
+        phrases = [f for f in self._lexicon_fields if lexicon.has_phrases(f, self.lexicons)]
+        attributes = [f for f in self.fields_ if f in self._attributes and f not in phrases]
+        word_local = word_distinct = None
+        for field in sorted(base):
+            column = corpus.columns[field]
+            if learn or (field == "word" and attributes):
+                local, distinct = _intern_column(column)
+                if field == "word":
+                    word_local, word_distinct = local, distinct
+                if learn:
+                    values[field] = self._map_distinct(field, local, distinct, fit, extend)
+                else:
+                    index = self._vocab_index(field)
+                    word_model = np.fromiter(map(index.__getitem__, distinct), dtype=np.int64, count=len(distinct))
+                    values[field] = word_model[local]
+            else:
+                index = self._vocab_index(field)
+                values[field] = np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
+        if not attributes:
+            pass
+        elif learn or len(word_distinct) * _ATTRIBUTE_TABLE_SHARE < len(self.vocabularies_["word"]):
+            for field in attributes:
+                fn = self._attribute_fn(field)
+                attr_local, attr_distinct = _intern_column([fn(w) for w in word_distinct])
+                values[field] = self._map_distinct(field, attr_local[word_local], attr_distinct, fit, extend)
+        else:
+            # many distinct words: known words read their attributes from a table over the
+            # vocabulary (built once); only unseen words compute them
+            unseen = np.flatnonzero(word_model == UNKNOWN)
+            unseen_words = [word_distinct[i] for i in unseen]
+            for field in attributes:
+                per_distinct = self._attribute_table(field)[word_model]
+                index, fn = self._vocab_index(field), self._attribute_fn(field)
+                per_distinct[unseen] = np.fromiter((index[fn(w)] for w in unseen_words), dtype=np.int64,
+                                                   count=len(unseen_words))
+                values[field] = per_distinct[word_local]
+        for field in phrases:
+            column = lexicon.phrase_values(field, self.lexicons, corpus.columns["word"], corpus.sentence_offsets)
+            local, distinct = _intern_column(column)
+            values[field] = self._map_distinct(field, local, distinct, fit, extend)
+        rare = None
+        if self._needs_word:
+            word_ids = values["word"]
+            if learn:
+                counts = np.bincount(word_ids, minlength=len(self.vocabularies_["word"]) + FIRST_ID)[FIRST_ID:]
+                if extend:
+                    counts[: len(self.word_counts_)] += self.word_counts_
+                self.word_counts_ = counts.astype(np.int64)
+            known_counts = np.concatenate([np.zeros(FIRST_ID, dtype=np.int64), self.word_counts_])
+            rare = known_counts[word_ids] < self.rare_threshold
+        return values, rare
+
+    def _map_distinct(self, field, local_ids, distinct, fit, extend=False):
+        if fit:
+            self.vocabularies_[field] = list(distinct)
+            return local_ids + FIRST_ID
+        if extend:
+            # the vocabulary, then the new values in first-seen order (a new list: the old one is unchanged)
+            vocab = self.vocabularies_[field]
+            interner = _Interner(zip(vocab, range(len(vocab))))
+            model_ids = np.fromiter(map(interner.__getitem__, distinct), dtype=np.int64, count=len(distinct))
+            self.vocabularies_[field] = list(interner)
+            return model_ids[local_ids] + FIRST_ID
+        index = self._vocab_index(field)
+        model_ids = np.fromiter(map(index.__getitem__, distinct), dtype=np.int64, count=len(distinct))
+        return model_ids[local_ids]
+
+    def _attribute_table(self, field):
+        """int64 (n_words + FIRST_ID,): model id of attribute `field` of each vocabulary word."""
+        cache = self.__dict__.setdefault("_attribute_cache", {})
+        if field not in cache:
+            index, fn = self._vocab_index(field), self._attribute_fn(field)
+            words = self.vocabularies_["word"]
+            table = np.full(len(words) + FIRST_ID, UNKNOWN, dtype=np.int64)
+            table[FIRST_ID:] = np.fromiter((index[fn(w)] for w in words), dtype=np.int64, count=len(words))
+            cache[field] = table
+        return cache[field]
+
+    def _vocab_index(self, field):
+        cache = self.__dict__.setdefault("_index_cache", {})
+        if field not in cache:
+            vocab = self.vocabularies_[field]
+            cache[field] = _VocabIndex(zip(vocab, range(FIRST_ID, FIRST_ID + len(vocab))))
+        return cache[field]
