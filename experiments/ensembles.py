@@ -31,7 +31,7 @@ from structperc.nbest.lists import nbest_corpus
 from structperc.model.marginals import marginals
 from structperc.readers import read_corpus
 from structperc.estimator.tagger import Tagger
-from structperc.estimator.training import _as_corpus
+from structperc.corpus import as_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "experiments" / "results" / "ensembles.md"
@@ -90,7 +90,7 @@ def right_to_left(corpus):
         X.append([(words[i], tags[i]) for i in range(b - 1, a - 1, -1)])
         if labels is not None:
             y.append(reverse_chunks(labels[a:b]))
-    return _as_corpus(X, y if labels is not None else None)
+    return as_corpus(X, y if labels is not None else None)
 
 
 def from_right_to_left(predicted, offsets):

@@ -6,7 +6,8 @@ __version__ = "0.1.0"
 # The public names are imported on first use, so that a command loads only the modules it needs.
 _HOMES = {
     "Corpus": "corpus", "iter_corpus": "readers", "read_corpus": "readers", "write_tagged": "readers",
-    "FeatureEncoder": "encode", "StructpercError": "errors", "LinearChainModel": "model", "Tagger": "tagger",
+    "FeatureEncoder": "features.encode", "StructpercError": "errors", "LinearChainModel": "model.linear_chain",
+    "Tagger": "estimator.tagger",
 }
 __all__ = [
     "Corpus", "FeatureEncoder", "LinearChainModel", "StructpercError", "Tagger",

@@ -165,3 +165,48 @@ def concatenate(corpora: Sequence[Corpus]) -> Corpus:
         paths=None if single_path else paths,
         file_ids=None if single_path else np.concatenate(file_ids),
     )
+
+
+def as_corpus(X, y=None, columns=None):
+    """A Corpus from a Corpus, or from lists of tokens (str, or tuples of column values).
+
+    columns : names of the token values (default ``word``, then ``pos``, then ``col2``...);
+    y : None, or one label per token of each sentence (the column ``label``)."""
+    if isinstance(X, Corpus):
+        return X
+    sentences = list(X)
+    first = next((tok for sent in sentences for tok in sent), "")
+    width = 1 if isinstance(first, str) else len(first)
+    default = ["word"] if width == 1 else ["word", "pos"] + [f"col{i}" for i in range(2, width)]
+    names = list(columns) if columns else default
+    if len(names) != width:
+        raise ValueError(f"columns {names!r} do not match tokens of {width} values")
+    values = {name: [] for name in names}
+    lengths = []
+    for sent in sentences:
+        lengths.append(len(sent))
+        for tok in sent:
+            row = (tok,) if isinstance(tok, str) else tok
+            for name, v in zip(names, row):
+                values[name].append(v)
+    label = None
+    if y is not None:
+        label = "label"
+        values[label] = [l for labels in y for l in labels]
+        if len(values[label]) != sum(lengths):
+            raise ValueError("y must give one label per token")
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return Corpus(
+        columns=values, sentence_offsets=offsets, label=label, path="<memory>",
+        line_numbers=np.zeros(int(offsets[-1]), dtype=np.int64),
+    )
+
+
+def flat_labels(X, y):
+    """The labels of y flat over the tokens, checked against the sentence lengths of X."""
+    if y is None:
+        raise ValueError("training data has no labels: give y")
+    if len(X) != len(y) or any(len(a) != len(b) for a, b in zip(X, y)):
+        raise ValueError("y must give one label per token")
+    return [label for labels in y for label in labels]

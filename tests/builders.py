@@ -11,7 +11,7 @@ import numpy as np
 from structperc._kernels.learn.sgd import scaled_scores
 from structperc.features.encode import FeatureEncoder
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.tagger import _as_corpus
+from structperc.corpus import as_corpus
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +46,7 @@ def random_sentences(rng, n_sentences, n_labels, max_len=6, tags=("A", "B", "C",
 
 def fitted_model(rng, templates, n_labels=3, order=1, constrain=None):
     X, y = random_sentences(rng, 12, n_labels)
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     encoder = FeatureEncoder(templates)
     encoded = encoder.fit_transform(corpus, corpus.columns["label"])
     model = LinearChainModel(encoder, order=order, constrain=constrain)
@@ -60,7 +60,7 @@ def small_model(seed, constrain=None, n_sentences=6, max_len=4, scale=0.5):
     X, y = random_sentences(rng, n_sentences, 3, max_len=max_len, tags=("B-NP", "I-NP", "O"))
     if constrain == "bio":  # gold must be allowed: no I-NP after O or at the start
         y = [[("B-NP" if l == "I-NP" and (i == 0 or s[i - 1] == "O") else l) for i, l in enumerate(s)] for s in y]
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     encoder = FeatureEncoder(TEMPLATES)
     enc = encoder.fit_transform(corpus, corpus.columns["label"])
     model = LinearChainModel(encoder, constrain=constrain)

@@ -16,7 +16,8 @@ pytest.importorskip("dask.distributed")
 from structperc.ensembles.vote import VotingTagger, bag_indices, train_bagging  # noqa: E402
 from structperc.errors import ConfigError  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
-from structperc.estimator.tagger import Tagger, _as_corpus  # noqa: E402
+from structperc.estimator.tagger import Tagger  # noqa: E402
+from structperc.corpus import as_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ["w[0]", "w[-1]", "pos[0]", "bias"]
@@ -82,11 +83,11 @@ def test_bootstrap_samples_look_like_bootstrap_samples():
 
 def test_each_bag_is_a_tagger_trained_on_its_naive_sample():
     X, y = synthetic(30, 0)
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     members = train_bagging(corpus, PARAMS, 3, seed=4)
     for b, member in enumerate(members):
         sample = naive_bootstrap(corpus.n_sentences, 4, b)
-        expected = Tagger(**PARAMS, seed=4 + b).fit(_as_corpus([X[i] for i in sample], [y[i] for i in sample],
+        expected = Tagger(**PARAMS, seed=4 + b).fit(as_corpus([X[i] for i in sample], [y[i] for i in sample],
                                                                ["word", "pos"]))
         np.testing.assert_array_equal(member.model_.weights, expected.model_.weights)
         assert member.model_.labels == expected.model_.labels
@@ -100,7 +101,7 @@ def test_a_local_cluster_trains_the_same_members_as_serial_training():
     from dask.distributed import Client, LocalCluster
 
     X, y = synthetic(30, 1)
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     serial = train_bagging(corpus, PARAMS, 3, seed=2)
     done = []
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \

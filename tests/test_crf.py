@@ -9,7 +9,8 @@ from structperc._kernels.decode.forward_backward import forward_backward
 from structperc.features.encode import FeatureEncoder
 from structperc.errors import ConfigError
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.estimator.tagger import Tagger
+from structperc.corpus import as_corpus
 from structperc.train import TRAINERS, Problem
 from structperc.train.crf import CRFRule
 from structperc.train.sgd import calibrate_eta0
@@ -45,7 +46,7 @@ def test_calibrated_rate_raises_the_sample_objective():
     rng = np.random.default_rng(1)
     lexicon = {w: ["A", "B", "C"][i % 3] for i, w in enumerate(WORDS)}
     X = [[WORDS[i] for i in rng.integers(0, len(WORDS), rng.integers(1, 5))] for _ in range(20)]
-    corpus = _as_corpus(X, [[lexicon[w] for w in s] for s in X])
+    corpus = as_corpus(X, [[lexicon[w] for w in s] for s in X])
     encoder = FeatureEncoder(["w[0]", "w[-1]"])
     enc = encoder.fit_transform(corpus, corpus.columns["label"])
     model = LinearChainModel(encoder)

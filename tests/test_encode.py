@@ -15,7 +15,7 @@ from structperc._kernels.encode.keys import bucket_of
 from structperc.features.encode import FIRST_ID, UNKNOWN, FeatureEncoder
 from structperc.errors import ConfigError
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.tagger import _as_corpus
+from structperc.corpus import as_corpus
 from structperc.features.templates import ATTRIBUTES, load_templates
 from structperc.train import Problem, make_rule, train_online
 
@@ -31,7 +31,7 @@ def random_corpus(rng, n_sentences, words=WORDS, n_tags=3, labels=("A", "B", "C"
         n = int(rng.integers(1, 7))
         X.append([(words[i], f"P{p}") for i, p in zip(rng.integers(0, len(words), n), rng.integers(0, n_tags, n))])
         y.append([labels[i] for i in rng.integers(0, len(labels), n)])
-    return _as_corpus(X, y, ["word", "pos"])
+    return as_corpus(X, y, ["word", "pos"])
 
 
 # ---------------------------------------------------------------------------- naive encoder
@@ -143,7 +143,7 @@ def test_attributes_from_the_vocabulary_table_or_computed_agree(monkeypatch, sha
 
 
 def test_bias_only_templates_fire_at_every_token():
-    corpus = _as_corpus([["a", "b", "c"], ["d"]], [["X", "Y", "X"], ["Y"]])
+    corpus = as_corpus([["a", "b", "c"], ["d"]], [["X", "Y", "X"], ["Y"]])
     encoded = FeatureEncoder(["bias"]).fit_transform(corpus, corpus.columns["label"])
     assert encoded.feature_offsets.tolist() == [0, 1, 2, 3, 4]
     assert encoded.feature_ids.tolist() == [0, 0, 0, 0]
@@ -219,7 +219,7 @@ def test_template_keys_past_the_int64_range_are_refused():
     """A template whose combined values could overflow the 62-bit key space is an error, not a
     silent wrap-around."""
     words = [f"w{i}" for i in range(1000)]
-    corpus = _as_corpus([words], [["X"] * len(words)])
+    corpus = as_corpus([words], [["X"] * len(words)])
     wide = "|".join(f"w[{o}]" for o in range(-3, 4))  # 1003 ** 7 > 2 ** 62
     with pytest.raises(ConfigError, match="too many distinct values"):
         FeatureEncoder([wide]).fit_transform(corpus, corpus.columns["label"])
@@ -311,7 +311,7 @@ def test_hashing_without_collisions_trains_the_model_of_the_exact_ids(tmp_path):
 def test_hashing_min_count_counts_each_id(bits):
     """min_count applies to an id's total count: at 8 bits "b" (seen twice) and "c" (once) share an
     id, which is kept with both; at 16 bits "c" has its own id, which is dropped."""
-    corpus = _as_corpus([["a", "b"], ["a", "c"], ["a", "b"]], [["X", "Y"]] * 3)
+    corpus = as_corpus([["a", "b"], ["a", "c"], ["a", "b"]], [["X", "Y"]] * 3)
     encoder = FeatureEncoder(["w[0]"], hash_bits=bits, min_count=2)
     encoded = encoder.fit_transform(corpus, corpus.columns["label"])
     exact = FeatureEncoder(["w[0]"])
@@ -326,7 +326,7 @@ def test_hashing_min_count_counts_each_id(bits):
 
 @pytest.mark.parametrize("bits", [0, 41, 2.5, "8"])
 def test_hash_bits_out_of_range_is_an_error(bits):
-    corpus = _as_corpus([["a"]], [["X"]])
+    corpus = as_corpus([["a"]], [["X"]])
     with pytest.raises(ConfigError, match="hash_bits"):
         FeatureEncoder(["w[0]"], hash_bits=bits).fit_transform(corpus, corpus.columns["label"])
 

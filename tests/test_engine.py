@@ -8,7 +8,8 @@ from naive import brute_force_phi_best, explicit_average, sequence_score
 from naive import template_keys as naive_template_keys
 from structperc._kernels.score import scoring
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.estimator.tagger import Tagger
+from structperc.corpus import as_corpus
 from structperc.features.encode import FIRST_ID, FeatureEncoder
 from structperc.features.lexicon import read_lexicons
 from structperc.features.templates import PRESETS, load_templates, parse_template
@@ -38,7 +39,7 @@ def test_score_of_phi_matches_explicit_score_matrices(seed, fitted_model):
 def test_decode_is_brute_force_argmax_and_reports_w_dot_phi(seed, constrain):
     rng = np.random.default_rng(seed)
     X, y = random_sentences(rng, 10, 3, tags=("B-NP", "I-NP", "O"))
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     encoder = FeatureEncoder(TEMPLATES)
     enc = encoder.fit_transform(corpus, corpus.columns["label"])
     model = LinearChainModel(encoder, constrain=constrain)
@@ -74,9 +75,9 @@ def test_feature_vector_counts_every_firing(fitted_model):
 
 def test_unseen_values_and_boundaries_are_encoded_distinctly():
     enc = FeatureEncoder(["w[-1]", "w[1]", "w[0]"])
-    train = _as_corpus([["a", "b"]], [["X", "Y"]])
+    train = as_corpus([["a", "b"]], [["X", "Y"]])
     enc.fit_transform(train, train.columns["label"])
-    test = enc.transform(_as_corpus([["a", "zzz", "b"]]), with_labels=False)
+    test = enc.transform(as_corpus([["a", "zzz", "b"]]), with_labels=False)
     described = [enc.describe_feature(int(f)) for f in test.feature_ids]
     # token 0 "a": w[-1]=<s> (seen in training), w[1]=zzz (unseen: dropped), w[0]=a
     # token 1 "zzz": w[-1]=a, w[1]=b, w[0] unseen
@@ -87,7 +88,7 @@ def test_unseen_values_and_boundaries_are_encoded_distinctly():
 def test_min_count_drops_rare_features():
     X = [["a", "b"], ["a", "c"], ["a", "b"]]
     y = [["X", "Y"]] * 3
-    corpus = _as_corpus(X, y)
+    corpus = as_corpus(X, y)
     counts = {}
     for k in (0, 2, 3):
         enc = FeatureEncoder(["w[0]"], min_count=k)
@@ -102,7 +103,7 @@ def test_rare_templates_fire_only_on_rare_words():
     X = [["the", "cat"]] * 5 + [["the", "gnu"]]
     y = [["D", "N"]] * 6
     enc = FeatureEncoder(["suffix2[0]@rare"], rare_threshold=5)
-    corpus = _as_corpus(X, y)
+    corpus = as_corpus(X, y)
     enc.fit_transform(corpus, corpus.columns["label"])
     names = sorted(enc.describe_feature(i) for i in range(enc.n_features_))
     assert names == ["suffix2[0]@rare=nu"]
@@ -151,7 +152,7 @@ def test_perceptron_kernel_matches_naive_perceptron_at_order_2_and_under_bio(see
     X, y = random_sentences(rng, 8, 3, max_len=4, tags=("B-NP", "I-NP", "O"))
     # gold must be allowed under bio: no I-NP at the start or after O
     y = [[("B-NP" if tag == "I-NP" and (i == 0 or s[i - 1] == "O") else tag) for i, tag in enumerate(s)] for s in y]
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     encoder = FeatureEncoder(TEMPLATES)
     enc = encoder.fit_transform(corpus, corpus.columns["label"])
     model = LinearChainModel(encoder, order=order, constrain=constrain)
@@ -216,7 +217,7 @@ def test_pruning_zero_features_changes_no_score(seed, fitted_model):
     emission = model.emission_weights()
     emission[rng.random(emission.shape[0]) < 0.5] = 0.0
     before_labels, before_scores = model.decode(enc)
-    corpus_again = _as_corpus(*random_sentences(np.random.default_rng(seed), 12, 3), ["word", "pos"])
+    corpus_again = as_corpus(*random_sentences(np.random.default_rng(seed), 12, 3), ["word", "pos"])
     n_before = model.encoder.n_features_
     model.prune()
     assert model.encoder.n_features_ < n_before
@@ -233,7 +234,7 @@ def test_every_preset_encodes_and_counts_one_feature_per_template_and_token(pres
     X = [[("The", "DT", "1", "B-NP"), ("cat", "NN", "1", "I-NP"), ("sat", "VBD", "0", "O")],
          [("Dogs", "NNS", "1", "B-NP"), ("bark", "VBP", "1", "B-NP")]]
     y = [["B-NP", "I-NP", "O"], ["B-NP", "O"]]
-    corpus = _as_corpus(X, y, columns=["word", "pos", "space_after", "stack"])
+    corpus = as_corpus(X, y, columns=["word", "pos", "space_after", "stack"])
     templates = load_templates(preset)
     # the cluster presets read a lexicon: one that lists some of the words
     paths = tmp_path / "paths.txt"

@@ -140,7 +140,7 @@ def test_vote_command_writes_the_layout_of_tag(models):
 
 def test_bagging_is_deterministic_with_a_seed_and_bags_differ():
     from structperc.ensembles.vote import bag_indices, train_bagging
-    from structperc.estimator.tagger import _as_corpus
+    from structperc.corpus import as_corpus
 
     first, second = bag_indices(50, 3, seed=7), bag_indices(50, 3, seed=7)
     assert all(np.array_equal(a, b) for a, b in zip(first, second))
@@ -149,7 +149,7 @@ def test_bagging_is_deterministic_with_a_seed_and_bags_differ():
     rng = np.random.default_rng(1)
     X = [[(WORDS[i], "P") for i in rng.integers(0, len(WORDS), rng.integers(1, 7))] for _ in range(30)]
     y = [[("B-NP" if WORDS.index(w) % 2 else "O") for w, _ in s] for s in X]
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     params = dict(templates=["w[0]"], epochs=2)
     bags_a = train_bagging(corpus, params, 3, seed=5)
     bags_b = train_bagging(corpus, params, 3, seed=5)

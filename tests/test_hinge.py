@@ -7,7 +7,8 @@ from naive import brute_force_augmented
 from structperc._kernels.learn.hinge import loss_augmented_decode
 from structperc.features.encode import FeatureEncoder
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.estimator.tagger import Tagger
+from structperc.corpus import as_corpus
 from structperc.train import TRAINERS, Problem
 from structperc.train.hinge import HingeRule
 from builders import WORDS
@@ -28,7 +29,7 @@ def test_loss_augmented_viterbi_is_brute_force_argmax(seed, constrain, small_mod
 
 
 def test_zero_loss_example_makes_no_update_but_a_violation_does():
-    corpus = _as_corpus([["the", "cat", "sat", "on"]], [["A", "B", "A", "C"]])
+    corpus = as_corpus([["the", "cat", "sat", "on"]], [["A", "B", "A", "C"]])
     encoder = FeatureEncoder(["w[0]"])
     enc = encoder.fit_transform(corpus, corpus.columns["label"])
     model = LinearChainModel(encoder)

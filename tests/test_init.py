@@ -203,7 +203,7 @@ def test_partial_fit_adds_the_features_of_a_new_word_and_predicts_with_them(temp
 @pytest.mark.parametrize("templates", [PAIR_TEMPLATES, "chunk-pair"])
 def test_growth_keeps_every_weight_and_training_state_and_adds_zeros(templates, all_pairs):
     from structperc._kernels.score.emission import gold_pairs
-    from structperc.estimator.training import _as_corpus
+    from structperc.corpus import as_corpus
 
     X, y = token_data(14)
     tagger = Tagger(templates=templates, epochs=3, columns=COLUMNS, all_pairs=all_pairs, resumable=True).fit(X, y)
@@ -215,7 +215,7 @@ def test_growth_keeps_every_weight_and_training_state_and_adds_zeros(templates, 
     old_pairs = None if all_pairs else model_pairs(model)
     X2, y2 = with_new_word(*token_data(15), seed=15)
     encoder.labels_ = encoder.labels_ + ["Z"]
-    encoded = encoder.extend(_as_corpus(X2, y2, COLUMNS))
+    encoded = encoder.extend(as_corpus(X2, y2, COLUMNS))
     pairs = None
     if not all_pairs:
         pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels, encoder.n_features_,
@@ -262,7 +262,7 @@ def test_continued_averaged_perceptron_with_new_features_equals_a_naive_run_over
 
     from structperc.features.encode import FeatureEncoder
     from structperc.model.linear_chain import LinearChainModel
-    from structperc.estimator.training import _as_corpus
+    from structperc.corpus import as_corpus
 
     seed = 7
     XA, yA = token_data(16, n=10)
@@ -270,7 +270,7 @@ def test_continued_averaged_perceptron_with_new_features_equals_a_naive_run_over
     options = dict(templates=PAIR_TEMPLATES, trainer="perceptron", seed=seed, columns=COLUMNS, resumable=True)
     tagger = Tagger(epochs=2, **options).fit(XA, yA)
     tagger.set_params(epochs=1).partial_fit(XB, yB)
-    both = _as_corpus(XA + XB, yA + yB, COLUMNS)
+    both = as_corpus(XA + XB, yA + yB, COLUMNS)
     encoder = FeatureEncoder(PAIR_TEMPLATES)
     encoded = encoder.fit_transform(both, both.columns["label"])
     assert encoder.labels_ == tagger.labels_
@@ -313,13 +313,13 @@ def test_extended_ids_of_new_data_are_a_fresh_encoders_up_to_renumbering(min_cou
     from collections import Counter
 
     from structperc.features.encode import FeatureEncoder
-    from structperc.estimator.training import _as_corpus
+    from structperc.corpus import as_corpus
 
     templates = PAIR_TEMPLATES + ["suffix2[0]", "pos[0]|w[1]", "pair:suffix2[0]|pos[-1]"]
     XA, yA = token_data(18, n=15)
     XB, yB = with_new_word(*token_data(19, n=15), seed=19)
     XB, yB = with_new_word(XB, yB, seed=20, word="yak", label="A")
-    A, B = _as_corpus(XA, yA, COLUMNS), _as_corpus(XB, yB, COLUMNS)
+    A, B = as_corpus(XA, yA, COLUMNS), as_corpus(XB, yB, COLUMNS)
     encoder = FeatureEncoder(templates, min_count=min_count)
     encoded_a = encoder.fit_transform(A, A.columns["label"])
     old = [encoder.describe_feature(f) for f in range(encoder.n_features_)]
@@ -373,12 +373,12 @@ def test_hashing_adds_the_ids_a_pruned_index_lacks_with_the_first_radices():
 
     from structperc._kernels.encode.keys import bucket_of
     from structperc.features.encode import FIRST_ID, FeatureEncoder
-    from structperc.estimator.training import _as_corpus
+    from structperc.corpus import as_corpus
 
     bits = 12
     XA, yA = token_data(21, n=15)
     XB, yB = with_new_word(*token_data(22, n=15), seed=22)
-    A, B = _as_corpus(XA, yA, COLUMNS), _as_corpus(XB, yB, COLUMNS)
+    A, B = as_corpus(XA, yA, COLUMNS), as_corpus(XB, yB, COLUMNS)
     encoder = FeatureEncoder(PAIR_TEMPLATES, hash_bits=bits)
     encoder.fit_transform(A, A.columns["label"])
     # a trained model keeps only the ids with a weight: prune every third

@@ -9,7 +9,8 @@ import pytest
 from structperc.features.encode import FeatureEncoder
 from structperc.errors import ConfigError, InputFormatError
 from structperc.features.lexicon import NONE, Lexicon, read_lexicons
-from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.estimator.tagger import Tagger
+from structperc.corpus import as_corpus
 from structperc.features.templates import PRESETS, parse_template
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,8 +74,8 @@ def test_lexicon_field_matches_naive_lookup(tmp_path, lower, field, prefix, offs
     train = random_sentences(200, 1)  # every word, every value: nothing is unseen in training
     test = random_sentences(40, 2) + [["Unlisted", "words", "here"]]
     encoder = FeatureEncoder([template], lexicons=lexicons)
-    encoder.fit_transform(_as_corpus(train), ["x"] * sum(map(len, train)))
-    got = field_strings(encoder, _as_corpus(test), template)
+    encoder.fit_transform(as_corpus(train), ["x"] * sum(map(len, train)))
+    got = field_strings(encoder, as_corpus(test), template)
     expected = naive_field(test, read_entries, lower, prefix, offset)
     shown = {"<s>": "<s>", "</s>": "</s>"}
     # values never seen in training (Unlisted -> <none> is seen when some word is not listed) are <unk>
@@ -88,7 +89,7 @@ def test_two_column_file_gazetteer_and_errors(tmp_path):
     lex = read_lexicons([f"gaz={tmp_path / 'gaz.txt'}"])
     words = ["in", "New", "York", "city", "new", "York", "Paris", "New", "York"]
     offsets = np.array([0, 6, 9])
-    corpus = _as_corpus([words[:6], words[6:]], [["x"] * 6, ["x"] * 3])
+    corpus = as_corpus([words[:6], words[6:]], [["x"] * 6, ["x"] * 3])
     encoder = FeatureEncoder(["gaz[0]"], lexicons=lex)
     encoder.fit_transform(corpus, corpus.labels())
     assert field_strings(encoder, corpus, "gaz[0]") == [
@@ -106,7 +107,7 @@ def test_preset_without_its_lexicon_is_a_clear_error():
     assert {"clusters.p4[-2]", "clusters.p6[2]"} <= set(PRESETS["pos-clusters"])
     assert "clusters.p4[-2]" not in PRESETS["chunk-clusters"]
     assert parse_template("clusters.p6[-1]").parts == (("clusters.p6", -1),)
-    corpus = _as_corpus([["a", "b"]], [["X", "Y"]])
+    corpus = as_corpus([["a", "b"]], [["X", "Y"]])
     with pytest.raises(ConfigError, match="--lexicon clusters=FILE"):
         Tagger(templates="pos-clusters").fit(corpus)
 

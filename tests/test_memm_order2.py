@@ -16,7 +16,8 @@ from structperc._kernels.decode.second_order import viterbi2, viterbi2_context
 from structperc.features.encode import FIRST_ID, FeatureEncoder
 from structperc.model.linear_chain import LinearChainModel
 from structperc.model.marginals import check_probabilistic, marginals
-from structperc.estimator.tagger import Tagger, _as_corpus, build_tag_dict
+from structperc.estimator.tagger import Tagger, build_tag_dict
+from structperc.corpus import as_corpus
 from structperc.train import Problem
 from structperc.train.memm import MEMMRule
 from test_second_order_model import TEMPLATES, random_corpus
@@ -319,14 +320,14 @@ def test_tagger_learns_a_second_order_dependency_and_round_trips(tmp_path, tag_d
     first = Tagger(templates=["w[0]"], trainer="memm", order=1, epochs=10, tag_dict=tag_dict).fit(X, y)
     assert first.predict(X) != y  # P(X | M, "e") cannot depend on the first label
 
-    node, best = marginals(second.model_, second.model_.encoder.transform(_as_corpus(X, y, None)))
+    node, best = marginals(second.model_, second.model_.encoder.transform(as_corpus(X, y, None)))
     np.testing.assert_allclose(node.sum(axis=1), 1.0)
     assert np.all(best > np.log(0.5))  # the learnt chain is confident on its own training data
     second.save(tmp_path / "memm2.npz")
     loaded = Tagger.load(tmp_path / "memm2.npz")
     assert loaded.order == 2 and loaded.trainer == "memm"
     assert loaded.predict(X) == y
-    loaded_node, loaded_best = marginals(loaded.model_, loaded.model_.encoder.transform(_as_corpus(X, y, None)))
+    loaded_node, loaded_best = marginals(loaded.model_, loaded.model_.encoder.transform(as_corpus(X, y, None)))
     np.testing.assert_array_equal(loaded_node, node)
     np.testing.assert_array_equal(loaded_best, best)
 

@@ -14,7 +14,8 @@ from structperc.errors import ConfigError
 from structperc.evaluate.metrics import chunk_scores, evaluate_labels, split
 from structperc.model.linear_chain import LinearChainModel
 from structperc.nbest.lists import jackknife_nbest, nbest_corpus, write_block
-from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.estimator.tagger import Tagger
+from structperc.corpus import as_corpus
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]
 CHUNK_TAGS = ["B-NP", "I-NP", "B-VP", "I-VP", "O"]
@@ -27,7 +28,7 @@ def random_corpus(rng, n_sentences, max_len=6, with_empty_pos=False):
         n = int(rng.integers(1, max_len + 1))
         X.append([(WORDS[i], f"P{j}") for i, j in zip(rng.integers(0, len(WORDS), n), rng.integers(0, 3, n))])
         y.append([CHUNK_TAGS[i] for i in rng.integers(0, len(CHUNK_TAGS), n)])
-    return _as_corpus(X, y, ["word", "pos"])
+    return as_corpus(X, y, ["word", "pos"])
 
 
 def random_model(rng, corpus, constrain="bio", normalization="global", order=1):
@@ -141,7 +142,7 @@ def test_accuracy_task_for_a_tag_set_that_is_not_bio():
     rng = np.random.default_rng(5)
     X = [[(WORDS[i], "P") for i in rng.integers(0, 10, 4)] for _ in range(8)]
     y = [[["A", "B", "C"][i] for i in rng.integers(0, 3, 4)] for _ in range(8)]
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     tagger = Tagger(templates=["w[0]", "bias"], epochs=2).fit(corpus)
     nb = nbest_corpus(tagger, corpus, 4)
     assert nb.metric == "accuracy"
@@ -173,7 +174,7 @@ def test_jackknife_lists_come_from_models_that_did_not_see_the_sentence():
 
 
 def test_block_format_is_exact():
-    corpus = _as_corpus([[("He", "PRP"), ("ran", "VBD")]], [["B-NP", "B-VP"]], ["word", "pos"])
+    corpus = as_corpus([[("He", "PRP"), ("ran", "VBD")]], [["B-NP", "B-VP"]], ["word", "pos"])
     tagger = Tagger(templates=["w[0]", "bias"], epochs=3, constrain="bio").fit(corpus)
     nb = nbest_corpus(tagger, corpus, 2)
     out = io.StringIO()

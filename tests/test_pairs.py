@@ -11,7 +11,8 @@ from structperc._kernels.learn.perceptron import perceptron_epoch
 from structperc.features.encode import FeatureEncoder
 from structperc.errors import ConfigError
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.estimator.tagger import Tagger
+from structperc.corpus import as_corpus
 from structperc.train import Problem
 from structperc.train.crf import CRFRule
 
@@ -22,7 +23,7 @@ def sparse_and_dense(seed, n_labels=3, n_sentences=6, max_len=4, dense_count=0):
     dense_count > 0: the features occurring that often have every label."""
     rng = np.random.default_rng(seed)
     X, y = random_sentences(rng, n_sentences, n_labels, max_len=max_len)
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     encoder = FeatureEncoder(TEMPLATES)
     enc = encoder.fit_transform(corpus, corpus.columns["label"])
     n_labels = len(encoder.labels_)

@@ -12,13 +12,13 @@ from structperc._kernels.score.scoring import add_phi, add_phi_difference, phi_i
 from structperc.features.dicts import EncodedAttributes
 from structperc.features.encode import FeatureEncoder
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.tagger import _as_corpus
+from structperc.corpus import as_corpus
 
 
 def case(seed, order, sparse, real):
     rng = np.random.default_rng(seed)
     X, y = random_sentences(rng, 8, 4, max_len=7)
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     encoder = FeatureEncoder(TEMPLATES)
     enc = encoder.fit_transform(corpus, corpus.columns["label"])
     n_labels = len(encoder.labels_)

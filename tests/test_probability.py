@@ -6,7 +6,8 @@ from naive import all_labelings, brute_force_log_z, brute_force_marginals, seque
 from structperc._kernels.score import scoring
 from structperc.errors import StructpercError
 from structperc.model.marginals import NotProbabilisticError, marginals
-from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.estimator.tagger import Tagger
+from structperc.corpus import as_corpus
 from builders import TEMPLATES, potentials, random_sentences
 
 
@@ -17,7 +18,7 @@ def trained(trainer, seed, constrain="bio"):
     tagger = Tagger(templates=TEMPLATES, trainer=trainer, epochs=3, constrain=constrain,
                     columns=["word", "pos"]).fit(X, y)
     model = tagger.model_
-    return model, model.encoder.transform(_as_corpus(X, y, ["word", "pos"]))
+    return model, model.encoder.transform(as_corpus(X, y, ["word", "pos"]))
 
 
 @pytest.mark.parametrize("seed", range(3))

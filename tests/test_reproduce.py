@@ -362,7 +362,7 @@ def test_check_against_expected_fails_on_a_drift_beyond_tolerance():
 
 # ---------------------------------------------------------------------------- one row on tiny data
 def tiny_pos_dataset():
-    from structperc.estimator.tagger import _as_corpus
+    from structperc.corpus import as_corpus
 
     rng = np.random.default_rng(0)
     lexicon = {"the": "DT", "a": "DT", "cat": "NN", "dog": "NN", "runs": "VBZ", "sits": "VBZ"}
@@ -370,7 +370,7 @@ def tiny_pos_dataset():
 
     def part(n):
         X = [[words[i] for i in rng.integers(0, len(words), 4)] for _ in range(n)]
-        return _as_corpus(X, [[lexicon[w] for w in s] for s in X])
+        return as_corpus(X, [[lexicon[w] for w in s] for s in X])
 
     return datasets.DatasetSplit("tiny", "pos", "tiny", "tiny", part(30), part(10), part(10))
 

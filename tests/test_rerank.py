@@ -9,7 +9,8 @@ from structperc.errors import ConfigError, InputFormatError
 from structperc.nbest.lists import nbest_corpus
 from structperc.rerank.pipeline import (DEFAULT_FEATURES, GLOBAL_FEATURES, RankingData, Reranker, candidate_feature_strings,
                                check_feature_names, chosen_score, featurize, read_svmrank, write_svmrank)
-from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.estimator.tagger import Tagger
+from structperc.corpus import as_corpus
 from structperc.features.templates import ATTRIBUTES, word_shape
 
 WORDS = ["The", "cat", "sat", "on", "U.S.", "mat", "1,000", "dog"]
@@ -68,7 +69,7 @@ def small_lists(seed=0, n_sentences=12, k=5):
         n = int(rng.integers(1, 7))
         X.append([(WORDS[i], f"P{j}") for i, j in zip(rng.integers(0, len(WORDS), n), rng.integers(0, 3, n))])
         y.append([CHUNK_TAGS[i] for i in rng.integers(0, len(CHUNK_TAGS), n)])
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     tagger = Tagger(templates=["w[0]", "pos[0]", "bias"], epochs=1, constrain="bio").fit(corpus)
     return nbest_corpus(tagger, corpus, k)
 

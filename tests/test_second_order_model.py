@@ -7,7 +7,8 @@ import pytest
 
 from structperc.features.encode import FIRST_ID, FeatureEncoder
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.tagger import Tagger, _as_corpus, build_tag_dict
+from structperc.estimator.tagger import Tagger, build_tag_dict
+from structperc.corpus import as_corpus
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]
 TEMPLATES = ["w[0]", "w[-1]|w[0]", "pos[1]", "suffix2[0]", "bias", "pair:pos[0]"]
@@ -23,7 +24,7 @@ def random_corpus(rng, n_sentences, n_labels, max_len=5):
         pos = [f"P{i}" for i in rng.integers(0, 3, n)]
         X.append(list(zip(words, pos)))
         y.append([tags[i] for i in rng.integers(0, n_labels, n)])
-    return _as_corpus(X, y, ["word", "pos"])
+    return as_corpus(X, y, ["word", "pos"])
 
 
 def second_order_model(rng, n_labels, threshold=None):

@@ -8,7 +8,8 @@ import pytest
 
 from structperc.ensembles.vote import vote_tokens
 from structperc.ensembles.semisupervised import VotingTagger, agreement, confidence, read_unlabeled, self_train, tri_train
-from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.estimator.tagger import Tagger
+from structperc.corpus import as_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 PARAMS = dict(templates=["w[0]", "suffix1[0]", "w[-1]", "bias"], epochs=3, seed=0)
@@ -59,8 +60,8 @@ def test_agreement_selects_sentences_equal_on_every_token():
 def _corpora():
     sentences, labels = synthetic(60, 0)
     unlabeled_sentences, _ = synthetic(80, 1)
-    labeled = _as_corpus(sentences, labels)
-    unlabeled = _as_corpus(unlabeled_sentences)
+    labeled = as_corpus(sentences, labels)
+    unlabeled = as_corpus(unlabeled_sentences)
     return labeled, unlabeled
 
 
@@ -70,7 +71,7 @@ def test_tri_training_is_deterministic_and_adds_agreed_sentences():
     first = tri_train(PARAMS, labeled, unlabeled, rounds=2, seed=5, callback=lambda r, v: records.append(r))
     second = tri_train(PARAMS, labeled, unlabeled, rounds=2, seed=5)
     test_sentences, test_labels = synthetic(30, 2)
-    test = _as_corpus(test_sentences, test_labels)
+    test = as_corpus(test_sentences, test_labels)
     assert first.predict_corpus(test)[0] == second.predict_corpus(test)[0]
     for a, b in zip(first.members, second.members):
         assert np.array_equal(a.model_.weights, b.model_.weights)
@@ -125,7 +126,7 @@ def test_voting_model_file_round_trip_and_cli(tmp_path):
     loaded = Tagger.load(path)
     assert isinstance(loaded, VotingTagger)
     test_sentences, test_labels = synthetic(20, 4)
-    test = _as_corpus(test_sentences, test_labels)
+    test = as_corpus(test_sentences, test_labels)
     assert loaded.predict_corpus(test)[0] == voting.predict_corpus(test)[0]
 
 

@@ -12,7 +12,8 @@ import pytest
 from structperc.errors import ConfigError
 from structperc.nbest.jackknife import fold_split
 from structperc.ensembles.stacking import StackedTagger, jackknife_labels, stack_fit, with_column
-from structperc.estimator.tagger import Tagger, _as_corpus
+from structperc.estimator.tagger import Tagger
+from structperc.corpus import as_corpus
 from test_bagging import synthetic, write_conll
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,13 +58,13 @@ def test_fold_split_refuses_too_few_folds_or_sentences():
 
 def test_jackknifed_labels_come_from_models_trained_without_the_held_out_fold():
     X, y = synthetic(24, 7)
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     labels = jackknife_labels(corpus, BASE, folds=3, seed=2)
     fold_of = naive_folds(len(X), 3, 2)
     expected = [None] * len(X)
     for f in range(3):
         kept = [i for i in range(len(X)) if fold_of[i] != f]
-        tagger = Tagger(**BASE).fit(_as_corpus([X[i] for i in kept], [y[i] for i in kept], ["word", "pos"]))
+        tagger = Tagger(**BASE).fit(as_corpus([X[i] for i in kept], [y[i] for i in kept], ["word", "pos"]))
         for i in range(len(X)):
             if fold_of[i] == f:
                 expected[i] = tagger.predict([X[i]])[0]
@@ -79,7 +80,7 @@ def oracle_data(n_sentences, seed):
         tags = ["ABCD"[i] for i in rng.integers(0, 4, n)]
         X.append([(f"w{int(rng.integers(0, 5))}", tag) for tag in tags])
         y.append(tags)
-    return _as_corpus(X, y, ["word", "hint"])
+    return as_corpus(X, y, ["word", "hint"])
 
 
 def test_the_stacked_model_uses_the_column_of_an_oracle_base_model():
@@ -132,7 +133,7 @@ def test_train_stack_then_tag_and_eval_with_the_one_file(tmp_path):
     # B tags the input, then the stacked model reads B's label as the column `stack`
     base_labels = base.predict(test_X)
     with_stack = [[(w, p, b) for (w, p), b in zip(sentence, labels)] for sentence, labels in zip(test_X, base_labels)]
-    expected = [label for sentence in top.predict(_as_corpus(with_stack, None, ["word", "pos", "stack"]))
+    expected = [label for sentence in top.predict(as_corpus(with_stack, None, ["word", "pos", "stack"]))
                 for label in sentence]
     tagged = _cli("tag", test, "--model", stacked_path, "-q")
     assert tagged.returncode == 0, tagged.stderr

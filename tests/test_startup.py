@@ -16,7 +16,7 @@ from structperc._kernels.decode.decoders import (PARALLEL_FROM, decode_corpus_fi
 from structperc.features.encode import FeatureEncoder
 from structperc._kernels.cache import _LAZY_REGISTRIES_CHECKED
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.tagger import _as_corpus
+from structperc.corpus import as_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTICE = "compiling kernels, once"
@@ -82,7 +82,7 @@ def test_tag_imports_neither_scipy_linalg_nor_conllu_nor_training_kernels(tiny_m
 def test_serial_and_parallel_decoding_agree(order, normalization):
     rng = np.random.default_rng(order)
     X, y = random_sentences(rng, PARALLEL_FROM + 10, 4)
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     encoder = FeatureEncoder(["w[0]", "w[-1]", "pos[0]", "pair:pos[0]"])
     encoded = encoder.fit_transform(corpus, corpus.columns["label"])
     model = LinearChainModel(encoder, order=order, constrain=None, normalization=normalization)

@@ -56,7 +56,8 @@ def large_input(path):
         return False
 
 
-L1_EPOCH_KERNELS = {"crf": "learn.elastic.crf_l1_epoch", "memm": "learn.elastic.memm_l1_epoch", "hinge": "learn.elastic.hinge_l1_epoch"}
+L1_EPOCH_KERNELS = {"crf": "learn.elastic.crf_l1_epoch", "memm": "learn.elastic.memm_l1_epoch",
+                    "hinge": "learn.elastic.hinge_l1_epoch"}
 
 
 def decoding_kernels(path, decoder=None):

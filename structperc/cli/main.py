@@ -420,7 +420,10 @@ def data_list(json_output: bool = typer.Option(False, "--json", help="One JSON a
 
 
 def _register_extensions():
-    from structperc.cli import clusters as cli_clusters, ensemble as cli_ensemble, reproduce as cli_reproduce, rerank as cli_rerank
+    from structperc.cli import clusters as cli_clusters
+    from structperc.cli import ensemble as cli_ensemble
+    from structperc.cli import reproduce as cli_reproduce
+    from structperc.cli import rerank as cli_rerank
 
     cli_rerank.register(app, handles_errors)
     cli_ensemble.register(app, handles_errors)

@@ -41,7 +41,7 @@ COMPARE_EPILOG = """Examples:
 """
 
 EXPERIMENTS = ("collins2002",)
-EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
+EXPERIMENTS_DIR = Path(__file__).resolve().parents[2] / "experiments"
 
 
 def load_experiment(name, root=None):

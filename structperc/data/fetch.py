@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 from structperc.errors import DataFetchError
 from structperc.utils.atomic import atomic_write
 
-CORPORA_DIR = Path(__file__).resolve().parent.parent / "corpora"
+CORPORA_DIR = Path(__file__).resolve().parents[2] / "corpora"
 MANIFEST_PATH = CORPORA_DIR / "manifest.json"
 COMPRESSIONS = ("gzip",)
 ARCHIVES = ("zip",)

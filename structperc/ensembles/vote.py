@@ -23,7 +23,8 @@ import numpy as np
 from structperc.chunks import chunk_spans, is_bio
 from structperc.errors import ConfigError, ModelFileError
 from structperc.estimator.tagger import Tagger
-from structperc.estimator.training import _as_corpus, _dicts
+from structperc.estimator.training import _dicts
+from structperc.corpus import as_corpus
 
 METHODS = ("token", "chunk", "soft")
 
@@ -269,7 +270,7 @@ class VotingTagger(EnsembleTagger):
             self._refuse("takes no forced labels")
         if _dicts(X):
             self._refuse("takes token columns, not feature dicts")
-        corpus = _as_corpus(X, None, self.columns)
+        corpus = as_corpus(X, None, self.columns)
         flat, _ = self.predict_corpus(corpus)
         o = corpus.sentence_offsets
         return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
@@ -277,7 +278,7 @@ class VotingTagger(EnsembleTagger):
     def _gold_and_predicted(self, X, y=None):
         if _dicts(X):
             self._refuse("takes token columns, not feature dicts")
-        corpus = _as_corpus(X, y, self.columns)
+        corpus = as_corpus(X, y, self.columns)
         if corpus.label is None:
             raise ValueError("evaluation data has no label column")
         return corpus.columns[corpus.label], self.predict_corpus(corpus)[0], corpus.sentence_offsets

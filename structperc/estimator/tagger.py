@@ -20,7 +20,8 @@ from structperc.evaluate.metrics import evaluate_labels
 from structperc.model.forcing import check_forced, drop_missing_label, forced_label_ids
 from structperc.features.lexicon import read_lexicons
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.training import ALL_PAIRS_DEFAULT, Training, _as_corpus, _dicts, _flat_labels
+from structperc.estimator.training import ALL_PAIRS_DEFAULT, Training, _dicts
+from structperc.corpus import as_corpus, flat_labels
 from structperc.estimator.files import FilePipeline, read_training_corpus  # noqa: F401  (read_training_corpus: public)
 
 # Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
@@ -223,10 +224,10 @@ class Tagger(Training, FilePipeline):
             if self.hash_bits is not None:
                 raise ConfigError("hash_bits applies to templates, not to feature dicts")
             encoder = AttributeEncoder(self.min_count)
-            encoded = encoder.fit_transform(X, _flat_labels(X, y))
+            encoded = encoder.fit_transform(X, flat_labels(X, y))
             read = {**(input_metadata or {}), "format": "dicts"}
         else:
-            corpus = _as_corpus(X, y, self.columns)
+            corpus = as_corpus(X, y, self.columns)
             if corpus.label is None:
                 raise ValueError("training data has no label column")
             encoder = self._encoder()
@@ -334,9 +335,9 @@ class Tagger(Training, FilePipeline):
                 raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
             if not _dicts(X) and any(len(s) for s in X):
                 raise ConfigError("this model was trained on feature dicts: give every token as a dict")
-            gold = _flat_labels(X, y) if y is not None else None
+            gold = flat_labels(X, y) if y is not None else None
             return encoder.transform(X, gold), gold
-        corpus = self._input(_as_corpus(X, y, self.columns))
+        corpus = self._input(as_corpus(X, y, self.columns))
         gold = corpus.columns[corpus.label] if corpus.label is not None else None
         return encoder.transform(corpus, with_labels=gold is not None), gold
 

@@ -1,12 +1,11 @@
 """The training run of ``Tagger``: dev scoring, checkpoints, parameter mixing, continued training."""
-import numpy as np
 
 from structperc.utils import heap
 from structperc._kernels.score.emission import gold_pairs
 from structperc.features.dicts import AttributeEncoder, is_dict_input
 from structperc.train.checkpoint import plain_json, read_checkpoint, training_state, write_checkpoint
 from structperc.chunks import is_bio
-from structperc.corpus import Corpus
+from structperc.corpus import Corpus, as_corpus, flat_labels  # noqa: F401
 from structperc.errors import ConfigError
 from structperc.evaluate.metrics import evaluate_labels
 from structperc.model.forcing import drop_missing_label
@@ -15,51 +14,8 @@ from structperc.model.forcing import drop_missing_label
 ALL_PAIRS_DEFAULT = True
 
 
-def _as_corpus(X, y=None, columns=None):
-    """A Corpus from a Corpus, or from lists of tokens (str, or tuples of column values)."""
-    if isinstance(X, Corpus):
-        return X
-    sentences = list(X)
-    first = next((tok for sent in sentences for tok in sent), "")
-    width = 1 if isinstance(first, str) else len(first)
-    default = ["word"] if width == 1 else ["word", "pos"] + [f"col{i}" for i in range(2, width)]
-    names = list(columns) if columns else default
-    if len(names) != width:
-        raise ValueError(f"columns {names!r} do not match tokens of {width} values")
-    values = {name: [] for name in names}
-    lengths = []
-    for sent in sentences:
-        lengths.append(len(sent))
-        for tok in sent:
-            row = (tok,) if isinstance(tok, str) else tok
-            for name, v in zip(names, row):
-                values[name].append(v)
-    label = None
-    if y is not None:
-        label = "label"
-        values[label] = [l for labels in y for l in labels]
-        if len(values[label]) != sum(lengths):
-            raise ValueError("y must give one label per token")
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return Corpus(
-        columns=values, sentence_offsets=offsets, label=label, path="<memory>",
-        line_numbers=np.zeros(int(offsets[-1]), dtype=np.int64),
-    )
-
-
 def _dicts(X):
     return not isinstance(X, Corpus) and is_dict_input(X)
-
-
-def _flat_labels(X, y):
-    """The labels of y flat over the tokens, checked against the sentence lengths of X."""
-    if y is None:
-        raise ValueError("training data has no labels: give y")
-    if len(X) != len(y) or any(len(a) != len(b) for a, b in zip(X, y)):
-        raise ValueError("y must give one label per token")
-    return [label for labels in y for label in labels]
-
 
 
 def continued_structure(fitted, given, lexicons=None):
@@ -216,7 +172,7 @@ class Training:
         if _dicts(X):
             if not isinstance(encoder, AttributeEncoder):
                 raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
-            encoded = encoder.extend(X, _flat_labels(X, y))
+            encoded = encoder.extend(X, flat_labels(X, y))
             read = {**(input_metadata or {}), "format": "dicts"}
         else:
             if isinstance(encoder, AttributeEncoder):
@@ -225,7 +181,7 @@ class Training:
             if wanted != encoder.template_strings_:
                 raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
                                   f"{', '.join(encoder.template_strings_)}")
-            corpus = _as_corpus(X, y, self.columns)
+            corpus = as_corpus(X, y, self.columns)
             if corpus.label is None:
                 raise ValueError("training data has no label column")
             labels = corpus.columns[corpus.label]

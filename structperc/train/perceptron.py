@@ -29,7 +29,8 @@ class PerceptronRule(LearningRule):
                 self.u[:] = resume["u"]
 
     def run(self, visit_order):
-        from structperc._kernels.learn.perceptron import perceptron_epoch  # here, not at import: `tag` needs no training kernel
+        # here, not at import: `tag` needs no training kernel
+        from structperc._kernels.learn.perceptron import perceptron_epoch
         self.counter, sentence_errors, token_errors = perceptron_epoch(
             self.w, self.u, self.counter, self.layout, self.problem.data, visit_order)
         return {"sentence_errors": sentence_errors, "token_errors": token_errors}

@@ -4,8 +4,8 @@ calibration of the initial learning rate on a sample.
 """
 import numpy as np
 
-from structperc._kernels.learn.sgd import (EXAMPLES, SCALE, SCALE_SUM, Rate, l1_catch_up_all, learning_rate, new_state, real_weights,
-                            restart_average)
+from structperc._kernels.learn.sgd import (EXAMPLES, SCALE, SCALE_SUM, Rate, l1_catch_up_all, learning_rate, new_state,
+                                          real_weights, restart_average)
 from structperc.errors import ConfigError
 from structperc.train.base import LearningRule
 

@@ -93,7 +93,8 @@ def _clustering(X):
 def main():
     from structperc._kernels.cache import cold
     from structperc.nbest.lists import nbest_corpus
-    from structperc.estimator.tagger import Tagger, _as_corpus
+    from structperc.estimator.tagger import Tagger
+    from structperc.corpus import as_corpus
     from structperc.train import TRAINERS
 
     start = time.perf_counter()
@@ -101,7 +102,7 @@ def main():
         return
     print("compiling kernels, once", file=sys.stderr, flush=True)
     X, y = _corpus()
-    corpus = _as_corpus(X, y, ["word", "pos"])
+    corpus = as_corpus(X, y, ["word", "pos"])
     for name, rule in TRAINERS.items():
         for order in getattr(rule, "orders", (1, 2)):
             tagger = Tagger(templates="chunk", trainer=name, epochs=1, order=order, constrain="bio",
