@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 
+from structperc import load_model  # noqa: E402
 from structperc.ensembles.vote import VotingTagger, bag_indices, train_bagging  # noqa: E402
 from structperc.errors import ConfigError  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
@@ -142,7 +143,7 @@ def test_train_bagging_then_tag_and_eval_give_the_members_majority_vote(corpora)
     assert r.returncode == 0, r.stderr
     assert one.read_bytes() == two.read_bytes()  # bag b depends on (seed, b), not on the worker
 
-    voting = Tagger.load(one)
+    voting = load_model(one)
     assert isinstance(voting, VotingTagger) and len(voting.members) == 3
     corpus = read_corpus(train, columns=["word", "pos", "label"])
     for b, member in enumerate(voting.members):  # the members are the bags, trained on their samples
@@ -180,7 +181,7 @@ def test_one_bag_is_allowed_and_tags_as_its_member(corpora):
     out = folder / "single.npz"
     r = _cli("train", train, "--model", out, "--columns", "word,pos,label", "--epochs", 2, "--bagging", 1, "-q")
     assert r.returncode == 0, r.stderr
-    (member,) = Tagger.load(out).members
+    (member,) = load_model(out).members
     tagged = _cli("tag", test, "--model", out, "-q")
     expected = [label for sentence in member.predict(test_X) for label in sentence]
     assert [line.split()[-1] for line in tagged.stdout.splitlines() if line.strip()] == expected

@@ -188,8 +188,8 @@ def test_iter_corpus_small_chunks_keeps_sentences_whole(tmp_path, monkeypatch):
 
     text = "a X\nb Y\n\nc Z\n\n\nd X\ne Y\nf Z\n"
     path = write(tmp_path, text)
-    real = corpus_module._read_chunks
-    monkeypatch.setattr(corpus_module, "_read_chunks",
+    real = corpus_module.read_chunks
+    monkeypatch.setattr(corpus_module, "read_chunks",
                         lambda p, enc, **kw: real(p, enc, chunk_bytes=3, **kw))
     corpus = read_corpus(path)
     assert sentences(corpus, "word") == [["a", "b"], ["c"], ["d", "e", "f"]]
@@ -255,8 +255,8 @@ def test_conll_malformed(tmp_path, text, line, message):
 def test_column_count_error_in_later_chunk(tmp_path, monkeypatch):
     import structperc.readers.stream as corpus_module
 
-    real = corpus_module._read_chunks
-    monkeypatch.setattr(corpus_module, "_read_chunks",
+    real = corpus_module.read_chunks
+    monkeypatch.setattr(corpus_module, "read_chunks",
                         lambda p, enc, **kw: real(p, enc, chunk_bytes=8, **kw))
     path = write(tmp_path, "a B\nb C\n\nc D\nd E F\n")
     with pytest.raises(InputFormatError, match=r":5: expected 2 columns, found 3"):

@@ -179,8 +179,8 @@ def test_fuzzed_input(fuzz_dir, format, data, chunk_bytes, require_label):
     data = data.draw(inputs(format))
     path = fuzz_dir / f"input.{format}"
     path.write_bytes(data)
-    real = stream._read_chunks
-    with mock.patch.object(stream, "_read_chunks",
+    real = stream.read_chunks
+    with mock.patch.object(stream, "read_chunks",
                            lambda p, encoding, **kw: real(p, encoding, chunk_bytes=chunk_bytes, **kw)):
         check_outcome(path, lambda: read_corpus(path, format=format, require_label=require_label))
         check_outcome(path, lambda: concatenate(list(iter_corpus(path, format=format,

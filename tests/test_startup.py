@@ -105,7 +105,7 @@ def test_decoders_of_the_cache_check_exist_and_large_inputs_name_the_parallel_on
     from structperc._kernels.decode import decoders
 
     for name in kernel_cache.SERIAL_DECODING + kernel_cache.PARALLEL_DECODING:
-        assert hasattr(decoders, name.split(".")[1]), name
+        assert hasattr(decoders, name.rsplit(".", 1)[1]), name
     small, large = tmp_path / "small.txt", tmp_path / "large.txt"
     small.write_text("a DT\n\n")
     large.write_text("a DT\n\n" * kernel_cache.LARGE_INPUT)

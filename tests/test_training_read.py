@@ -12,7 +12,7 @@ from structperc.features.encode import FeatureEncoder
 from structperc.errors import InputFormatError
 from structperc.readers import read_corpus
 from structperc.readers.parallel import _ranges, read_training_columns
-from structperc.features.vocabulary import InternedColumn, _intern_column
+from structperc.features.vocabulary import InternedColumn, intern_column
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ["the", "pound", "fell", "Rates", "rose", "in", "May", ",", "7.5", "de", "café"]
@@ -55,7 +55,7 @@ def assert_same_corpus(parted, whole):
     for name, column in parted.columns.items():
         assert isinstance(column, InternedColumn)
         assert list(column) == whole.columns[name], name
-        ids, distinct = _intern_column(whole.columns[name])  # the encoder's first-seen numbering
+        ids, distinct = intern_column(whole.columns[name])  # the encoder's first-seen numbering
         np.testing.assert_array_equal(column.ids, ids)
         assert column.distinct == distinct
     np.testing.assert_array_equal(parted.sentence_offsets, whole.sentence_offsets)

@@ -282,13 +282,13 @@ def tag(
     batch, so files larger than memory stream through.
     """
     from structperc._kernels.cache import tagging_kernels
-    from structperc.estimator.tagger import Tagger
+    from structperc.ensembles.vote import load_model
 
     if marginals not in (None, "best", "all"):
         raise ConfigError(f"--marginals takes 'best' or 'all', got {marginals!r}")
     if json_output and output is None:
         raise ConfigError("--json prints on stdout; give --output for the tagged text")
-    tagger = Tagger.load(model)
+    tagger = load_model(model)
     announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input,
                                        tagger.model_.decoder))
     stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability,
@@ -320,9 +320,9 @@ def eval_(
 ):
     """Score a model: token accuracy, chunk P/R/F1 (conlleval-compatible, via seqeval), tokens/s."""
     from structperc._kernels.cache import tagging_kernels
-    from structperc.estimator.tagger import Tagger
+    from structperc.ensembles.vote import load_model
 
-    tagger = Tagger.load(model)
+    tagger = load_model(model)
     announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder))
     result = tagger.prepare().evaluate_file(test_file, format, tag_sep=tag_sep)
     result.pop("tokens_per_second", None)
@@ -361,9 +361,9 @@ def info(
     json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ):
     """Labels, feature count, training configuration and the top weighted features per label."""
-    from structperc.estimator.tagger import Tagger
+    from structperc.ensembles.vote import load_model
 
-    summary = Tagger.load(model).describe(top)
+    summary = load_model(model).describe(top)
     if json_output:
         typer.echo(json.dumps(summary))
         return

@@ -73,14 +73,14 @@ def nbest_command(
     """
     from structperc._kernels.cache import NBEST, TAGGING
     from structperc.rerank.pipeline import write_nbest_file
-    from structperc.estimator.tagger import Tagger
+    from structperc.ensembles.vote import load_model
 
     if format == "block" and (features or vocab or vocab_out):
         raise ConfigError("--features, --vocab and --vocab-out only apply to --format svmrank")
     if vocab and vocab_out:
         raise ConfigError("give either --vocab (fixed vocabulary) or --vocab-out (learn one), not both")
     check_json(json_output, output, "the lists")
-    tagger = Tagger.load(model)
+    tagger = load_model(model)
     announce_compiling(TAGGING + NBEST)
     summary = write_nbest_file(tagger, input, k, output=output, format=format,
                                features=_split_list(features), vocab=vocab, vocab_out=vocab_out)

@@ -35,7 +35,7 @@ import numpy as np
 
 from structperc.utils.atomic import atomic_write
 from structperc.readers import iter_corpus
-from structperc.readers.stream import _read_chunks
+from structperc.readers.stream import read_chunks
 from structperc.errors import ConfigError, InputFormatError, StructpercError
 
 FORMATS = ("auto", "raw", "conll", "conllu", "ptb")
@@ -102,7 +102,7 @@ def detect_clusters_format(path, encoding: str = "utf-8", sample_lines: int = 20
         raise ConfigError("standard input needs an explicit --format")
     field_counts, saw_blank = set(), False
     n_lines = 0
-    for _, lines in _read_chunks(path, encoding, chunk_bytes=1 << 16):
+    for _, lines in read_chunks(path, encoding, chunk_bytes=1 << 16):
         for line in lines:
             if not line.strip():
                 saw_blank = saw_blank or n_lines > 0
@@ -120,7 +120,7 @@ def detect_clusters_format(path, encoding: str = "utf-8", sample_lines: int = 20
 
 
 def _raw_sentences(path, encoding: str) -> Iterator[list[str]]:
-    for _, lines in _read_chunks(path, encoding):
+    for _, lines in read_chunks(path, encoding):
         for line in lines:
             tokens = _TOKEN.findall(line)
             if tokens:

@@ -16,14 +16,14 @@ independent tasks on the workers of a dask cluster; bag b's sample and shuffles 
 only, so the ensemble is the same whatever the number of workers.
 """
 import time
-import zipfile
 
 import numpy as np
 
 from structperc.chunks import chunk_spans, is_bio
 from structperc.errors import ConfigError, ModelFileError
 from structperc.estimator.tagger import Tagger
-from structperc.estimator.training import _dicts
+from structperc.features.dicts import is_dict_corpus
+from structperc.utils.npz import ENSEMBLE_MARKER, is_ensemble_file
 from structperc.corpus import as_corpus
 
 METHODS = ("token", "chunk", "soft")
@@ -158,16 +158,12 @@ def vote_file(model_paths, input, output=None, method="token", weights=None, for
 
 
 # ---------------------------------------------------------------------------------------- ensemble files
-_MARKER = "ensemble_members"
-
-
-def is_ensemble_file(path):
-    """Whether `path` is an ensemble model file (looked up in the archive's names only)."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return f"{_MARKER}.npy" in archive.namelist()
-    except (OSError, ValueError, EOFError, NotImplementedError, zipfile.BadZipFile):
-        return False  # not a readable archive: the model reader reports it
+def load_model(path):
+    """The tagger of any model file: a ``Tagger``, or a ``VotingTagger`` or ``StackedTagger`` for an
+    ensemble file."""
+    if is_ensemble_file(path):
+        return load_ensemble(path)
+    return Tagger.load(path)
 
 
 def load_ensemble(path):
@@ -234,7 +230,7 @@ class EnsembleTagger(Tagger):
             member_arrays, meta = member.model_.state()
             arrays.update({f"member{i}__{k}": v for k, v in member_arrays.items()})
             metas.append(meta)
-        arrays[_MARKER] = np.array(len(self.members))
+        arrays[ENSEMBLE_MARKER] = np.array(len(self.members))
         meta = {"format_version": FORMAT_VERSION, "ensemble": self.kind, "members": metas}
         if self.info:
             meta["info"] = self.info
@@ -268,7 +264,7 @@ class VotingTagger(EnsembleTagger):
     def predict(self, X, forced=None):
         if forced is not None:
             self._refuse("takes no forced labels")
-        if _dicts(X):
+        if is_dict_corpus(X):
             self._refuse("takes token columns, not feature dicts")
         corpus = as_corpus(X, None, self.columns)
         flat, _ = self.predict_corpus(corpus)
@@ -276,7 +272,7 @@ class VotingTagger(EnsembleTagger):
         return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
 
     def _gold_and_predicted(self, X, y=None):
-        if _dicts(X):
+        if is_dict_corpus(X):
             self._refuse("takes token columns, not feature dicts")
         corpus = as_corpus(X, y, self.columns)
         if corpus.label is None:

@@ -4,23 +4,24 @@ It owns the pipeline on files as well: ``fit_file`` reads a corpus and records h
 label, encoding, ...) in the model, so that ``read``, ``tag_file`` and ``evaluate_file`` read later
 inputs the same way.
 """
-import inspect
 import time
 
 import numpy as np
 
 from structperc.utils import heap
 from structperc._kernels.score.emission import gold_pairs
-from structperc.features.dicts import AttributeEncoder
+from structperc.features.dicts import AttributeEncoder, is_dict_corpus
 from structperc.train.checkpoint import read_checkpoint  # noqa: F401  (public here too)
 from structperc.chunks import is_bio
 from structperc.features.encode import FIRST_ID, FeatureEncoder
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, ModelFileError
+from structperc.estimator.base import Estimator
+from structperc.utils.npz import is_ensemble_file
 from structperc.evaluate.metrics import evaluate_labels
 from structperc.model.forcing import check_forced, drop_missing_label, forced_label_ids
 from structperc.features.lexicon import read_lexicons
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.training import ALL_PAIRS_DEFAULT, Training, _dicts
+from structperc.estimator.training import ALL_PAIRS_DEFAULT, Training
 from structperc.corpus import as_corpus, flat_labels
 from structperc.estimator.files import FilePipeline, read_training_corpus  # noqa: F401  (read_training_corpus: public)
 
@@ -44,7 +45,7 @@ def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
     return offsets, np.nonzero(allowed)[1].astype(np.int64)
 
 
-class Tagger(Training, FilePipeline):
+class Tagger(Estimator, Training, FilePipeline):
     """A sequence tagger trained on-line by one of ``structperc.train.TRAINERS``.
 
     Parameters
@@ -135,21 +136,10 @@ class Tagger(Training, FilePipeline):
         self.lexicon_lower = lexicon_lower
 
     # ------------------------------------------------------------------ parameters
-    @classmethod
-    def _param_names(cls):
-        return [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
-
-    def get_params(self, deep=True):
-        """The constructor arguments, as scikit-learn's ``get_params``."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params):
-        names = self._param_names()
-        for name, value in params.items():
-            if name not in names:
-                raise ValueError(f"invalid parameter {name!r} for Tagger: choose from {', '.join(names)}")
-            setattr(self, name, value)
-        return self
+    @property
+    def classes_(self):
+        """The labels of the fitted model, in label-id order (scikit-learn's ``classes_``)."""
+        return np.array(self.labels_, dtype=object)
 
     def trainer_options(self):
         """The options set for the learning rule (name -> value), checked against the rule's
@@ -218,7 +208,7 @@ class Tagger(Training, FilePipeline):
         """``fit``; release: X is a Corpus no one else holds (``fit_file``), emptied once encoded."""
         self.trainer_options()
         self.check_engine(client)
-        if _dicts(X):
+        if is_dict_corpus(X):
             if self.tag_dict:
                 raise ConfigError("tag_dict needs templates over a word column, not feature dicts")
             if self.hash_bits is not None:
@@ -330,10 +320,10 @@ class Tagger(Training, FilePipeline):
     def _encode(self, X, y=None):
         """(EncodedCorpus, flat gold label strings or None) of X: feature dicts, a Corpus or token lists."""
         encoder = self.model_.encoder
-        if _dicts(X) or isinstance(encoder, AttributeEncoder):
+        if is_dict_corpus(X) or isinstance(encoder, AttributeEncoder):
             if not isinstance(encoder, AttributeEncoder):
                 raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
-            if not _dicts(X) and any(len(s) for s in X):
+            if not is_dict_corpus(X) and any(len(s) for s in X):
                 raise ConfigError("this model was trained on feature dicts: give every token as a dict")
             gold = flat_labels(X, y) if y is not None else None
             return encoder.transform(X, gold), gold
@@ -404,8 +394,9 @@ class Tagger(Training, FilePipeline):
         return gold, self.model_.label_names(ids).tolist(), encoded.sentence_offsets
 
     def score(self, X, y=None):
-        """Token accuracy in percent (scikit-learn's ``score``)."""
-        return self.evaluate(X, y)["accuracy"]
+        """Token accuracy as a fraction in [0, 1], as scikit-learn's ``score`` (``evaluate`` gives
+        percentages)."""
+        return self.evaluate(X, y)["accuracy"] / 100.0
 
     def prepare(self):
         """Build the feature index tables and load the compiled decoder now, not on first use."""
@@ -444,19 +435,18 @@ class Tagger(Training, FilePipeline):
 
     @classmethod
     def load(cls, path):
-        """A fitted Tagger from a model file, with every constructor argument it was fitted with (an
-        ``ensemble.VotingTagger`` or ``stacking.StackedTagger`` for a file of several models)."""
-        from structperc.ensembles.vote import is_ensemble_file, load_ensemble
-
+        """A fitted Tagger from a model file, with every constructor argument it was fitted with. An
+        ensemble file (several models) is a ModelFileError: ``structperc.load_model`` reads both."""
         if is_ensemble_file(path):
-            return load_ensemble(path)
+            raise ModelFileError(f"{path}: an ensemble model file (several models): "
+                                 f"load it with structperc.load_model")
         return cls.from_model(LinearChainModel.load(path))
 
     @classmethod
     def from_model(cls, model):
         """A fitted Tagger around a LinearChainModel, with the constructor arguments it records."""
         training = model.metadata.get("training", {})
-        names = cls._param_names()
+        names = cls._get_param_names()
         params = {k: training[k] for k in names if k in training}
         # files written before the options were recorded one by one
         params.update({k: v for k, v in training.get("trainer_options", {}).items()

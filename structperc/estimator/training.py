@@ -2,7 +2,7 @@
 
 from structperc.utils import heap
 from structperc._kernels.score.emission import gold_pairs
-from structperc.features.dicts import AttributeEncoder, is_dict_input
+from structperc.features.dicts import AttributeEncoder, is_dict_corpus
 from structperc.train.checkpoint import plain_json, read_checkpoint, training_state, write_checkpoint
 from structperc.chunks import is_bio
 from structperc.corpus import Corpus, as_corpus, flat_labels  # noqa: F401
@@ -12,10 +12,6 @@ from structperc.model.forcing import drop_missing_label
 
 # whether a model keeps a weight for every (feature, label) pair; chosen by measuring (benchmarks/labels.md)
 ALL_PAIRS_DEFAULT = True
-
-
-def _dicts(X):
-    return not isinstance(X, Corpus) and is_dict_input(X)
 
 
 def continued_structure(fitted, given, lexicons=None):
@@ -169,7 +165,7 @@ class Training:
         if rule.normalization != model.normalization:
             raise ConfigError(f"a {self.trainer} model has {rule.normalization} normalization; "
                               f"this model has {model.normalization}")
-        if _dicts(X):
+        if is_dict_corpus(X):
             if not isinstance(encoder, AttributeEncoder):
                 raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
             encoded = encoder.extend(X, flat_labels(X, y))

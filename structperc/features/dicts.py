@@ -16,9 +16,10 @@ from itertools import chain
 
 import numpy as np
 
+from structperc.corpus import Corpus
 from structperc.features.encode import EncodedCorpus
 from structperc.errors import ConfigError
-from structperc.features.vocabulary import _Index, _Interner
+from structperc.features.vocabulary import Index, Interner
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -38,6 +39,11 @@ def is_dict_input(X):
     return False
 
 
+def is_dict_corpus(X):
+    """True when X is token lists of feature dicts (not a Corpus, whose tokens are columns)."""
+    return not isinstance(X, Corpus) and is_dict_input(X)
+
+
 def read_dicts(X):
     """(attribute names list, values float64 or None when all 1, sentence_offsets, feature_offsets) of X.
 
@@ -50,7 +56,7 @@ def read_dicts(X):
     sentence_lengths = np.fromiter(map(len, X), dtype=np.int64, count=len(X))
     tokens = list(chain.from_iterable(X))
     lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
-    pairs = _Interner()
+    pairs = Interner()
     try:
         pair_ids = np.fromiter(map(pairs.__getitem__, chain.from_iterable(map(dict.items, tokens))),
                                dtype=np.int64, count=int(lengths.sum()))
@@ -175,7 +181,7 @@ class AttributeEncoder:
         known = set(self.labels_)
         self.labels_ = self.labels_ + sorted({label for label in labels if label not in known})
         n_known = len(self.attributes_)
-        interner = _Interner(zip(self.attributes_, range(n_known)))
+        interner = Interner(zip(self.attributes_, range(n_known)))
         ids, values, sentence_offsets, feature_offsets, gold = self._encode(X, interner, labels)
         new = list(interner)[n_known:]
         if self.min_count > 1 and new:
@@ -197,11 +203,11 @@ class AttributeEncoder:
 
     def _attribute_index(self):
         if "_index" not in self.__dict__:
-            self._index = _Index(zip(self.attributes_, range(len(self.attributes_))))
+            self._index = Index(zip(self.attributes_, range(len(self.attributes_))))
         return self._index
 
     def label_ids(self, labels):
-        index = _Index(zip(self.labels_, range(len(self.labels_))))
+        index = Index(zip(self.labels_, range(len(self.labels_))))
         return np.fromiter(map(index.__getitem__, labels), dtype=np.int64, count=len(labels))
 
     # ---------------------------------------------------------------- the model's view

@@ -25,10 +25,10 @@ import numpy as np
 from structperc.features import lexicon
 from structperc.utils import heap
 from structperc._kernels.encode import keys
-from structperc.features.growth import IndexGrowth, _known_ids
+from structperc.features.growth import IndexGrowth, known_ids
 from structperc.errors import ConfigError
 from structperc.features.templates import ATTRIBUTES, load_templates, parse_template
-from structperc.features.vocabulary import FIRST_ID, LEFT, RIGHT, UNKNOWN, FieldValues, _Index, _intern_column
+from structperc.features.vocabulary import FIRST_ID, LEFT, RIGHT, UNKNOWN, FieldValues, Index, intern_column
 
 _MAX_KEY = 2**62
 _MAX_HASH_BITS = 40
@@ -239,7 +239,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
             first.append(first_token)
             combined.append(j + m * distinct)
             if grow:
-                known.append(_known_ids(tables[j], distinct))
+                known.append(known_ids(tables[j], distinct))
         del matrix, interned
         counts = np.concatenate(counts) if counts else _EMPTY
         template_keys = np.concatenate(combined) if combined else _EMPTY
@@ -310,7 +310,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         for cache in ("_index_cache", "_attribute_cache", "_tables", "key_radices_"):
             self.__dict__.pop(cache, None)
         # labels are numbered in sorted order: intern them in one pass, then renumber the distinct ones
-        local, distinct = _intern_column(labels)
+        local, distinct = intern_column(labels)
         self.labels_ = sorted(distinct)
         rank = {label: i for i, label in enumerate(self.labels_)}
         gold = np.array([rank[label] for label in distinct], dtype=np.int64)[local]
@@ -343,7 +343,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         return EncodedCorpus(offsets, *out[0], *out[1], gold, values.get("word"))
 
     def label_ids(self, labels):
-        index = _Index(zip(self.labels_, range(len(self.labels_))))
+        index = Index(zip(self.labels_, range(len(self.labels_))))
         return np.fromiter(map(index.__getitem__, labels), dtype=np.int64, count=len(labels))
 
     def _template_tables(self, kind):

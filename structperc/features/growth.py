@@ -26,7 +26,7 @@ from structperc.features.vocabulary import FIRST_ID
 _KINDS = ("feature", "pair")
 
 
-def _known_ids(table, combined):
+def known_ids(table, combined):
     """Feature ids of combined values int64 (n,) in one template's table (``_template_tables``);
     -1 for a value the index lacks."""
     direct, slot_keys, slot_ids = table

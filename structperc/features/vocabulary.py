@@ -18,14 +18,14 @@ _ATTRIBUTE_TABLE_SHARE = 4
 
 
 
-class _Index(dict):
+class Index(dict):
     """value -> id, with -1 for a value it does not hold (``__missing__`` keeps lookups in C)."""
 
     def __missing__(self, key):
         return -1
 
 
-class _Interner(dict):
+class Interner(dict):
     """value -> id, numbering a new value on first sight (insertion order is first-seen order)."""
 
     def __missing__(self, key):
@@ -41,19 +41,19 @@ class _VocabIndex(dict):
 
 
 
-def _intern_column(values):
+def intern_column(values):
     """(ids int32 (n,), distinct values in first-seen order), in one pass over the values (none for
     an InternedColumn, which holds them already)."""
     if isinstance(values, InternedColumn):
         return values.ids, list(values.distinct)
-    index = _Interner()
+    index = Interner()
     ids = np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values))
     return ids, list(index)
 
 
 class InternedColumn(Sequence):
     """A column of strings held as int32 ids into its distinct values in first-seen order: what
-    ``_intern_column`` returns, kept (``tagger_files.read_training_columns``). Reads as a sequence
+    ``intern_column`` returns, kept (``tagger_files.read_training_columns``). Reads as a sequence
     of strings, so code that wants the strings gets them."""
 
     def __init__(self, ids, distinct):
@@ -98,7 +98,7 @@ class FieldValues:
         for field in sorted(base):
             column = corpus.columns[field]
             if learn or (field == "word" and attributes):
-                local, distinct = _intern_column(column)
+                local, distinct = intern_column(column)
                 if field == "word":
                     word_local, word_distinct = local, distinct
                 if learn:
@@ -115,7 +115,7 @@ class FieldValues:
         elif learn or len(word_distinct) * _ATTRIBUTE_TABLE_SHARE < len(self.vocabularies_["word"]):
             for field in attributes:
                 fn = self._attribute_fn(field)
-                attr_local, attr_distinct = _intern_column([fn(w) for w in word_distinct])
+                attr_local, attr_distinct = intern_column([fn(w) for w in word_distinct])
                 values[field] = self._map_distinct(field, attr_local[word_local], attr_distinct, fit, extend)
         else:
             # many distinct words: known words read their attributes from a table over the
@@ -130,7 +130,7 @@ class FieldValues:
                 values[field] = per_distinct[word_local]
         for field in phrases:
             column = lexicon.phrase_values(field, self.lexicons, corpus.columns["word"], corpus.sentence_offsets)
-            local, distinct = _intern_column(column)
+            local, distinct = intern_column(column)
             values[field] = self._map_distinct(field, local, distinct, fit, extend)
         rare = None
         if self._needs_word:
@@ -151,7 +151,7 @@ class FieldValues:
         if extend:
             # the vocabulary, then the new values in first-seen order (a new list: the old one is unchanged)
             vocab = self.vocabularies_[field]
-            interner = _Interner(zip(vocab, range(len(vocab))))
+            interner = Interner(zip(vocab, range(len(vocab))))
             model_ids = np.fromiter(map(interner.__getitem__, distinct), dtype=np.int64, count=len(distinct))
             self.vocabularies_[field] = list(interner)
             return model_ids[local_ids] + FIRST_ID

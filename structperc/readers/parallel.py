@@ -28,7 +28,7 @@ import numpy as np
 from structperc.utils import heap
 from structperc.corpus import Corpus
 from structperc.errors import StructpercError
-from structperc.features.vocabulary import InternedColumn, _Interner
+from structperc.features.vocabulary import InternedColumn, Interner
 
 _BATCH = 1000  # sentences per batch of a part's reader
 _SPLIT_FORMATS = ("conll", "conllu")  # sentences end at blank lines
@@ -106,7 +106,7 @@ def _read_part(path, byte_range, reader_options):
                              **reader_options):
         if names is None:
             names, label, format, name = list(batch.columns), batch.label, batch.format, batch.path
-            interners = {column: _Interner() for column in names}
+            interners = {column: Interner() for column in names}
             ids = {column: [] for column in names}
         for column, values in batch.columns.items():
             index = interners[column]
@@ -178,7 +178,7 @@ def _merge(results):
         if len(results) == 1:  # one part: its own numbering is the file's
             columns[column] = InternedColumn(*results[0][4][column])
             continue
-        index = _Interner()
+        index = Interner()
         merged = []
         for result in results:
             part_ids, distinct = result[4][column]

@@ -1,6 +1,6 @@
 """The streaming layer shared by every format: chunked reading, sentence building, batching.
 
-    _read_chunks         bytes -> decoded lists of lines (chunked at line boundaries, so decoding
+    read_chunks         bytes -> decoded lists of lines (chunked at line boundaries, so decoding
                          errors can be reported by line number and inputs larger than memory
                          stream through)
     Parser.feed          lines -> token columns + sentence ends, collected in a SentenceBuilder
@@ -59,7 +59,7 @@ def _open_binary(path):
         raise InputFormatError(name, None, "permission denied") from None
 
 
-def _read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_range=None
+def read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_range=None
                  ) -> Iterator[tuple[int, list[str]]]:
     """Yield (line number of the first line, lines without newline), chunked at line boundaries.
 
@@ -255,7 +255,7 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
     def take(n):
         return builder.take(n, parser.names, parser.label, only_types)
 
-    for first_line, lines in _read_chunks(path, encoding, byte_range=byte_range):
+    for first_line, lines in read_chunks(path, encoding, byte_range=byte_range):
         with _gc_paused():
             parser.feed(first_line, lines)
         # keep one closed sentence back: the parser may still reopen it

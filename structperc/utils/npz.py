@@ -22,6 +22,19 @@ from structperc.errors import ModelFileError
 from structperc.utils.atomic import atomic_write
 
 
+# the array that marks an ensemble model file (``ensembles.vote``): several models in one file
+ENSEMBLE_MARKER = "ensemble_members"
+
+
+def is_ensemble_file(path):
+    """Whether ``path`` is an ensemble model file (looked up in the archive's names only)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return f"{ENSEMBLE_MARKER}.npy" in archive.namelist()
+    except (OSError, ValueError, EOFError, NotImplementedError, zipfile.BadZipFile):
+        return False  # not a readable archive: the model reader reports it
+
+
 def write_npz(path, arrays, metadata):
     """Write arrays plus the JSON-able dict ``metadata`` to ``path`` atomically; returns the path."""
     path = Path(path)

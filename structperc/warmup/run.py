@@ -20,7 +20,7 @@ def every_kernel():
 
     names = [k for trainer in TRAINERS for k in cache.training_kernels(trainer, l1=True, mixing=True)]
     names += cache.tagging_kernels("global") + cache.PARALLEL_DECODING + cache.OPTIONS + cache.RERANKING
-    names += cache.CLUSTERING + cache.NBEST + [k for kernels in cache.RERANK_APPLYING.values() for k in kernels]
+    names += list(cache.CLUSTERING + cache.NBEST) + [k for kernels in cache.RERANK_APPLYING.values() for k in kernels]
     return list(dict.fromkeys(names))
 
 

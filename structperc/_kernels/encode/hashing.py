@@ -25,7 +25,7 @@ def _capacity_bits(n):
 
 
 @njit(cache=True)
-def _probe(slot_keys, key, shift, mask):
+def probe(slot_keys, key, shift, mask):
     """The slot holding ``key``, or the empty slot (-1) where linear probing would put it."""
     s = _home(key, shift)
     while slot_keys[s] != key and slot_keys[s] != -1:
@@ -51,7 +51,7 @@ def table_with_ids(keys, ids):
     slot_ids = np.full(capacity, -1, dtype=np.int64)
     mask = capacity - 1
     for i in range(keys.shape[0]):
-        s = _probe(slot_keys, keys[i], 64 - bits, mask)
+        s = probe(slot_keys, keys[i], 64 - bits, mask)
         slot_keys[s] = keys[i]
         slot_ids[s] = ids[i]
     return slot_keys, slot_ids
@@ -73,14 +73,14 @@ def lookup(slot_keys, slot_ids, queries):
         q = queries[i]
         if q < 0:
             continue
-        s = _probe(slot_keys, q, 64 - bits, mask)
+        s = probe(slot_keys, q, 64 - bits, mask)
         if slot_keys[s] == q:
             out[i] = slot_ids[s]
     return out
 
 
 @njit(cache=True)
-def _grow(slot_keys, slot_ids, bits):
+def grow_table(slot_keys, slot_ids, bits):
     """Rehash into a table of 2**bits slots."""
     capacity = 1 << bits
     mask = capacity - 1
@@ -89,7 +89,7 @@ def _grow(slot_keys, slot_ids, bits):
     for i in range(slot_keys.shape[0]):
         k = slot_keys[i]
         if k != -1:
-            s = _probe(new_keys, k, 64 - bits, mask)
+            s = probe(new_keys, k, 64 - bits, mask)
             new_keys[s] = k
             new_ids[s] = slot_ids[i]
     return new_keys, new_ids
@@ -117,7 +117,7 @@ def intern(queries):
         q = queries[i]
         if q < 0:
             continue
-        s = _probe(slot_keys, q, 64 - bits, mask)
+        s = probe(slot_keys, q, 64 - bits, mask)
         if slot_keys[s] == q:
             ids[i] = slot_ids[s]
         else:
@@ -133,6 +133,6 @@ def intern(queries):
                 bits += 1
                 capacity = 1 << bits
                 mask = capacity - 1
-                slot_keys, slot_ids = _grow(slot_keys, slot_ids, bits)
+                slot_keys, slot_ids = grow_table(slot_keys, slot_ids, bits)
         counts[ids[i]] += 1
     return ids, distinct[:n_distinct].copy(), counts[:n_distinct].copy()

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 # lookup and table_with_ids: the encoder's
-from .hashing import _grow, _probe, lookup, table_bits, table_with_ids  # noqa: F401
+from .hashing import grow_table, probe, lookup, table_bits, table_with_ids  # noqa: F401
 
 LEFT, RIGHT = 1, 2
 
@@ -114,7 +114,7 @@ def _intern_rows(spec, j, values, sentence_offsets, rare, direct_size, local, di
                     found = n_distinct
                     direct[c] = found
             else:
-                h = _probe(slot_keys, c, 64 - bits, (1 << bits) - 1)
+                h = probe(slot_keys, c, 64 - bits, (1 << bits) - 1)
                 found = slot_ids[h]
                 if found < 0:
                     found = n_distinct
@@ -122,7 +122,7 @@ def _intern_rows(spec, j, values, sentence_offsets, rare, direct_size, local, di
                     slot_ids[h] = found
                     if 2 * (n_distinct + 1) > (1 << bits):
                         bits += 1
-                        slot_keys, slot_ids = _grow(slot_keys, slot_ids, bits)
+                        slot_keys, slot_ids = grow_table(slot_keys, slot_ids, bits)
             if found == n_distinct:
                 distinct[n_distinct] = c
                 first[n_distinct] = i
@@ -256,7 +256,7 @@ def lookup_template(spec, j, values, sentence_offsets, rare, direct, slot_keys, 
             if use_direct:
                 row[i] = direct[c] if c < direct.shape[0] else -1
             else:
-                row[i] = slot_ids[_probe(slot_keys, c, 64 - bits, (1 << bits) - 1)]
+                row[i] = slot_ids[probe(slot_keys, c, 64 - bits, (1 << bits) - 1)]
     return out
 
 
