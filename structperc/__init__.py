@@ -7,7 +7,7 @@ __version__ = "0.1.0"
 _HOMES = {
     "Corpus": "corpus", "iter_corpus": "readers", "read_corpus": "readers", "write_tagged": "readers",
     "FeatureEncoder": "features.encode", "StructpercError": "errors", "LinearChainModel": "model.linear_chain",
-    "Tagger": "estimator.tagger", "load_model": "ensembles.vote",
+    "Tagger": "estimator.tagger", "load_model": "ensembles.files",
 }
 __all__ = [
     "Corpus", "FeatureEncoder", "LinearChainModel", "StructpercError", "Tagger", "load_model",

@@ -194,7 +194,7 @@ def test_dev_keeps_best_epoch_weights():
     tagger = Tagger(templates=TEMPLATES, epochs=6, columns=["word", "pos"]).fit(X, y, dev=dev_X, dev_y=dev_y)
     scores = [r.dev["accuracy"] for r in tagger.history_]
     assert tagger.n_iter_ == int(np.argmax(scores)) + 1
-    assert tagger.score(dev_X, dev_y) == pytest.approx(max(scores))
+    assert 100 * tagger.score(dev_X, dev_y) == pytest.approx(max(scores))
 
 
 def test_save_load_gives_identical_predictions(tmp_path):

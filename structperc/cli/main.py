@@ -282,7 +282,7 @@ def tag(
     batch, so files larger than memory stream through.
     """
     from structperc._kernels.cache import tagging_kernels
-    from structperc.ensembles.vote import load_model
+    from structperc.ensembles.files import load_model
 
     if marginals not in (None, "best", "all"):
         raise ConfigError(f"--marginals takes 'best' or 'all', got {marginals!r}")
@@ -320,7 +320,7 @@ def eval_(
 ):
     """Score a model: token accuracy, chunk P/R/F1 (conlleval-compatible, via seqeval), tokens/s."""
     from structperc._kernels.cache import tagging_kernels
-    from structperc.ensembles.vote import load_model
+    from structperc.ensembles.files import load_model
 
     tagger = load_model(model)
     announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder))
@@ -361,7 +361,7 @@ def info(
     json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ):
     """Labels, feature count, training configuration and the top weighted features per label."""
-    from structperc.ensembles.vote import load_model
+    from structperc.ensembles.files import load_model
 
     summary = load_model(model).describe(top)
     if json_output:

@@ -73,7 +73,7 @@ def nbest_command(
     """
     from structperc._kernels.cache import NBEST, TAGGING
     from structperc.rerank.pipeline import write_nbest_file
-    from structperc.ensembles.vote import load_model
+    from structperc.ensembles.files import load_model
 
     if format == "block" and (features or vocab or vocab_out):
         raise ConfigError("--features, --vocab and --vocab-out only apply to --format svmrank")

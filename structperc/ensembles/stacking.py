@@ -21,11 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from structperc.ensembles.vote import EnsembleTagger
+from structperc.ensembles.base import EnsembleTagger
 from structperc.errors import ConfigError
 from structperc.nbest.lists import _ranges
 from structperc.estimator.tagger import Tagger
 from structperc.features.templates import STACK_COLUMN, STACK_TEMPLATES, load_templates
+from structperc.utils.npz import is_ensemble_file
 
 DEFAULT_FOLDS = 5
 
@@ -42,6 +43,8 @@ def with_column(corpus, name, values):
 
 def load_base(base):
     """The base model: a fitted Tagger, or the Tagger of a model file; a single model, not an ensemble."""
+    if isinstance(base, (str, Path)) and is_ensemble_file(base):
+        raise ConfigError(f"stacking needs a single base model; {base} is an ensemble model")
     tagger = Tagger.load(base) if isinstance(base, (str, Path)) else base
     if isinstance(tagger, EnsembleTagger):
         raise ConfigError(f"stacking needs a single base model; {base} is an ensemble ({tagger.kind}) model")

@@ -7,7 +7,7 @@ labels with equal weighted votes, the one predicted by the earliest model (in th
 Ensemble model files: one ``.npz`` holding several member models, each under the array prefix
 ``member{i}__`` with its own encoder, and their metadata in the JSON metadata, with the kind of
 ensemble (``vote``: ``VotingTagger``; ``stack``: ``stacking.StackedTagger``) and a record of how it
-was built (``info``). ``Tagger.load`` reads them, so ``tag``, ``eval`` and ``info`` take them as any
+was built (``info``). ``structperc.load_model`` reads them, so ``tag``, ``eval`` and ``info`` take them as any
 model.
 
 Bagging (Breiman 1996): N taggers, each trained on a bootstrap sample of the training sentences (as
@@ -20,10 +20,10 @@ import time
 import numpy as np
 
 from structperc.chunks import chunk_spans, is_bio
-from structperc.errors import ConfigError, ModelFileError
+from structperc.errors import ConfigError
 from structperc.estimator.tagger import Tagger
 from structperc.features.dicts import is_dict_corpus
-from structperc.utils.npz import ENSEMBLE_MARKER, is_ensemble_file
+from structperc.ensembles.base import EnsembleTagger
 from structperc.corpus import as_corpus
 
 METHODS = ("token", "chunk", "soft")
@@ -155,86 +155,6 @@ def vote_file(model_paths, input, output=None, method="token", weights=None, for
     with open_output(output) as out:
         write_tagged(out, corpus, labels)
     return {"sentences": corpus.n_sentences, "tokens": corpus.n_tokens, "seconds": time.perf_counter() - start}
-
-
-# ---------------------------------------------------------------------------------------- ensemble files
-def load_model(path):
-    """The tagger of any model file: a ``Tagger``, or a ``VotingTagger`` or ``StackedTagger`` for an
-    ensemble file."""
-    if is_ensemble_file(path):
-        return load_ensemble(path)
-    return Tagger.load(path)
-
-
-def load_ensemble(path):
-    """The VotingTagger or StackedTagger of an ensemble model file."""
-    from structperc.model.linear_chain import FORMAT_VERSION, LinearChainModel
-    from structperc.utils.npz import read_npz
-    from structperc.ensembles.stacking import StackedTagger
-
-    arrays, meta = read_npz(path, "model")
-    kinds = {cls.kind: cls for cls in (VotingTagger, StackedTagger)}
-    if meta.get("ensemble") not in kinds or meta.get("format_version") != FORMAT_VERSION:
-        raise ModelFileError(f"{path}: not an ensemble model ({', '.join(kinds)}) of format version {FORMAT_VERSION}")
-    members = []
-    for i, member_meta in enumerate(meta["members"]):
-        prefix = f"member{i}__"
-        model = LinearChainModel.from_state(
-            {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}, member_meta, path)
-        members.append(Tagger.from_model(model))
-    return kinds[meta["ensemble"]](members, meta.get("info"))
-
-
-class EnsembleTagger(Tagger):
-    """Several fitted Taggers saved as one model file. Its Tagger parameters, ``model_`` (the
-    reader options of its input, its labels) and ``n_iter_`` are those of the member ``lead``.
-
-    members : list of fitted Taggers; info : JSON-able dict, how the ensemble was built.
-    """
-
-    kind = None
-
-    def __init__(self, members, info=None, lead=0):
-        if not members:
-            raise ConfigError("an ensemble needs at least one model")
-        first = members[lead]
-        Tagger.__init__(self, **first.get_params())
-        self.members = list(members)
-        self.lead = lead
-        self.info = dict(info or {})
-        self.model_ = first.model_
-        self.labels_ = first.labels_
-        self.n_iter_ = first.n_iter_
-        if hasattr(first, "history_"):
-            self.history_ = first.history_
-
-    def prepare(self):
-        for member in self.members:
-            member.prepare()
-        return self
-
-    def describe(self, top=10):
-        """The lead member's ``Tagger.describe``, with the ensemble: its kind, members and info."""
-        summary = self.members[self.lead].describe(top)
-        summary["labels"] = self.labels_
-        summary["members"] = len(self.members)
-        summary["ensemble"] = {"kind": self.kind, "members": len(self.members), **self.info}
-        return summary
-
-    def save(self, path):
-        from structperc.model.linear_chain import FORMAT_VERSION
-        from structperc.utils.npz import write_npz
-
-        arrays, metas = {}, []
-        for i, member in enumerate(self.members):
-            member_arrays, meta = member.model_.state()
-            arrays.update({f"member{i}__{k}": v for k, v in member_arrays.items()})
-            metas.append(meta)
-        arrays[ENSEMBLE_MARKER] = np.array(len(self.members))
-        meta = {"format_version": FORMAT_VERSION, "ensemble": self.kind, "members": metas}
-        if self.info:
-            meta["info"] = self.info
-        return write_npz(path, arrays, meta)
 
 
 class VotingTagger(EnsembleTagger):

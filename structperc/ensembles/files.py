@@ -1,0 +1,31 @@
+"""Reading any model file: a single model, or an ensemble of several (voting or stacked)."""
+from structperc.ensembles.stacking import StackedTagger
+from structperc.ensembles.vote import VotingTagger
+from structperc.errors import ModelFileError
+from structperc.estimator.tagger import Tagger
+from structperc.model.linear_chain import FORMAT_VERSION, LinearChainModel
+from structperc.utils.npz import is_ensemble_file, read_npz
+
+
+def load_model(path):
+    """The tagger of any model file: a ``Tagger``, or a ``VotingTagger`` or ``StackedTagger`` for an
+    ensemble file."""
+    if is_ensemble_file(path):
+        return load_ensemble(path)
+    return Tagger.load(path)
+
+
+def load_ensemble(path):
+    """The VotingTagger or StackedTagger of an ensemble model file."""
+
+    arrays, meta = read_npz(path, "model")
+    kinds = {cls.kind: cls for cls in (VotingTagger, StackedTagger)}
+    if meta.get("ensemble") not in kinds or meta.get("format_version") != FORMAT_VERSION:
+        raise ModelFileError(f"{path}: not an ensemble model ({', '.join(kinds)}) of format version {FORMAT_VERSION}")
+    members = []
+    for i, member_meta in enumerate(meta["members"]):
+        prefix = f"member{i}__"
+        model = LinearChainModel.from_state(
+            {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}, member_meta, path)
+        members.append(Tagger.from_model(model))
+    return kinds[meta["ensemble"]](members, meta.get("info"))
