@@ -1,5 +1,4 @@
 """Encoder, Φ(x, y), decoding and the perceptron against naive references; the trainer registry."""
-import inspect
 
 import numpy as np
 import pytest
@@ -266,11 +265,13 @@ def test_template_keys_match_the_formula(seed):
     assert keys.tolist() == naive_template_keys(templates, values, radix, rare, offsets)
 
 
-def test_rules_declare_exactly_the_options_of_their_constructor():
+def test_rules_take_exactly_their_declared_options_with_their_defaults():
     for name, cls in TRAINERS.items():
-        signature = inspect.signature(cls.__init__).parameters
-        declared = {k: p.default for k, p in signature.items() if k != "self"}
-        assert declared == cls.params, name
+        rule = cls()
+        assert {k: getattr(rule, k) for k in cls.params} == {k: p.default for k, p in cls.params.items()}, name
+        assert all(p.help for p in cls.params.values()), name
+        with pytest.raises(ConfigError, match=f"trainer {name!r} does not take option 'bogus'"):
+            cls(bogus=1)
         assert isinstance(cls.probabilistic, bool)
     assert [name for name, cls in TRAINERS.items() if cls.probabilistic] == ["crf", "memm"]
 

@@ -112,7 +112,7 @@ def test_decoders_of_the_cache_check_exist_and_large_inputs_name_the_parallel_on
     assert kernel_cache.decoding_kernels(small) == kernel_cache.SERIAL_DECODING
     assert kernel_cache.decoding_kernels("-") == kernel_cache.SERIAL_DECODING
     assert set(kernel_cache.tagging_kernels(path=large)) >= set(kernel_cache.PARALLEL_DECODING)
-    assert not set(kernel_cache.training_kernels("perceptron")) & set(kernel_cache.SERIAL_DECODING)
+    assert not set(kernel_cache.training_kernels(("learn.perceptron.perceptron_epoch",))) & set(kernel_cache.SERIAL_DECODING)
 
 
 LAZY_MODULE = '''

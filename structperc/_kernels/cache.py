@@ -42,9 +42,6 @@ NBEST = ("decode.nbest.kbest_corpus", "rank.ranking.group_argmax")
 CLUSTERING = ("cluster.brown.brown_steps",)
 # an input file at least this large (bytes) holds enough sentences for the parallel decoder
 LARGE_INPUT = 16384
-EPOCH_KERNELS = {"perceptron": "learn.perceptron.perceptron_epoch", "crf": "learn.crf.crf_epoch",
-                 "memm": "learn.memm.memm_epoch", "hinge": "learn.hinge.hinge_epoch",
-                 "winnow": "learn.winnow.winnow_epoch"}
 MARGINALS = {"global": "decode.marginals.corpus_marginals", "local": "decode.marginals.corpus_marginals"}
 
 
@@ -56,10 +53,6 @@ def large_input(path):
         return False
 
 
-L1_EPOCH_KERNELS = {"crf": "learn.elastic.crf_l1_epoch", "memm": "learn.elastic.memm_l1_epoch",
-                    "hinge": "learn.elastic.hinge_l1_epoch"}
-
-
 def decoding_kernels(path, decoder=None):
     """The decoders that decoding the file ``path`` calls, with a model whose decoder (a name of
     ``_kernels.decoders.DECODERS``) is ``decoder``; None: any model."""
@@ -67,13 +60,11 @@ def decoding_kernels(path, decoder=None):
     return small + (PARALLEL_DECODING if large_input(path) else ())
 
 
-def training_kernels(trainer, dev=None, l1=False, mixing=False):
-    """Entry points that training with the rule ``trainer`` calls (with ``l1``: its L1 epoch too; with
-    ``mixing``: parameter mixing's), and decoding the dev file ``dev``."""
-    epoch = (EPOCH_KERNELS[trainer],) if trainer in EPOCH_KERNELS else ()
-    if l1 and trainer in L1_EPOCH_KERNELS:
-        epoch += (L1_EPOCH_KERNELS[trainer],)
-    return TRAINING + epoch + (MIXING if mixing else ()) + (decoding_kernels(dev) if dev is not None else ())
+def training_kernels(epoch=(), dev=None, mixing=False):
+    """Entry points that training calls: encoding, the rule's ``epoch`` kernels
+    (``structperc.train.epoch_kernels``), with ``mixing`` parameter mixing's, and decoding the
+    dev file ``dev``."""
+    return TRAINING + tuple(epoch) + (MIXING if mixing else ()) + (decoding_kernels(dev) if dev is not None else ())
 
 
 def tagging_kernels(normalization=None, path=None, decoder=None):

@@ -176,6 +176,7 @@ def train(
     """
     from structperc.ensembles.vote import check_train_options
     from structperc._kernels.cache import training_kernels
+    from structperc.train import TRAINERS, epoch_kernels
     from structperc.estimator.tagger import Tagger
 
     start = time.perf_counter()
@@ -208,7 +209,8 @@ def train(
     tagger.check_engine()
     if continued is not None:
         tagger.model_ = continued.model_
-    announce_compiling(training_kernels(trainer, dev, l1=bool(l1), mixing=(workers or 1) > 1 or scheduler is not None))
+    announce_compiling(training_kernels(epoch_kernels(trainer, l1=bool(l1)) if trainer in TRAINERS else (), dev,
+                                        mixing=(workers or 1) > 1 or scheduler is not None))
     checkpoint = checkpoint_path(model) if checkpoint_every else None
     progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
     reader_options = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding,

@@ -25,14 +25,6 @@ from structperc.estimator.training import ALL_PAIRS_DEFAULT, Training
 from structperc.corpus import as_corpus, flat_labels
 from structperc.estimator.files import FilePipeline, read_training_corpus  # noqa: F401  (read_training_corpus: public)
 
-# Options of the learning rules; each rule declares the ones it takes in ``params``. None (the
-# default) leaves the rule's own default, and only the options that are set reach the rule.
-TRAINER_OPTIONS = ("average", "l2", "eta0", "batch_size", "cost", "average_start", "calibration_sentences",
-                   "l1", "promotion", "demotion", "initial_weight")
-
-
-
-
 def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
     """Allowed labels per word id: words seen at least ``threshold`` times may only take the labels
     they were seen with; every other word id may take all labels. Returns CSR (offsets, labels)."""
@@ -144,7 +136,7 @@ class Tagger(Estimator, Training, FilePipeline):
     def trainer_options(self):
         """The options set for the learning rule (name -> value), checked against the rule's
         declared ``params``; ConfigError for an unknown rule or an option the rule does not take."""
-        from structperc.train import TRAINERS, check_options
+        from structperc.train import RULE_OPTIONS, TRAINERS, check_options
 
         if self.trainer not in TRAINERS:
             raise ConfigError(f"unknown trainer {self.trainer!r}: choose one of {', '.join(TRAINERS)}")
@@ -152,7 +144,8 @@ class Tagger(Estimator, Training, FilePipeline):
                                              or self.dense_count < 1):
             raise ConfigError(f"dense_count (--dense-count) applies to gold pairs (all_pairs=False, --gold-pairs) "
                               f"and is a positive integer, got {self.dense_count!r} with all_pairs={self.all_pairs}")
-        options = {name: getattr(self, name) for name in TRAINER_OPTIONS if getattr(self, name) is not None}
+        # the options of the learning rules (None: the rule's default); only those set reach the rule
+        options = {name: getattr(self, name) for name in RULE_OPTIONS if getattr(self, name) is not None}
         check_options(self.trainer, options)
         return options
 

@@ -1,17 +1,27 @@
-"""Learning rules behind one on-line loop; ``TRAINERS`` maps ``--trainer`` names to them.
+"""Learning rules behind one on-line loop, and the registry ``TRAINERS`` of them by name.
 
-Each rule class declares ``params`` (its options and their defaults) and ``probabilistic``.
+A rule is one module here: a ``LearningRule`` subclass that declares its name, options
+(``Param``), kernels and mistake counter (see ``base.LearningRule``), plus one line in
+``TRAINERS``. Everything else (``Tagger``'s options and checks, the command line's options, the
+warm-up and the "compiling kernels" notice) is derived from the registry. Imports kernels, model
+and features; nothing above.
 """
 from structperc.errors import ConfigError
-from structperc.train.base import EpochRecord, LearningRule, LoopState, Problem, train_online
+from structperc.train.base import EpochRecord, LearningRule, LoopState, Param, Problem, train_online
 from structperc.train.crf import CRFRule
 from structperc.train.hinge import HingeRule
 from structperc.train.memm import MEMMRule
 from structperc.train.perceptron import PerceptronRule
 from structperc.train.winnow import WinnowRule
 
-TRAINERS = {"perceptron": PerceptronRule, "crf": CRFRule, "hinge": HingeRule, "memm": MEMMRule,
-            "winnow": WinnowRule}
+TRAINERS = {rule.name: rule for rule in (PerceptronRule, CRFRule, HingeRule, MEMMRule, WinnowRule)}
+
+# every option of any rule, name -> Param (the first rule's declaration where several share it)
+RULE_OPTIONS = {}
+for _rule in TRAINERS.values():
+    for _name, _param in _rule.params.items():
+        RULE_OPTIONS.setdefault(_name, _param)
+del _rule, _name, _param
 
 
 def check_options(name, options):
@@ -31,5 +41,11 @@ def make_rule(name, **options):
     return check_options(name, options)(**options)
 
 
-__all__ = ["TRAINERS", "EpochRecord", "LearningRule", "LoopState", "Problem", "check_options", "make_rule",
-           "train_online"]
+def epoch_kernels(name, l1=False):
+    """The kernel entry points of one epoch of the rule ``name`` (with ``l1``: its L1 epoch too)."""
+    rule = TRAINERS[name]
+    return rule.kernels + (rule.l1_kernels if l1 else ())
+
+
+__all__ = ["RULE_OPTIONS", "TRAINERS", "EpochRecord", "LearningRule", "LoopState", "Param", "Problem",
+           "check_options", "epoch_kernels", "make_rule", "train_online"]

@@ -14,9 +14,21 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from structperc._kernels.records import Data
+from structperc.errors import ConfigError
 
 if TYPE_CHECKING:
     from structperc.model.linear_chain import LinearChainModel
+
+
+@dataclass(frozen=True)
+class Param:
+    """One option of a learning rule, declared once in the rule's ``params``: its default, its
+    type and the help text. ``Tagger``'s checks, the command line's options and their help, and
+    the rule's constructor are derived from these declarations."""
+
+    default: object
+    help: str
+    type: type = float
 
 
 @dataclass
@@ -36,16 +48,38 @@ class Problem:
 class LearningRule:
     """Interface of one ParameterUpdate step. Subclasses override the three methods.
 
-    A subclass declares its options and their defaults in ``params`` (the keyword arguments of its
-    ``__init__``), whether its weights define P(y | x) in ``probabilistic``, and the label orders
-    it trains in ``orders``.
+    A rule declares, once, everything the rest of the package derives from it:
+
+    - ``name``: its name in ``TRAINERS`` (``--trainer``);
+    - ``params``: its options, name -> ``Param`` (default, help, type); the constructor takes
+      exactly these keywords, and ``Tagger`` and the command line derive their checks and
+      options from them;
+    - ``probabilistic``: whether its weights define P(y | x) (marginals, probabilities);
+    - ``orders``: the label orders it trains;
+    - ``normalization``: "global" (one distribution per sentence) or "local" (per token, MEMM);
+    - ``kernels``: the entry points of one epoch ("family.module.function" under
+      ``structperc._kernels``), and ``l1_kernels`` those of an epoch with the L1 penalty, for the
+      "compiling kernels" notice and the warm-up;
+    - ``mistakes``: the counter of ``run`` that counts mistakes (parameter mixing's "errors"
+      weighting), or None.
     """
 
     name = "rule"
     params: dict = {}
     probabilistic = False
     orders = (1, 2)
-    normalization = "global"  # "local" for a rule whose model decodes per-token distributions (MEMM)
+    normalization = "global"
+    kernels: tuple = ()
+    l1_kernels: tuple = ()
+    mistakes = None
+
+    def __init__(self, **options):
+        for option in options:
+            if option not in self.params:
+                raise ConfigError(f"trainer {self.name!r} does not take option {option!r} "
+                                  f"(it takes: {', '.join(self.params)})")
+        for name, param in self.params.items():
+            setattr(self, name, options.get(name, param.default))
 
     def begin(self, problem):
         """Allocate state for a run on ``problem`` (weights start at problem.model.weights)."""

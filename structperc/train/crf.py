@@ -1,5 +1,6 @@
 """Linear-chain CRF trained by SGD with lazy L2 scaling (Bottou's crfsgd, CRFsuite's l2sgd)."""
 from structperc.errors import ConfigError
+from structperc.train.base import Param
 from structperc.train.sgd import ScaledSGDRule
 
 
@@ -26,20 +27,13 @@ class CRFRule(ScaledSGDRule):
     """
 
     name = "crf"
-    params = {**ScaledSGDRule.params, "batch_size": 1}
+    params = {**ScaledSGDRule.params,
+              "batch_size": Param(1, "sentences per SGD step (their marginals at the same weights)", int)}
     probabilistic = True
     normalization = "global"
     gain_name = "log_likelihood"
-
-    def __init__(self, l2=None, eta0=None, batch_size=1, average=True, average_start=1, calibration_sentences=1000,
-                 l1=0.0):
-        self.l2 = l2
-        self.eta0 = eta0
-        self.batch_size = batch_size
-        self.average = average
-        self.average_start = average_start
-        self.calibration_sentences = calibration_sentences
-        self.l1 = l1
+    kernels = ("learn.crf.crf_epoch",)
+    l1_kernels = ("learn.elastic.crf_l1_epoch",)
 
     def _check(self, problem):
         super()._check(problem)

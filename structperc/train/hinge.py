@@ -1,5 +1,6 @@
 """Structured hinge loss with Hamming cost, by Pegasos-style subgradient steps on the same decoder."""
 from structperc.errors import ConfigError
+from structperc.train.base import Param
 from structperc.train.sgd import ScaledSGDRule
 
 
@@ -26,18 +27,11 @@ class HingeRule(ScaledSGDRule):
     """
 
     name = "hinge"
-    params = {**ScaledSGDRule.params, "cost": 1.0}
+    params = {**ScaledSGDRule.params, "cost": Param(1.0, "hinge's Hamming cost of one wrong token")}
     normalization = "global"
-
-    def __init__(self, l2=None, eta0=None, cost=1.0, average=True, average_start=1, calibration_sentences=1000,
-                 l1=0.0):
-        self.l2 = l2
-        self.eta0 = eta0
-        self.cost = cost
-        self.average = average
-        self.average_start = average_start
-        self.calibration_sentences = calibration_sentences
-        self.l1 = l1
+    kernels = ("learn.hinge.hinge_epoch",)
+    l1_kernels = ("learn.elastic.hinge_l1_epoch",)
+    mistakes = "violations"
 
     def _check(self, problem):
         super()._check(problem)

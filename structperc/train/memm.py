@@ -30,15 +30,8 @@ class MEMMRule(ScaledSGDRule):
     normalization = "local"
     gain_name = "log_likelihood"
     orders = (1, 2)
-
-    def __init__(self, l2=None, eta0=None, average=True, average_start=1, calibration_sentences=1000,
-                 l1=0.0):
-        self.l2 = l2
-        self.eta0 = eta0
-        self.average = average
-        self.average_start = average_start
-        self.calibration_sentences = calibration_sentences
-        self.l1 = l1
+    kernels = ("learn.memm.memm_epoch",)
+    l1_kernels = ("learn.elastic.memm_l1_epoch",)
 
     def _pass(self, v, u, state, visit_order, rate):
         from structperc._kernels.learn.memm import memm_epoch  # here, not at import: `tag` needs no training kernel

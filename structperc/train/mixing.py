@@ -35,8 +35,6 @@ from structperc._kernels.learn.sgd import STEPS
 from structperc.train.base import EpochRecord, Problem
 
 MIXES = ("uniform", "errors")
-# the counter of each rule that counts mistakes (for --mix errors)
-MISTAKES = {"perceptron": "sentence_errors", "hinge": "violations"}
 CONNECT_TIMEOUT = "5s"
 
 
@@ -129,7 +127,7 @@ def check_mix(mix, rule):
     no mistakes."""
     if mix not in MIXES:
         raise ValueError(f"unknown mix {mix!r}: choose one of {', '.join(MIXES)}")
-    if mix == "errors" and rule.name not in MISTAKES:
+    if mix == "errors" and rule.mistakes is None:
         raise ConfigError(f"--mix errors needs a rule that counts mistakes; the {rule.name} trainer counts none "
                           f"(use --mix uniform)")
 
@@ -261,7 +259,7 @@ def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=
         # every shard has read ``mixed`` (its jump) by the time it returns, so it can be rewritten
         results = _call(actors, "epoch", f"during epoch {epoch}", mixed)
         counts = [c for c, _ in results]
-        mistakes = [c.get(MISTAKES.get(rule.name, ""), 0) for c in counts]
+        mistakes = [c.get(rule.mistakes, 0) if rule.mistakes else 0 for c in counts]
         mu = mixing_weights(mix, mistakes) * np.array([scale for _, (_, scale) in results])
         mixed = mix_weights([w for _, (w, _) in results], mu, out=buffer, threads=threads)
         del results

@@ -1,7 +1,7 @@
 """Collins' (2002) structured perceptron, averaged or not."""
 import numpy as np
 
-from structperc.train.base import LearningRule
+from structperc.train.base import LearningRule, Param
 
 
 class PerceptronRule(LearningRule):
@@ -9,10 +9,9 @@ class PerceptronRule(LearningRule):
     the average of w over every example visit, kept lazily (see ``_kernels/perceptron.py``)."""
 
     name = "perceptron"
-    params = {"average": True}
-
-    def __init__(self, average=True):
-        self.average = average
+    params = {"average": Param(True, "average the weights over every example visit (Collins 2002)", bool)}
+    kernels = ("learn.perceptron.perceptron_epoch",)
+    mistakes = "sentence_errors"
 
     def begin(self, problem):
         self.problem = problem

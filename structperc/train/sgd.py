@@ -7,7 +7,7 @@ import numpy as np
 from structperc._kernels.learn.sgd import (EXAMPLES, SCALE, SCALE_SUM, Rate, l1_catch_up_all, learning_rate, new_state,
                                           real_weights, restart_average)
 from structperc.errors import ConfigError
-from structperc.train.base import LearningRule
+from structperc.train.base import LearningRule, Param
 
 
 def default_l2(n_sentences):
@@ -72,8 +72,14 @@ class ScaledSGDRule(LearningRule):
     The initial learning rate is calibrated without the L1 penalty.
     """
 
-    params = {"l2": None, "eta0": None, "average": True, "average_start": 1, "calibration_sentences": 1000,
-              "l1": 0.0}
+    params = {
+        "l2": Param(None, "L2 strength per example (lambda); default 2 / N, CRFsuite's c2 = 1"),
+        "eta0": Param(None, "initial learning rate; default: calibrated on a sample before training"),
+        "average": Param(True, "averaged SGD: keep the mean of the weights after average_start epochs", bool),
+        "average_start": Param(1, "epochs before averaging starts (0: from the first step)", int),
+        "calibration_sentences": Param(1000, "sentences of the sample that calibrates eta0", int),
+        "l1": Param(0.0, "L1 strength per example: the cumulative L1 penalty (elastic net with l2)"),
+    }
     gain_name = "gain"
     orders = (1,)
 

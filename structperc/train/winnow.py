@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from structperc.errors import ConfigError
-from structperc.train.base import LearningRule
+from structperc.train.base import LearningRule, Param
 
 
 class WinnowRule(LearningRule):
@@ -22,13 +22,13 @@ class WinnowRule(LearningRule):
     """
 
     name = "winnow"
-    params = {"promotion": 1.1, "demotion": 0.9, "initial_weight": 1.0, "average": True}
-
-    def __init__(self, promotion=1.1, demotion=0.9, initial_weight=1.0, average=True):
-        self.promotion = promotion
-        self.demotion = demotion
-        self.initial_weight = initial_weight
-        self.average = average
+    params = {
+        "promotion": Param(1.1, "winnow's promotion factor alpha > 1"),
+        "demotion": Param(0.9, "winnow's demotion factor beta, 0 < beta < 1"),
+        "initial_weight": Param(1.0, "winnow's starting value of every weight, > 0"),
+        "average": Param(True, "average the weights over every example visit", bool),
+    }
+    kernels = ("learn.winnow.winnow_epoch",)
 
     def begin(self, problem):
         if not self.promotion > 1:
