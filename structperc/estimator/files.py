@@ -83,7 +83,7 @@ class FilePipeline:
         """(encoder, encoded corpus, what was read: format, columns, label) of the training file
         ``path``, from ``cache_dir`` (memory-mapped) or read, encoded and stored there."""
         from structperc.features.cache import load_or_build
-        from structperc.features.encode import EncodedCorpus
+        from structperc.features.encoded import EncodedCorpus
         from structperc.readers import read_corpus
 
         fields = ("sentence_offsets", "feature_offsets", "feature_ids", "pair_offsets", "pair_ids", "labels",

@@ -17,7 +17,7 @@ from itertools import chain
 import numpy as np
 
 from structperc.corpus import Corpus
-from structperc.features.encode import EncodedCorpus
+from structperc.features.encoded import EncodedCorpus
 from structperc.errors import ConfigError
 from structperc.features.vocabulary import Index, Interner
 

@@ -17,7 +17,6 @@ Continued training grows the index (``extend``, in ``encode_growth``): new featu
 after the existing ones.
 """
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from itertools import repeat
 
 import numpy as np
@@ -25,6 +24,7 @@ import numpy as np
 from structperc.features import lexicon
 from structperc.utils import heap
 from structperc._kernels.encode import keys
+from structperc.features.encoded import EncodedCorpus, no_rows
 from structperc.features.growth import IndexGrowth, known_ids
 from structperc.errors import ConfigError
 from structperc.features.templates import ATTRIBUTES, load_templates, parse_template
@@ -38,52 +38,10 @@ _NO_IDS = np.zeros(0, dtype=np.int32)
 _NO_SLOTS = np.full(1, -1, dtype=np.int64)
 
 
-@dataclass
-class EncodedCorpus:
-    """Integer view of a corpus.
-
-    sentence_offsets : int64 (n_sentences + 1,)
-    feature_offsets : int64 (n_tokens + 1,); feature_ids : int32 (nnz,)  emission features per token
-    pair_offsets : int64 (n_tokens + 1,); pair_ids : int32 (nnz_pair,)   label-pair features per token
-        (without pair templates, a read-only view of zeros that takes no memory)
-    labels : int64 (n_tokens,) gold label ids (-1 for a label the model does not know) or None
-    word_ids : int32 or int64 (n_tokens,) word value ids, or None
-    """
-
-    sentence_offsets: np.ndarray
-    feature_offsets: np.ndarray
-    feature_ids: np.ndarray
-    pair_offsets: np.ndarray
-    pair_ids: np.ndarray
-    labels: np.ndarray | None
-    word_ids: np.ndarray | None = None
-
-    @property
-    def n_sentences(self):
-        return len(self.sentence_offsets) - 1
-
-    @property
-    def n_tokens(self):
-        return int(self.sentence_offsets[-1])
-
-    def release(self):
-        """Drop the per-token arrays (the sentence offsets stay): a training run does so once its
-        epochs are over, so that pruning and saving the model do not hold them too."""
-        self.feature_offsets = self.feature_ids = self.pair_offsets = self.pair_ids = None
-        self.labels = self.word_ids = None
-
-
-def _no_rows(sentence_offsets):
-    """CSR offsets of a corpus where no feature fires: zeros (n_tokens + 1,) as a read-only view of one
-    zero, so that a model without pair templates spends no memory on pair offsets."""
-    return np.broadcast_to(np.zeros(1, dtype=np.int64), (int(sentence_offsets[-1]) + 1,))
-
-
 def _use_direct(space, n_items):
     """Whether a template with `space` combined values is indexed through a direct array (cheap when
     the array is small, or small beside the n_items it serves) rather than a hash table."""
     return space <= max(_DIRECT_MIN, 2 * n_items)
-
 
 
 class _ValueTable(dict):
@@ -267,7 +225,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         the counts for the collision rate in training only (else None). grow: add the hashed ids
         this corpus fires that the index lacks (``_add_buckets``)."""
         if not templates:
-            return _no_rows(sentence_offsets), _NO_IDS, ((0, 0) if fit else None)
+            return no_rows(sentence_offsets), _NO_IDS, ((0, 0) if fit else None)
         spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
         n_tokens, m = matrix.shape[1], len(templates)
         ids = np.empty((m, n_tokens), dtype=np.int32)
@@ -328,7 +286,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         n_keys = n_ids = 0
         for kind, templates in (("feature", self._emission_templates), ("pair", self._pair_templates)):
             if not templates:
-                row_offsets, ids, kept = _no_rows(offsets), _NO_IDS, _EMPTY
+                row_offsets, ids, kept = no_rows(offsets), _NO_IDS, _EMPTY
             elif self.hash_bits is None:
                 row_offsets, ids, kept = self._intern(templates, values, rare, offsets, threads=threads)
             else:
@@ -434,7 +392,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         out = []
         for kind, templates in (("feature", self._emission_templates), ("pair", self._pair_templates)):
             if not templates:
-                out.append((_no_rows(offsets), _NO_IDS))
+                out.append((no_rows(offsets), _NO_IDS))
             elif self.hash_bits is not None:
                 out.append(self._hash(templates, values, rare, offsets, fit=False, grow=grow)[:2])
             elif grow:

@@ -6,7 +6,8 @@ from structperc._kernels.score.emission import compact_labels, full_labels
 from structperc._kernels.records import ALL_PAIRS, data_record, layout_record
 from structperc._kernels.score.scoring import phi_dot, phi_indices, phi_values
 from structperc.features.dicts import AttributeEncoder
-from structperc.features.encode import FIRST_ID, EncodedCorpus, FeatureEncoder
+from structperc.features.encode import FIRST_ID, FeatureEncoder
+from structperc.features.encoded import EncodedCorpus
 from structperc.errors import ConfigError, ModelFileError
 from structperc.utils.npz import read_npz, write_npz
 
