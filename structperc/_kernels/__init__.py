@@ -1,4 +1,8 @@
-"""Every @njit kernel of structperc, one module per family.
+"""Every @njit kernel of structperc, grouped by family: ``decode/`` (Viterbi, k-best, second order,
+forward-backward, marginals), ``score/`` (score tables and the emission layout), ``learn/`` (one
+module per learning rule's epoch, SGD's lazy scaling), ``encode/`` (template keys, hashing),
+``rank/`` (rerankers) and ``cluster/`` (Brown). ``records.py`` holds the records they share and
+``cache.py`` numba's on-disk cache of them. The ground floor: kernels import nothing of structperc.
 
 Kernels take contiguous numpy arrays, scalars and the records of ``records.py`` (``Data``, the
 encoded sentences; ``Layout``, the weight vector's blocks), validate nothing and raise nothing; the
