@@ -177,7 +177,8 @@ NER = (
     + [f"prefix{k}[0]" for k in range(1, 5)] + [f"suffix{k}[0]" for k in range(1, 5)]
     + _window("shape", -1, 1) + ["shape[-1]|shape[0]", "shape[0]|shape[1]", "shape[-1]|shape[0]|shape[1]"]
     + ["has_digit[0]", "has_hyphen[0]", "pair:cap[0]", "pair:cap[-1]|cap[0]"]
-    + [f"{t}?" for t in _window("pos", -1, 1) + ["pos[-1]|pos[0]", "pos[0]|pos[1]"]]
+    + [f"{t}?" for t in _window("pos", -2, 2) + ["pos[-1]|pos[0]", "pos[0]|pos[1]", "pos[-1]|pos[0]|pos[1]",
+                                                 "w[0]|pos[0]"]]
     + ["bias"]
 )
 PRESETS["ner"] = NER
