@@ -51,6 +51,11 @@ CANDIDATES = {
 NER_CANDIDATE = "+ w[0]|pos[0], pos[±2], POS trigram"
 
 
+def cell(text):
+    """Text for a markdown table cell: its '|' escaped."""
+    return text.replace("|", "\\|")
+
+
 def same_templates(a, b):
     return sorted(t.rstrip("?") for t in a) == sorted(t.rstrip("?") for t in b)
 
@@ -83,7 +88,7 @@ def main():
         "",
         "| candidate | templates | dev F1 | fit (s) |",
         "|---|---|---|---|",
-        *[f"| {name}{' **(ner)**' if name == NER_CANDIDATE else ''} | {n} | {f1:.2f} | {s:.1f} |"
+        *[f"| {cell(name)}{' **(ner)**' if name == NER_CANDIDATE else ''} | {n} | {f1:.2f} | {s:.1f} |"
           for name, n, f1, s, _ in rows],
         "",
         f"Best dev F1: {best[2]:.2f} ({best[0]}). The preset `ner` is the row marked (ner), dev F1 "
