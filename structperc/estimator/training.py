@@ -184,7 +184,8 @@ class Training:
             if isinstance(encoder, AttributeEncoder):
                 raise ConfigError("this model was trained on feature dicts and has no templates")
             corpus = as_corpus(X, y, self.columns)
-            wanted = [str(t) for t in load_templates(self.templates_, corpus.columns)]
+            templates = self.templates if self.templates is not None else self.templates_  # None: the fitted choice
+            wanted = [str(t) for t in load_templates(templates, corpus.columns)]
             if wanted != encoder.template_strings_:
                 raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
                                   f"{', '.join(encoder.template_strings_)}")
