@@ -21,6 +21,10 @@ import numpy as np
 from structperc.chunks import is_bio
 from structperc.features.vocabulary import InternedColumn
 
+# Measured with the default perceptron (one run each): on a held-out last tenth of CoNLL-2000 train,
+# `chunk` 94.40 and `ner` 94.49 F1; on CoNLL-2002 Dutch testa, `ner` 77.90 and `chunk` 55.86. `ner`
+# would do for both, but `chunk` is as good on chunking at about half the time per epoch (no pair
+# templates), so phrase types keep it.
 # chunk types that are phrase categories (CoNLL-2000 and the Penn Treebank's phrase labels); a
 # chunk-scheme label set with these types alone is chunking, not entity recognition
 PHRASE_TYPES = frozenset({
