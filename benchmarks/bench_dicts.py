@@ -1,4 +1,5 @@
-"""Feature dicts on CoNLL-2002 Dutch NER: structperc ``Tagger`` against sklearn-crfsuite, same features.
+"""Feature dicts on CoNLL-2002 Dutch NER: structperc ``Tagger`` with its defaults against sklearn-crfsuite,
+same features, each system timed as a whole process.
 
     python benchmarks/bench_dicts.py [--corpus ../shared/corpora/conll2002_nl] [--runs 3]
                                      [--trainers crf perceptron]
@@ -6,26 +7,29 @@
 Both libraries get the same dicts from the feature function of sklearn-crfsuite's tutorial (the word
 lower-cased, its 3- and 2-letter suffixes, isupper / istitle / isdigit, the POS tag and its 2-letter
 prefix, the same for the words at -1 and +1, and BOS / EOS flags). sklearn-crfsuite trains with
-L-BFGS, c1 = c2 = 0.1, 100 iterations, all possible transitions; structperc's crf with the same
-L2 strength, learning rate 0.4, 10 epochs, averaging from epoch 3 (chosen on the development set,
-the grid is in a comment), its perceptron with its defaults. Training is ned.train, the score is
-entity-level F1 (exact chunk match, as conlleval) on ned.testb, computed by the same function for
-both.
+the tutorial's arguments (L-BFGS, c1 = c2 = 0.1, 100 iterations, all possible transitions);
+structperc with ``Tagger(trainer=...)`` and no other argument: what a user gets by default.
+Training is ned.train, the score is entity-level F1 (exact chunk match, as conlleval) on ned.testb,
+computed by the same function for both.
 
-Timing is in-process wall clock (time.perf_counter) around each library's ``fit`` and ``predict``
-alone; the feature extraction is timed once and shared. structperc first fits two sentences so that
-its compiled kernels are loaded from numba's cache outside the timed fit. With --runs N every fit
-and predict is repeated N times and the median is reported. Writes benchmarks/dicts.md and the
+Each system runs in its own process (``--system NAME``, this script), which reads the corpus,
+extracts the features, fits, predicts and scores; the process is timed whole from start to exit
+(``process.run_process``), and it also reports its in-process ``fit`` and ``predict`` seconds. The
+runs go in rounds (each system once per round) and the medians of ``--runs`` rounds are reported,
+with the ratios to sklearn-crfsuite's medians of the same run. Writes benchmarks/dicts.md and the
 table in the `bench-dicts` sections of README.md and benchmarks/results.md.
 """
 import argparse
+import json
 import os
 import platform
 import statistics
+import sys
 import time
 from pathlib import Path
 
-from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
+from process import run_process  # benchmarks/process.py (the script's folder is on sys.path)
+from sections import write_section  # benchmarks/sections.py
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -105,35 +109,16 @@ def entity_f1(gold, predicted):
     return evaluate_labels(flat_gold, flat_predicted, offsets, True)["f1"]
 
 
-# The crf's settings, chosen on ned.testa (entity F1; eta0 0.1 is what the calibration on 1,000
-# sentences picks, CRFsuite's procedure, and the larger rates converge in fewer epochs under
-# averaging). Epochs x averaging from epoch 1 / 3:
-#   eta0 0.025: 10: 67.81 / 68.49   15: 68.71 / 69.09
-#   eta0 0.05:  10: 69.70 / 69.87   15: 69.74 / 69.85
-#   eta0 0.1:    8: 70.11 / 70.40   10: 70.22 / 70.67   15: 71.07 / 71.20   20: 71.35 / 71.34   30: 71.34 / 71.43
-#   eta0 0.2:    8: 71.06 / 71.21   10: 71.23 / 71.63   15: 71.76 / 71.90   20: 71.82 / 71.65
-#   eta0 0.3:    8: 71.14 / 71.32   20: 71.80 / 71.69
-#   eta0 0.4:    8: 71.14 / 71.77   10: 71.32 / 71.77   15: 71.65 / 71.48   20: 71.89 / 71.64
-# Best at <= 10 epochs (the time target's budget): eta0 0.4, 10 epochs, from epoch 3 (chosen).
-# Best overall: eta0 0.2, 15 epochs, from epoch 3.
-CRF_SETTINGS = {"eta0": 0.4, "epochs": 10, "average_start": 3}
-
-
 def timed(fn):
     start = time.perf_counter()
     out = fn()
     return time.perf_counter() - start, out
 
 
-def bench_structperc(trainer, X_train, y_train, X_test, y_test, c2):
+def bench_structperc(trainer, X_train, y_train, X_test, y_test):
     from structperc import Tagger
 
-    Tagger(trainer=trainer, epochs=1).fit(X_train[:2], y_train[:2]).predict(X_test[:2])  # load the kernels
-    # CRFsuite's c2 penalizes c2 ||w||² over the corpus: structperc's l2 is per sentence, 2 c2 / N.
-    # The learning rate, the epochs and the start of averaging were chosen on ned.testa (the
-    # development set), with the epochs capped at 10 by the time target (CRF_SETTINGS).
-    options = {"l2": 2 * c2 / len(X_train), **CRF_SETTINGS} if trainer == "crf" else {}
-    tagger = Tagger(trainer=trainer, **options)
+    tagger = Tagger(trainer=trainer)  # the defaults: nothing tuned
     fit_seconds, _ = timed(lambda: tagger.fit(X_train, y_train))
     predict_seconds, predicted = timed(lambda: tagger.predict(X_test))
     return fit_seconds, predict_seconds, entity_f1(y_test, predicted)
@@ -148,71 +133,87 @@ def bench_crfsuite(X_train, y_train, X_test, y_test):
     return fit_seconds, predict_seconds, entity_f1(y_test, predicted)
 
 
+def _features(corpus):
+    train = read_conll2002(corpus / "ned.train")
+    test = read_conll2002(corpus / "ned.testb")
+    return train, test, [sent2features(s) for s in train], [sent2features(s) for s in test]
+
+
+def run_system(system, corpus):
+    """One system's whole job in this process; prints its fit, predict and extraction seconds and F1 as JSON."""
+    extract_seconds, (train, test, X_train, X_test) = timed(lambda: _features(corpus))
+    y_train = [[t[-1] for t in s] for s in train]
+    y_test = [[t[-1] for t in s] for s in test]
+    if system == "sklearn-crfsuite":
+        fit, predict, f1 = bench_crfsuite(X_train, y_train, X_test, y_test)
+    else:
+        fit, predict, f1 = bench_structperc(system.split()[-1], X_train, y_train, X_test, y_test)
+    print(json.dumps({"fit": fit, "predict": predict, "f1": f1, "extract": extract_seconds,
+                      "sentences": len(train), "tokens": sum(len(s) for s in train), "test_sentences": len(test)}))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpora" / "conll2002_nl"))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--trainers", nargs="+", default=["crf", "perceptron"])
-    parser.add_argument("--c2", type=float, default=0.1, help="L2 strength of structperc's crf, as CRFsuite's c2")
     parser.add_argument("--output", default=str(ROOT / "benchmarks" / "dicts.md"))
+    parser.add_argument("--system", help=argparse.SUPPRESS)  # one system's process (run by the rounds)
     args = parser.parse_args()
     corpus = Path(args.corpus)
-    train = read_conll2002(corpus / "ned.train")
-    test = read_conll2002(corpus / "ned.testb")
-    extract_seconds, (X_train, X_test) = timed(lambda: ([sent2features(s) for s in train],
-                                                        [sent2features(s) for s in test]))
-    y_train = [[t[-1] for t in s] for s in train]
-    y_test = [[t[-1] for t in s] for s in test]
-
-    results = {}
+    if args.system is not None:
+        return run_system(args.system, corpus)
+    systems = [f"structperc {t}" for t in args.trainers] + ["sklearn-crfsuite"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    # a first structperc process loads (or compiles) the kernels into numba's cache outside the rounds
+    warm = ("from structperc import Tagger; X = [[{'a': 'x'}, {'a': 'y'}]]; y = [['B-A', 'O']]\n"
+            "for t in ('crf', 'perceptron'): Tagger(trainer=t, epochs=1).fit(X, y).predict(X)")
+    run_process([sys.executable, "-c", warm], env=env)
+    results = {name: [] for name in systems}
     load = [os.getloadavg()[0]]
     for run in range(args.runs):
-        for trainer in args.trainers:
-            results.setdefault(f"structperc {trainer}", []).append(
-                bench_structperc(trainer, X_train, y_train, X_test, y_test, args.c2))
-            print(f"run {run + 1}: structperc {trainer}: {results[f'structperc {trainer}'][-1]}", flush=True)
-        results.setdefault("sklearn-crfsuite", []).append(bench_crfsuite(X_train, y_train, X_test, y_test))
-        print(f"run {run + 1}: sklearn-crfsuite: {results['sklearn-crfsuite'][-1]}", flush=True)
-
+        for name in systems:
+            done = run_process([sys.executable, __file__, "--corpus", corpus, "--system", name], env=env)
+            results[name].append((done.seconds, json.loads(done.stdout.strip().splitlines()[-1])))
+            print(f"round {run + 1}: {name}: {done.seconds:.2f} s, {results[name][-1][1]}", flush=True)
     load.append(os.getloadavg()[0])
-    reference_fit = statistics.median(r[0] for r in results["sklearn-crfsuite"])
+
+    def median(name, key):
+        return statistics.median(r[0] if key == "process" else r[1][key] for r in results[name])
+
+    ref_process, ref_fit = median("sklearn-crfsuite", "process"), median("sklearn-crfsuite", "fit")
     rows = []
-    for name, runs in results.items():
-        fit = statistics.median(r[0] for r in runs)
-        predict = statistics.median(r[1] for r in runs)
-        f1 = statistics.median(r[2] for r in runs)
-        rows.append(f"| {name} | {f1:.2f} | {fit:.2f} | {fit / reference_fit:.3f} | {predict:.2f} |")
-    n_tokens = sum(len(s) for s in train)
+    for name in systems:
+        process, fit = median(name, "process"), median(name, "fit")
+        rows.append(f"| {name} | {median(name, 'f1'):.2f} | {process:.2f} | {process / ref_process:.3f} | "
+                    f"{fit:.2f} | {fit / ref_fit:.3f} | {median(name, 'predict'):.2f} |")
+    first = results[systems[0]][0][1]
+    header = ["| system | F1 | process (s) | process / sklearn-crfsuite's | fit (s) | fit / sklearn-crfsuite's "
+              "| predict (s) |", "|---|---|---|---|---|---|---|"]
     text = "\n".join([
-        "# Feature dicts: CoNLL-2002 Dutch NER, structperc vs sklearn-crfsuite",
+        "# Feature dicts: CoNLL-2002 Dutch NER, structperc's defaults vs sklearn-crfsuite",
         "",
-        (f"`python benchmarks/bench_dicts.py --runs {args.runs}`: train ned.train ({len(train):,} sentences, "
-         f"{n_tokens:,} tokens), test ned.testb ({len(test):,} sentences); the feature function of "
-         "sklearn-crfsuite's tutorial for both, extracted once "
-         f"({extract_seconds:.1f} s for train + test, not in the fit times; structperc's fit includes "
-         "turning the dicts into ids, as sklearn-crfsuite's includes its own conversion)."),
-        ("sklearn-crfsuite: L-BFGS, c1 = c2 = 0.1, 100 iterations, all possible transitions. structperc: "
-         f"`Tagger(trainer=...)`; crf: averaged SGD with the L2 strength of c2 = {args.c2} "
-         "(l2 = 2 c2 / N per sentence; no L1), learning rate η0 = 0.4, 10 epochs, averaging from epoch 3 "
-         "(chosen on ned.testa, the development set, among η0 0.025-0.4 x 8-30 epochs x averaging from "
-         "epoch 1 or 3, with the epochs capped at 10 for the time target: dev F1 71.77; the best dev "
-         "setting without the cap, η0 0.2 and 15 epochs, has 71.90; the calibrated η0 0.1 needs 30 epochs "
-         "for 71.43; the grid is in the script); perceptron: averaged, 10 epochs, no options."),
-        (f"F1: entity level (exact span and type) on ned.testb. Times: in-process wall clock of `fit` and "
-         f"`predict` alone, median of {args.runs} run(s), all systems in the same process one after the other."),
-        (f"Machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; load average "
-         f"{load[0]:.2f} before the runs and {load[1]:.2f} after. The runs go in rounds (each system once per "
-         "round), so a drift of the machine's speed touches every system alike."),
+        (f"`python benchmarks/bench_dicts.py --runs {args.runs}`: train ned.train ({first['sentences']:,} "
+         f"sentences, {first['tokens']:,} tokens), test ned.testb ({first['test_sentences']:,} sentences); the "
+         "feature function of sklearn-crfsuite's tutorial for both "
+         f"({first['extract']:.1f} s to read and extract train + test in each process)."),
+        ("sklearn-crfsuite: the tutorial's L-BFGS, c1 = c2 = 0.1, 100 iterations, all possible transitions. "
+         "structperc: `Tagger(trainer=...)` with no other argument (the defaults: 10 epochs; the "
+         "constraint chosen from the data, `bio` for these BIO labels; crf: averaged SGD with the "
+         "calibrated learning rate and the default L2; perceptron: averaged)."),
+        ("F1: entity level (exact span and type) on ned.testb. process: the whole process (start-up, "
+         "reading, feature extraction, fit, predict, scoring), wall clock; fit and predict: in-process "
+         f"wall clock of `fit` and `predict` alone. Medians of {args.runs} rounds, each system once per "
+         "round; ratios to sklearn-crfsuite's medians of the same run."),
+        (f"Machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; load "
+         f"average {load[0]:.2f} before the runs and {load[1]:.2f} after (the machine is shared)."),
         "",
-        "| system | F1 | fit (s) | fit / sklearn-crfsuite fit | predict (s) |",
-        "|---|---|---|---|---|",
+        *header,
         *rows,
         "",
     ])
     Path(args.output).write_text(text, encoding="utf-8")
-    table = "\n".join(["| system | F1 | fit (s) | fit / sklearn-crfsuite fit | predict (s) |", "|---|---|---|---|---|",
-                       *rows])
-    write_section(README, SECTION, table, append=False)
+    write_section(README, SECTION, "\n".join(header + rows), append=False)
     write_section(RESULTS, SECTION, text.replace("# Feature dicts:", "## Feature dicts:", 1))
     print(text)
 

@@ -18,6 +18,7 @@ import typer
 
 from structperc.cli.progress import Progress, announce_compiling, checkpoint_path, examples
 from structperc.errors import ConfigError, StructpercError, StructpercWarning
+from structperc.features.presets import describe_structure
 from structperc.features.templates import PRESETS
 from structperc.train import TRAINERS
 
@@ -98,7 +99,9 @@ def train(
     only_types: Optional[str] = typer.Option(None, help="Keep these chunk types, map the others to O (e.g. NP)."),
     encoding: str = typer.Option("utf-8", help="Input encoding."),
     templates: Optional[str] = typer.Option(
-        None, help=f"Preset ({', '.join(PRESETS)}) or a template file (default chunk, or the --init model's)."),
+        None, help=f"Preset ({', '.join(PRESETS)}) or a template file (default: from the labels: ner for "
+        "entity BIO labels, chunk for phrase BIO labels with a pos column, pos-rich otherwise; or the --init "
+        "model's)."),
     all_pairs: Optional[bool] = typer.Option(
         None, "--all-pairs/--gold-pairs",
         help="A weight for every feature and label, or only for the pairs seen in training (default: --all-pairs)."),
@@ -112,7 +115,8 @@ def train(
         None, help="Drop features seen fewer times than this (Collins' cc; default 0, or the --init model's)."),
     rare_threshold: Optional[int] = typer.Option(
         None, help="Words seen fewer times are rare (for @rare templates; default 5, or the --init model's)."),
-    constrain: Optional[str] = typer.Option(None, help="Transition constraint: bio."),
+    constrain: Optional[str] = typer.Option(
+        None, help="Transition constraint: bio or none (default: bio for BIO labels that keep it, else none)."),
     order: Optional[int] = typer.Option(
         None, min=1, max=2, help="Label order: 1 (bigram, the default) or 2 (trigram)."),
     tag_dict: Optional[int] = typer.Option(None, help="Words seen >= K times may only take their seen tags."),
@@ -199,7 +203,7 @@ def train(
 
         templates = default_templates(stack)
     tagger = Tagger(
-        templates=templates or "chunk", trainer=trainer, epochs=epochs, average=average, **structure, seed=seed,
+        templates=templates, trainer=trainer, epochs=epochs, average=average, **structure, seed=seed,
         missing_label=missing_label, l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
         workers=workers or 1, scheduler=scheduler, mix=mix or "uniform", cache_dir=cache_dir,
         l1=l1, promotion=promotion, demotion=demotion, initial_weight=initial_weight,
@@ -212,7 +216,8 @@ def train(
     announce_compiling(training_kernels(epoch_kernels(trainer, l1=bool(l1)) if trainer in TRAINERS else (), dev,
                                         mixing=(workers or 1) > 1 or scheduler is not None))
     checkpoint = checkpoint_path(model) if checkpoint_every else None
-    progress = Progress(epochs, quiet, checkpoint, checkpoint_every)
+    progress = Progress(epochs, quiet, checkpoint, checkpoint_every,
+                        header=lambda: _structure_line(tagger))
     reader_options = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding,
                           only_types=_split_list(only_types), **({} if tag_sep is None else {"tag_sep": tag_sep}))
     if bagging is not None:
@@ -252,6 +257,13 @@ def train(
             f"best epoch {tagger.n_iter_}, {summary['seconds']:.2f}s",
             err=True,
         )
+
+
+def _structure_line(tagger):
+    """What a training run used (and chose from the data), once the Tagger has chosen."""
+    if not hasattr(tagger, "templates_"):
+        return None
+    return describe_structure(tagger.templates_, tagger.constrain_, tagger.structure_reason_)
 
 
 # ---------------------------------------------------------------------------------------- tag
@@ -374,6 +386,9 @@ def info(
                f"{summary['weights']:,} weights; order {summary['order']}; "
                f"constraint {summary['constrain'] or 'none'}")
     typer.echo(f"templates: {', '.join(summary['templates'])}")
+    chosen = summary.get("training", {}).get("chosen")
+    if chosen:
+        typer.echo(describe_structure(chosen.get("templates"), chosen.get("constrain"), chosen["reason"]))
     if "hashing" in summary:
         hashing = summary["hashing"]
         rate = hashing.get("collision_rate")

@@ -33,8 +33,11 @@ class Progress:
     """Progress on stderr: a one-line bar (sentences/s) on a terminal, and a line per finished epoch
     (and per checkpoint written)."""
 
-    def __init__(self, epochs, quiet, checkpoint=None, checkpoint_every=0):
+    def __init__(self, epochs, quiet, checkpoint=None, checkpoint_every=0, header=None):
+        """header : None, or a callable giving a line (or None) printed before the first epoch's:
+        what the run chose from the data."""
         self.epochs = epochs
+        self.header = header
         self.quiet = quiet
         self.checkpoint, self.checkpoint_every = checkpoint, checkpoint_every
         self.tty = sys.stderr.isatty()
@@ -62,6 +65,10 @@ class Progress:
             return
         if self.tty:
             sys.stderr.write("\r" + " " * 100 + "\r")
+        if self.header is not None:
+            line, self.header = self.header(), None
+            if line:
+                typer.echo(line, err=True)
         parts = [f"epoch {record.epoch:3d}", f"{record.seconds:6.2f}s"]
         for key, value in record.stats.items():
             parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")

@@ -85,7 +85,7 @@ def stack_fit(tagger, base, corpus, folds=None, seed=0, dev=None, progress=None,
     """
     base = load_base(base)
     folds = DEFAULT_FOLDS if folds is None else folds
-    if not any(STACK_COLUMN in t.fields for t in load_templates(tagger.templates)):
+    if tagger.templates is None or not any(STACK_COLUMN in t.fields for t in load_templates(tagger.templates)):
         raise ConfigError(f"the templates never read the column {STACK_COLUMN!r} of stacking: add e.g. "
                           f"{STACK_COLUMN}[0], or leave the templates to their default")
     tagger.trainer_options()

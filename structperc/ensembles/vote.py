@@ -327,7 +327,8 @@ def bagging_fit_file(tagger, path, n_bags, seed=0, dev=None, workers=None, sched
     _check_bags(n_bags)
     params = tagger.get_params()
     # the template file and the lexicons are read here: the workers need not see this machine's files
-    if not (isinstance(params["templates"], str) and params["templates"] in PRESETS):
+    templates = params["templates"]  # None: each bag chooses from its sample
+    if templates is not None and not (isinstance(templates, str) and templates in PRESETS):
         params["templates"] = [str(t) for t in load_templates(params["templates"])]
     params["lexicons"] = read_lexicons(params["lexicons"], params["lexicon_lower"]) or None
     corpus, dev_corpus, reader_options = read_training_files(path, dev, **reader_options)

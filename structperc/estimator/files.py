@@ -8,6 +8,7 @@ import numpy as np
 from structperc.features.dicts import AttributeEncoder
 from structperc.features.cache import file_sha256
 from structperc.features.encode import FeatureEncoder
+from structperc.features.vocabulary import InternedColumn
 from structperc.errors import ConfigError
 from structperc.model.forcing import check_forced, forced_label_ids
 
@@ -93,6 +94,7 @@ class FilePipeline:
             corpus = read_corpus(path, **reader_options)
             if corpus.label is None:
                 raise ValueError("training data has no label column")
+            self._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
             encoder = self._encoder()
             encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
             state, meta = encoder.state()
@@ -101,7 +103,7 @@ class FilePipeline:
             read = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
             return arrays, {"encoder": meta, "input": read}
 
-        templates = self.templates if isinstance(self.templates, str) else list(self.templates)
+        templates = self.templates if isinstance(self.templates, (str, type(None))) else list(self.templates)
         options = {"templates": templates, "min_count": self.min_count, "rare_threshold": self.rare_threshold,
                    "hash_bits": self.hash_bits, "reader": reader_options}
         if isinstance(templates, str) and os.path.isfile(templates):
@@ -110,6 +112,9 @@ class FilePipeline:
         state = {k[len("encoder__"):]: v for k, v in arrays.items() if k.startswith("encoder__")}
         encoder = FeatureEncoder.from_state(state, meta["encoder"])
         encoded = EncodedCorpus(**{k: arrays.get(f"encoded__{k}") for k in fields})
+        # the same choice as build's, from the same data (a cache hit does not run build)
+        self._choose(meta["input"]["columns"], InternedColumn(encoded.labels, encoder.labels_),
+                     encoded.sentence_offsets)
         return encoder, encoded, meta["input"]
 
     def reader_options(self, format=None, tag_sep=None):

@@ -14,6 +14,7 @@ from structperc.features.dicts import AttributeEncoder, is_dict_corpus
 from structperc.train.checkpoint import read_checkpoint  # noqa: F401  (public here too)
 from structperc.chunks import is_bio
 from structperc.features.encode import FIRST_ID, FeatureEncoder
+from structperc.features.presets import choose_structure
 from structperc.errors import ConfigError, ModelFileError
 from structperc.estimator.base import Estimator
 from structperc.utils.npz import is_ensemble_file
@@ -42,14 +43,16 @@ class Tagger(Estimator, Training, FilePipeline):
 
     Parameters
     ----------
-    templates : preset ("chunk", "pos"), template file, or list of template strings
+    templates : None (chosen from the training data: ``features.presets.choose_structure``), a preset
+        ("ner", "chunk", "pos-rich", ...), a template file, or a list of template strings
     trainer : "perceptron" (or any other registered learning rule)
     epochs : passes over the training data
     average : average the weights (perceptron; averaged SGD for the log-linear rules); None: the
         rule's default
     min_count : feature count cut-off (Collins' cc)
     rare_threshold : training count below which a word is rare (``@rare`` templates)
-    constrain : None or "bio" (I-X only after B-X or I-X), in training and decoding
+    constrain : None (chosen from the training data: "bio" for BIO labels), "none" or "bio" (I-X only
+        after B-X or I-X), in training and decoding
     order : 1 (bigram labels) or 2 (trigram labels)
     tag_dict : None, or k: words seen >= k times may only take the tags seen with them
     seed : seed of the per-epoch shuffles
@@ -83,12 +86,14 @@ class Tagger(Estimator, Training, FilePipeline):
     Attributes
     ----------
     model_ : LinearChainModel
+    templates_, constrain_ : the templates and constraint used (``templates`` and ``constrain``, or
+        what was chosen for None); structure_reason_ : why, in a few words
     labels_ : list of str
     history_ : list of EpochRecord
     n_iter_ : the epoch whose weights were kept (best on dev, or the last)
     """
 
-    def __init__(self, templates="chunk", trainer="perceptron", epochs=10, average=None, min_count=0,
+    def __init__(self, templates=None, trainer="perceptron", epochs=10, average=None, min_count=0,
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
                  missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
                  calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
@@ -170,7 +175,7 @@ class Tagger(Estimator, Training, FilePipeline):
 
     def _encoder(self):
         lexicons = read_lexicons(self.lexicons, self.lexicon_lower)
-        return FeatureEncoder(self.templates, self.min_count, self.rare_threshold, hash_bits=self.hash_bits,
+        return FeatureEncoder(self.templates_, self.min_count, self.rare_threshold, hash_bits=self.hash_bits,
                               lexicons=lexicons)
 
     # ------------------------------------------------------------------ training
@@ -207,12 +212,15 @@ class Tagger(Estimator, Training, FilePipeline):
             if self.hash_bits is not None:
                 raise ConfigError("hash_bits applies to templates, not to feature dicts")
             encoder = AttributeEncoder(self.min_count)
-            encoded = encoder.fit_transform(X, flat_labels(X, y))
+            labels = flat_labels(X, y)
+            self._choose(None, labels, np.cumsum([0] + [len(s) for s in y]))
+            encoded = encoder.fit_transform(X, labels)
             read = {**(input_metadata or {}), "format": "dicts"}
         else:
             corpus = as_corpus(X, y, self.columns)
             if corpus.label is None:
                 raise ValueError("training data has no label column")
+            self._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
             encoder = self._encoder()
             read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
                     "label": corpus.label}
@@ -252,7 +260,8 @@ class Tagger(Estimator, Training, FilePipeline):
             emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
                                         encoder.n_features_, len(encoder.labels_), int(self.dense_count or 0))
         rule = make_rule(self.trainer, **options)
-        model = LinearChainModel(encoder, order=self.order, constrain=self.constrain, tag_dict=tag_dict,
+        constrain = None if self.constrain_ == "none" else self.constrain_  # None: files as before
+        model = LinearChainModel(encoder, order=self.order, constrain=constrain, tag_dict=tag_dict,
                                  normalization=rule.normalization, emission_pairs=emission_pairs)
         del emission_pairs  # one label per pair: the model keeps the lists of the rows that need one
         self.model_ = model
@@ -260,6 +269,11 @@ class Tagger(Estimator, Training, FilePipeline):
         self._train(rule, model, encoded, options, read, dev, dev_y, progress, callback, checkpoint=checkpoint,
                     checkpoint_every=checkpoint_every, resume=resume, client=client)
         return self
+
+    def _choose(self, columns, labels, sentence_offsets):
+        """Set templates_, constrain_ and structure_reason_ (``choose_structure``)."""
+        self.templates_, self.constrain_, self.structure_reason_ = choose_structure(
+            self.templates, self.constrain, columns, labels, sentence_offsets, self.missing_label)
 
     # ------------------------------------------------------------------ prediction
     def predict_corpus(self, corpus, forced=None):
@@ -450,4 +464,8 @@ class Tagger(Estimator, Training, FilePipeline):
         tagger.model_ = model
         tagger.labels_ = model.labels
         tagger.n_iter_ = training.get("best_epoch")
+        chosen = training.get("chosen", {})
+        tagger.templates_ = chosen.get("templates", tagger.templates)
+        tagger.constrain_ = chosen.get("constrain", model.constrain or "none")
+        tagger.structure_reason_ = chosen.get("reason", "given")
         return tagger

@@ -72,7 +72,13 @@ class Training:
                               ("cache_dir", None)):
             if params[name] == default or name in ("scheduler", "cache_dir"):
                 del params[name]
-        params["templates"] = self.templates if isinstance(self.templates, str) else list(self.templates)
+        # what was used: a choice from the data (templates or constrain None) is recorded as made, and why
+        chosen = {name: getattr(self, f"{name}_") for name in ("templates", "constrain") if params[name] is None}
+        params.update(chosen)
+        if not isinstance(params["templates"], (str, type(None))):  # None: feature dicts
+            params["templates"] = list(params["templates"])
+        if chosen:
+            params["chosen"] = {**chosen, "reason": self.structure_reason_}
         lexicons = getattr(encoder, "lexicons", None)  # feature dicts have none
         params["lexicons"] = {name: lex.source for name, lex in (lexicons or {}).items()} or None
         if params["all_pairs"] == ALL_PAIRS_DEFAULT:
@@ -173,11 +179,12 @@ class Training:
         else:
             if isinstance(encoder, AttributeEncoder):
                 raise ConfigError("this model was trained on feature dicts and has no templates")
-            wanted = [str(t) for t in load_templates(self.templates)]
+            corpus = as_corpus(X, y, self.columns)
+            templates = self.templates if self.templates is not None else self.templates_  # None: the fitted choice
+            wanted = [str(t) for t in load_templates(templates, corpus.columns)]
             if wanted != encoder.template_strings_:
                 raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
                                   f"{', '.join(encoder.template_strings_)}")
-            corpus = as_corpus(X, y, self.columns)
             if corpus.label is None:
                 raise ValueError("training data has no label column")
             labels = corpus.columns[corpus.label]

@@ -89,11 +89,16 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         self.hash_bits = hash_bits
 
     # ---------------------------------------------------------------- setup
-    def _parse(self):
+    def _parse(self, columns=None):
+        """Parse the templates; columns: those of the training input, which decide the optional
+        templates (``?``) kept (None: all are kept, as a fitted encoder's own list is)."""
         if self.hash_bits is not None and not (isinstance(self.hash_bits, (int, np.integer))
                                                and 1 <= self.hash_bits <= _MAX_HASH_BITS):
             raise ConfigError(f"hash_bits must be an integer from 1 to {_MAX_HASH_BITS}, got {self.hash_bits!r}")
         parsed = load_templates(self.templates)
+        if columns is not None and any(t.optional for t in parsed):
+            derived = lexicon.lexicon_fields(sorted({f for t in parsed for f in t.fields}), self.lexicons or {})
+            parsed = load_templates(self.templates, columns, derived)
         self.template_strings_ = [str(t) for t in parsed]
         self._emission_templates = [t for t in parsed if not t.pair]
         self._pair_templates = [t for t in parsed if t.pair]
@@ -262,7 +267,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         """
         if labels is None:
             labels = corpus.columns[corpus.label]
-        self._parse()
+        self._parse(corpus.columns)
         self._check_columns(corpus)
         self.vocabularies_ = {}
         for cache in ("_index_cache", "_attribute_cache", "_tables", "key_radices_"):

@@ -8,7 +8,10 @@ modifiers:
 - ``pair:`` before a template makes it fire on the label pair (y[i-1], y[i]) instead of y[i] alone
   (an observation-conditioned transition feature, as in Sha & Pereira's chunker);
 - ``@rare`` after it makes it fire only on rare words (training count below a threshold), as
-  Ratnaparkhi's prefix and suffix features do.
+  Ratnaparkhi's prefix and suffix features do;
+- ``?`` at the very end marks it optional: when the training input lacks one of the columns it
+  reads, it is dropped instead of being an error (``pos[0]?`` uses a POS column where there is
+  one). A model keeps the templates it was trained with; later inputs must have their columns.
 
 ``bias`` is the template with no parts: one feature that fires everywhere.
 
@@ -45,9 +48,25 @@ def _flag(value):
     return "1" if value else "0"
 
 
+def capitalisation(word):
+    """The case pattern of a word's letters: "title" (Amsterdam, A), "upper" (NATO), "lower",
+    "mixed" (iPhone, McDonald) or "none" (no letter: 1999, --)."""
+    letters = [ch for ch in word if ch.isalpha()]
+    if not letters:
+        return "none"
+    if all(ch.isupper() for ch in letters):
+        return "upper" if len(letters) > 1 else "title"
+    if all(ch.islower() for ch in letters):
+        return "lower"
+    if letters[0].isupper() and all(ch.islower() for ch in letters[1:]):
+        return "title"
+    return "mixed"
+
+
 ATTRIBUTES = {
     "lower": str.lower,
     "shape": word_shape,
+    "cap": capitalisation,
     "has_digit": lambda w: _flag(any(ch.isdigit() for ch in w)),
     "has_upper": lambda w: _flag(any(ch.isupper() for ch in w)),
     "has_hyphen": lambda w: _flag("-" in w),
@@ -69,6 +88,7 @@ class Template:
     parts: tuple
     pair: bool = False
     rare_only: bool = False
+    optional: bool = False
 
     @property
     def fields(self):
@@ -76,13 +96,15 @@ class Template:
 
     def __str__(self):
         body = "|".join(f"{f}[{o}]" for f, o in self.parts) or "bias"
-        return ("pair:" if self.pair else "") + body + ("@rare" if self.rare_only else "")
+        suffix = ("@rare" if self.rare_only else "") + ("?" if self.optional else "")
+        return ("pair:" if self.pair else "") + body + suffix
 
 
 def parse_template(text):
-    """Parse one template line, e.g. ``pair:pos[0]`` or ``suffix3[0]@rare``."""
+    """Parse one template line, e.g. ``pair:pos[0]``, ``suffix3[0]@rare`` or ``pos[-1]|pos[0]?``."""
     src = text.strip()
-    body = src
+    optional = src.endswith("?")
+    body = src[:-1].rstrip() if optional else src
     pair = body.startswith("pair:")
     if pair:
         body = body[len("pair:"):].strip()
@@ -90,6 +112,8 @@ def parse_template(text):
     if rare_only:
         body = body[: -len("@rare")].strip()
     if body == "bias":
+        if optional:
+            raise ConfigError(f"bad template {src!r}: bias reads no column and cannot be optional")
         return Template((), pair, rare_only)
     parts = []
     for piece in body.split("|"):
@@ -98,7 +122,7 @@ def parse_template(text):
             raise ConfigError(f"bad template {src!r}: expected field[offset] parts joined by '|', got {piece!r}")
         field = FIELD_ALIASES.get(m.group(1), m.group(1))
         parts.append((field, int(m.group(2))))
-    return Template(tuple(parts), pair, rare_only)
+    return Template(tuple(parts), pair, rare_only, optional)
 
 
 def _window(field, lo, hi):
@@ -142,6 +166,23 @@ PRESETS = {
         + ["shape[0]", "shape[-1]|shape[0]|shape[1]", "w[-1]|w[0]", "w[0]|w[1]", "suffix3[-1]", "suffix3[1]"]
     ),
 }
+# Named entities (chosen on CoNLL-2002 Dutch testa: experiments/ner_preset.py, results/ner_preset.md):
+# the words of a +-3 window as they are and lower-cased, word bigrams, affixes up to 4, the shapes of
+# the +-1 window and their conjunctions, capitalisation patterns conditioning the label transition
+# (a capitalised word after a lower-case one, a sentence start), and, where the input has one, the
+# POS column (its templates are optional: a file without POS drops them).
+NER = (
+    _window("w", -2, 2) + _window("lower", -3, 3)
+    + ["w[-1]|w[0]", "w[0]|w[1]", "lower[-2]|lower[-1]", "lower[1]|lower[2]"]
+    + [f"prefix{k}[0]" for k in range(1, 5)] + [f"suffix{k}[0]" for k in range(1, 5)]
+    + _window("shape", -1, 1) + ["shape[-1]|shape[0]", "shape[0]|shape[1]", "shape[-1]|shape[0]|shape[1]"]
+    + ["has_digit[0]", "has_hyphen[0]", "pair:cap[0]", "pair:cap[-1]|cap[0]"]
+    + [f"{t}?" for t in _window("pos", -2, 2) + ["pos[-1]|pos[0]", "pos[0]|pos[1]", "pos[-1]|pos[0]|pos[1]",
+                                                 "w[0]|pos[0]"]]
+    + ["bias"]
+)
+PRESETS["ner"] = NER
+
 # `pos-rich` plus how the raw text glues each token to its neighbours (CoNLL-U input only: its
 # space_after column). Spacing tells a hyphen inside a word (HYPH) from a dash, and an opening
 # quote from a closing one.
@@ -173,10 +214,13 @@ PRESETS["chunk-stack"] = PRESETS["chunk"] + STACK_TEMPLATES
 PRESETS["pos-stack"] = PRESETS["pos"] + STACK_TEMPLATES
 
 
-def load_templates(spec):
+def load_templates(spec, columns=None, derived=()):
     """Templates from a preset name, a template file, or a list of template strings.
 
     Template files hold one template per line; ``#`` starts a comment.
+    columns : None, or the column names of the training input: the optional templates (``?``)
+        that read a field which is neither one of them, a word attribute nor in ``derived`` (the
+        lexicon fields) are dropped.
     """
     if isinstance(spec, (list, tuple)):
         lines = list(spec)
@@ -193,6 +237,9 @@ def load_templates(spec):
             f"unknown templates {spec!r}: give a preset ({', '.join(sorted(PRESETS))}) or a template file"
         )
     templates = [parse_template(line) for line in lines]
+    if columns is not None:
+        available = set(columns) | set(ATTRIBUTES) | set(derived)
+        templates = [t for t in templates if not t.optional or t.fields <= available]
     if not templates:
         raise ConfigError(f"templates {spec!r} define no template")
     return templates
