@@ -49,6 +49,32 @@ def evaluate_labels(gold, predicted, sentence_offsets, chunks):
     return result
 
 
+def _some(labels, n=6):
+    """At most n labels for a message, and how many there are in all."""
+    labels = sorted(labels)
+    shown = ", ".join(labels[:n])
+    return shown + (f", ... ({len(labels)} in all)" if len(labels) > n else "")
+
+
+def unknown_gold_labels(gold, model_labels, path="<memory>"):
+    """The gold labels (sorted) that the model does not know: they can only be scored as errors.
+
+    A ConfigError when the model knows none of them, as when a corpus is scored with a model of
+    another task or the wrong label column is read: the score would be meaningless. ``O`` alone
+    does not count as known, since chunk label sets of different types share it.
+
+    gold : iterable of str, the gold label of every token; model_labels : the model's labels.
+    """
+    distinct = set(gold)
+    known = set(model_labels)
+    unknown = sorted(distinct - known)
+    known_gold = distinct & known
+    if distinct and (not known_gold or (known_gold == {"O"} and distinct != {"O"})):
+        raise ConfigError(f"{path}: the model knows none of the gold labels ({_some(distinct)}); its labels are "
+                          f"{_some(known)}: another model or another label column is needed")
+    return unknown
+
+
 # ------------------------------------------------------------------------ significance tests
 def mcnemar(gold, predicted_a, predicted_b):
     """McNemar's test on token decisions (exact binomial when the discordant count is small).
