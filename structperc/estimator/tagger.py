@@ -6,7 +6,6 @@ inputs the same way.
 """
 import inspect
 import time
-import warnings
 
 import numpy as np
 
@@ -16,8 +15,8 @@ from structperc.features.dicts import AttributeEncoder
 from structperc.train.checkpoint import read_checkpoint  # noqa: F401  (public here too)
 from structperc.chunks import is_bio
 from structperc.features.encode import FIRST_ID, FeatureEncoder
-from structperc.errors import ConfigError, DataError, StructpercWarning
-from structperc.evaluate.metrics import evaluate_labels, unknown_gold_labels
+from structperc.errors import ConfigError, DataError
+from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
 from structperc.model.forcing import check_forced, drop_missing_label, forced_label_ids
 from structperc.features.lexicon import read_lexicons
 from structperc.model.linear_chain import LinearChainModel
@@ -43,16 +42,6 @@ def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
     offsets = np.zeros(n_words + 1, dtype=np.int64)
     np.cumsum(allowed.sum(axis=1), out=offsets[1:])
     return offsets, np.nonzero(allowed)[1].astype(np.int64)
-
-
-def check_gold_labels(gold, model_labels, path):
-    """``unknown_gold_labels``, with a StructpercWarning naming the unknown labels when there are some."""
-    unknown = unknown_gold_labels(gold, model_labels, path)
-    if unknown:
-        shown = ", ".join(unknown[:8]) + (", ..." if len(unknown) > 8 else "")
-        warnings.warn(StructpercWarning(f"the model does not know {len(unknown)} of the gold labels ({shown}); "
-                                        f"their tokens count as errors", path=path), stacklevel=3)
-    return unknown
 
 
 class Tagger(Training, FilePipeline):

@@ -1,10 +1,12 @@
 """Scores: token accuracy, conlleval-compatible chunk P/R/F1 (through seqeval), significance tests,
 and the comparison of two tagged outputs of the same input (``compare_tagged``)."""
+import warnings
+
 import numpy as np
 
 from structperc.chunks import chunk_spans, is_bio
 from structperc.readers import read_corpus
-from structperc.errors import ConfigError, InputFormatError
+from structperc.errors import ConfigError, InputFormatError, StructpercWarning
 
 
 def split(flat, sentence_offsets):
@@ -72,6 +74,16 @@ def unknown_gold_labels(gold, model_labels, path="<memory>"):
     if distinct and (not known_gold or (known_gold == {"O"} and distinct != {"O"})):
         raise ConfigError(f"{path}: the model knows none of the gold labels ({_some(distinct)}); its labels are "
                           f"{_some(known)}: another model or another label column is needed")
+    return unknown
+
+
+def check_gold_labels(gold, model_labels, path):
+    """``unknown_gold_labels``, with a StructpercWarning naming the unknown labels when there are some."""
+    unknown = unknown_gold_labels(gold, model_labels, path)
+    if unknown:
+        shown = ", ".join(unknown[:8]) + (", ..." if len(unknown) > 8 else "")
+        warnings.warn(StructpercWarning(f"the model does not know {len(unknown)} of the gold labels ({shown}); "
+                                        f"their tokens count as errors", path=path), stacklevel=3)
     return unknown
 
 

@@ -19,7 +19,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from structperc.chunks import map_only_types
+from structperc.chunks import check_only_types, chunk_types, map_only_types
 from structperc.corpus import Corpus, concatenate
 from structperc.errors import ConfigError, InputFormatError
 from structperc.readers.base import STDIN_NAME
@@ -89,7 +89,8 @@ def _read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_rang
                 line = first_line + data.count(b"\n", 0, error.start)
                 raise InputFormatError(
                     name, line, f"cannot decode byte {data[error.start:error.start + 1]!r} as "
-                    f"{encoding} ({error.reason}); pass the right --encoding") from None
+                    f"{encoding} ({error.reason}): the file has another encoding; give it "
+                    f"(such as {'latin-1' if encoding.replace('-', '').lower() == 'utf8' else 'utf-8'})") from None
             except LookupError:
                 raise ConfigError(f"unknown encoding {encoding!r}") from None
             lines = text.split("\n")
@@ -123,6 +124,7 @@ class SentenceBuilder:
         self.lines: list[str] = []
         self._ends: list[int] = []  # pending token count after each closed sentence
         self.n_emitted = 0
+        self.types_seen: set[str] = set()  # chunk types of the labels, before only_types maps them
 
     @property
     def open_sentence_start(self) -> int:
@@ -168,6 +170,7 @@ class SentenceBuilder:
 
         columns = dict(zip(names, taken))
         if only_types is not None and label is not None:
+            self.types_seen |= chunk_types(columns[label])
             columns[label] = map_only_types(columns[label], only_types)
             if not self.lines_follow_relabelling:
                 lines = None
@@ -223,7 +226,8 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
     encoding : str
         Text encoding of the file.
     only_types : iterable of str or None
-        Keep only chunk tags of these types in the label column; others become "O".
+        Keep only chunk tags of these types in the label column; others become "O". A ConfigError at
+        the end when the labels have none of these types (a StructpercWarning when some are missing).
     require_label : bool
         When False, conll lines may lack the label column (one field fewer than `columns`);
         the batches then have ``label=None``.
@@ -271,6 +275,8 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
         yield batch
     if builder.n_emitted == 0 and byte_range is None:
         raise InputFormatError(name, None, "no sentences found")
+    if only_types is not None and parser.label is not None and byte_range is None:
+        check_only_types(only_types, builder.types_seen, name)
 
 
 def read_corpus(path, format: str | None = None, columns: Sequence[str] | None = None,
