@@ -87,6 +87,7 @@ class ConllParser(Parser):
         # default columns of many fields: a file of raw sentences, one per line, reads so (``finish``)
         self.label_values: set[str] | None = None
         self.n_tokens = 0
+        self.first_token_line = 0
         if self.user_columns is not None:
             if label is None:
                 self.user_label = self.user_columns[-1] if len(self.user_columns) >= 2 else None
@@ -111,7 +112,7 @@ class ConllParser(Parser):
                                        "CoNLL columns)")
             self.names, self.label, self.n_fields = names, label, n_found
             if self.require_label and n_found >= 3:
-                self.label_values = set()
+                self.label_values, self.first_token_line = set(), line
             return
         names, label = self.user_columns, self.user_label
         if n_found == len(names):
@@ -181,13 +182,27 @@ class ConllParser(Parser):
             builder.close_sentence()
 
     def finish(self) -> None:
-        values = self.label_values
-        if values is not None and len(values) == 1 and self.n_tokens > 1:
-            (value,) = values
-            if not any(ch.isalnum() for ch in value):
-                raise InputFormatError(self.path, None,
-                                       f"every line has {self.n_fields} fields and the label (the last) is "
-                                       f"always {value!r}: this looks like raw text, one sentence per line, not "
-                                       f"one token per line with its label last (raw text is format raw, which "
-                                       f"can be tagged but has no labels to train on)")
+        if self.label_values is not None:
+            error = raw_text_error(self.path, self.first_token_line, self.n_fields, self.label_values, self.n_tokens)
+            if error is not None:
+                raise error
         super().finish()
+
+
+def raw_text_error(path, line, n_fields, label_values, n_tokens):
+    """The error for a file of raw sentences read as CoNLL columns, or None when it does not look so.
+
+    Such a file reads, when its lines have the same number of words, as columns of which the last,
+    the label, is always the final punctuation. The rule: the default columns, at least 3 of them
+    (`n_fields`), more than one token, and one label value (`label_values`) with no letter or digit:
+    a labelled corpus whose every token has the same punctuation label cannot be meant."""
+    if n_fields < 3 or n_tokens < 2 or len(label_values) != 1:
+        return None
+    (value,) = label_values
+    if any(ch.isalnum() for ch in value):
+        return None
+    return InputFormatError(path, line,
+                            f"every line has {n_fields} fields and the label (the last) is always {value!r}: "
+                            f"this looks like raw text, one sentence per line, not one token per line with "
+                            f"its label last (raw text is format raw, which can be tagged but has no labels "
+                            f"to train on)")

@@ -29,6 +29,7 @@ from structperc.utils import heap
 from structperc.chunks import check_only_types, chunk_types, map_only_types
 from structperc.corpus import Corpus
 from structperc.errors import StructpercError
+from structperc.readers.conll import raw_text_error
 from structperc.features.vocabulary import InternedColumn, _Interner
 
 _BATCH = 1000  # sentences per batch of a part's reader
@@ -56,6 +57,13 @@ def read_training_columns(path, parts=1, meanwhile=None, **reader_options):
     if corpus is None:  # read whole: the serial read decides, and raises the error it meets first
         results = [_read_part(path, None, reader_options)]
         corpus = _merge(results)
+    if len(results) > 1 and corpus.format == "conll" and reader_options.get("columns") is None:
+        # the parts were judged one by one: judge the whole file as a serial read does
+        labels = corpus.columns[corpus.label]
+        error = raw_text_error(corpus.path, int(corpus.line_numbers[0]), len(corpus.columns), set(labels.distinct),
+                               len(labels))
+        if error is not None:
+            raise error
     if reader_options.get("only_types") is not None and corpus.label is not None:
         check_only_types(reader_options["only_types"], set().union(*(r[7] for r in results)), corpus.path)
     heap.trim()  # the batches' strings
