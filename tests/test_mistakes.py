@@ -393,3 +393,29 @@ def test_conllu_joined_label_is_written_into_its_fields():
     write_tagged(out, corpus, predicted)
     first = conllu.parse(out.getvalue())[0][1]
     assert first["upos"] == "NOUN" and first["feats"] == {"Number": "Sing", "Case": "Nom"}
+
+
+def test_utf8_read_as_latin1_is_warned(tmp_path):
+    path = tmp_path / "utf8.txt"
+    path.write_bytes("The DET\nchién NOUN\n".encode("utf-8"))
+    with pytest.warns(StructpercWarning, match=r"utf8\.txt:2: read as latin-1, but the text is valid UTF-8: 'chién'"):
+        read_corpus(path, encoding="latin-1")
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("The DET\nchién NOUN\n".encode("latin-1"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert read_corpus(latin, encoding="latin-1").columns["word"] == ["The", "chién"]
+
+
+def test_template_and_lexicon_files_that_do_not_decode(tmp_path):
+    from structperc.features.lexicon import Lexicon
+    from structperc.features.templates import load_templates
+
+    templates = tmp_path / "t.tpl"
+    templates.write_bytes("w[0]\n# café\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match="template file is UTF-8"):
+        load_templates(str(templates))
+    lexicon = tmp_path / "lex.txt"
+    lexicon.write_bytes("a\tX\ncafé\tY\n".encode("latin-1"))
+    with pytest.raises(InputFormatError, match=r"lex\.txt:2: cannot decode"):
+        Lexicon.read(lexicon)

@@ -212,7 +212,12 @@ def load_templates(spec):
         lines = PRESETS[spec]
     elif Path(spec).is_file():
         lines = []
-        for raw in Path(spec).read_text(encoding="utf-8").splitlines():
+        try:
+            text = Path(spec).read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ConfigError(f"{spec}: a template file is UTF-8 text; cannot decode byte "
+                              f"{error.object[error.start:error.start + 1]!r} at byte {error.start}") from None
+        for raw in text.splitlines():
             line = raw.split("#", 1)[0].strip()
             if line:
                 lines.append(line)

@@ -11,17 +11,19 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gc
 import re
 import sys
+import warnings
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
 from structperc.chunks import check_only_types, chunk_types, map_only_types
 from structperc.corpus import Corpus, concatenate
-from structperc.errors import ConfigError, InputFormatError
+from structperc.errors import ConfigError, InputFormatError, StructpercWarning
 from structperc.readers.base import STDIN_NAME
 from structperc.readers.registry import FORMATS, resolve_format
 
@@ -69,6 +71,8 @@ def _read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_rang
     """
     name = display_path(path)
     stream, owned = _open_binary(path)
+    # a single-byte encoding decodes any bytes: UTF-8 text read so is garbled without an error
+    check_utf8 = _any_bytes_decode(encoding)
     try:
         first_line, left = 1, None
         if byte_range is not None:
@@ -93,6 +97,9 @@ def _read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_rang
                     f"(such as {'latin-1' if encoding.replace('-', '').lower() == 'utf8' else 'utf-8'})") from None
             except LookupError:
                 raise ConfigError(f"unknown encoding {encoding!r}") from None
+            if check_utf8 and not data.isascii():
+                check_utf8 = False
+                _warn_if_utf8(data, encoding, name, first_line)
             lines = text.split("\n")
             if lines[-1] == "":
                 lines.pop()
@@ -105,6 +112,31 @@ def _read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_rang
     finally:
         if owned:
             stream.close()
+
+
+def _any_bytes_decode(encoding: str) -> bool:
+    """Whether `encoding` is one of the single-byte encodings in which every byte is a character."""
+    try:
+        return codecs.lookup(encoding).name in ("iso8859-1", "iso8859-15", "cp1252")
+    except LookupError:
+        return False  # reported when the first chunk is decoded
+
+
+def _warn_if_utf8(data: bytes, encoding: str, name: str, first_line: int) -> None:
+    """A StructpercWarning when the first non-ASCII chunk, read as `encoding`, is valid UTF-8 with
+    characters outside ASCII: then it is UTF-8, almost surely, and each such character becomes two or three."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    at = next(i for i, byte in enumerate(data) if byte >= 0x80)
+    line = first_line + data.count(b"\n", 0, at)
+    start = max(data.rfind(space, 0, at) for space in (b" ", b"\t", b"\n")) + 1
+    word = data[start:].split(None, 1)[0]
+    warnings.warn(StructpercWarning(
+        f"read as {encoding}, but the text is valid UTF-8: {word.decode('utf-8')!r} reads as "
+        f"{word.decode(encoding, 'replace')!r}; give the encoding utf-8 if that is the file's", name, line),
+        stacklevel=4)
 
 
 class SentenceBuilder:
