@@ -6,6 +6,9 @@ B-/S-, at an I-/E- after O or after a chunk of another type, and ends before suc
 an O, or after E-/S-. ``chunk_spans`` gives the same list as seqeval's ``get_entities``.
 """
 import functools
+import warnings
+
+from structperc.errors import ConfigError, StructpercWarning
 
 # tag letters of IOB, IOBES and BILOU schemes
 CHUNK_PREFIXES = frozenset("BIESLU")
@@ -59,3 +62,25 @@ def map_only_types(labels, types):
         else:
             mapping[tag] = tag
     return [mapping[tag] for tag in labels]
+
+
+def chunk_types(labels):
+    """The chunk types (the X of B-X, I-X, ...) of the distinct labels in ``labels``, as a set."""
+    return {tag[2:] for tag in set(labels) if len(tag) > 2 and tag[1] == "-" and tag[0] in CHUNK_PREFIXES}
+
+
+def check_only_types(types, present, path):
+    """Check the chunk types to keep (``map_only_types``) against the types a corpus has.
+
+    A ConfigError when it has none of them (every label would become O), listing the types it
+    has; a StructpercWarning naming those it lacks when it has some.
+    types : iterable of str; present : set of str (``chunk_types`` of the corpus's labels)."""
+    types = set(types)
+    missing = sorted(types - present)
+    if not missing:
+        return
+    has = ", ".join(sorted(present)) or "none"
+    if len(missing) == len(types):
+        raise ConfigError(f"{path}: no chunk of type {', '.join(missing)} to keep; the types in the labels: {has}")
+    warnings.warn(StructpercWarning(f"no chunk of type {', '.join(missing)} to keep; the types in the labels: {has}",
+                                    path=path), stacklevel=3)

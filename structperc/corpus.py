@@ -11,6 +11,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from structperc.errors import ConfigError, DataError
 
 
 @dataclass
@@ -167,34 +168,53 @@ def concatenate(corpora: Sequence[Corpus]) -> Corpus:
     )
 
 
+def _token_lists(X, what="X"):
+    """The sentences of X as a list, each checked to be a sequence of tokens, not a str."""
+    if isinstance(X, str):
+        raise DataError(f"{what} is a str; give a list of sentences, each a list of tokens")
+    sentences = list(X)
+    for i, sent in enumerate(sentences):
+        if isinstance(sent, str):
+            raise DataError(f"{what}[{i}] is the str {sent[:40]!r}, not a list of tokens: split it into tokens "
+                            f"(structperc.readers.raw.tokenize splits raw English text)")
+    return sentences
+
+
 def as_corpus(X, y=None, columns=None):
     """A Corpus from a Corpus, or from lists of tokens (str, or tuples of column values).
 
     columns : names of the token values (default ``word``, then ``pos``, then ``col2``...);
-    y : None, or one label per token of each sentence (the column ``label``)."""
+    y : None, or one label per token of each sentence (the column ``label``).
+
+    Raises DataError for a str where a sentence (a list of tokens) is expected, tokens of different
+    widths, labels that do not match the tokens, or (with y) no token at all, naming the sentence."""
     if isinstance(X, Corpus):
         return X
-    sentences = list(X)
+    sentences = _token_lists(X)
     first = next((tok for sent in sentences for tok in sent), "")
     width = 1 if isinstance(first, str) else len(first)
     default = ["word"] if width == 1 else ["word", "pos"] + [f"col{i}" for i in range(2, width)]
     names = list(columns) if columns else default
     if len(names) != width:
-        raise ValueError(f"columns {names!r} do not match tokens of {width} values")
+        raise ConfigError(f"columns {names!r} do not match tokens of {width} values")
+    if y is not None and "label" in names:
+        raise ConfigError(f"columns {names!r} name a token value 'label', the name of the label column that y fills")
     values = {name: [] for name in names}
     lengths = []
-    for sent in sentences:
+    for i, sent in enumerate(sentences):
         lengths.append(len(sent))
         for tok in sent:
             row = (tok,) if isinstance(tok, str) else tok
+            if len(row) != width:
+                raise DataError(f"X[{i}] has a token of {len(row)} values ({tok!r}); the first token has {width}")
             for name, v in zip(names, row):
                 values[name].append(v)
     label = None
     if y is not None:
         label = "label"
-        values[label] = [l for labels in y for l in labels]
-        if len(values[label]) != sum(lengths):
-            raise ValueError("y must give one label per token")
+        values[label] = flat_labels(sentences, y)
+        if not values[label]:
+            raise DataError("no tokens: X holds no sentence with a token")
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return Corpus(
@@ -204,9 +224,15 @@ def as_corpus(X, y=None, columns=None):
 
 
 def flat_labels(X, y):
-    """The labels of y flat over the tokens, checked against the sentence lengths of X."""
+    """The labels of y flat over the tokens, checked against the sentence lengths of X.
+
+    Raises DataError when y is None or its sentences do not match X's (naming the first that does not)."""
     if y is None:
-        raise ValueError("training data has no labels: give y")
-    if len(X) != len(y) or any(len(a) != len(b) for a, b in zip(X, y)):
-        raise ValueError("y must give one label per token")
+        raise DataError("training data has no labels: give y")
+    y = _token_lists(y, "y")
+    if len(X) != len(y):
+        raise DataError(f"X has {len(X)} sentences and y {len(y)}")
+    for i, (tokens, labels) in enumerate(zip(X, y)):
+        if len(tokens) != len(labels):
+            raise DataError(f"sentence {i} has {len(tokens)} tokens in X and {len(labels)} labels in y")
     return [label for labels in y for label in labels]

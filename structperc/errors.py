@@ -27,6 +27,11 @@ class ConfigError(StructpercError):
     """An option or template is invalid."""
 
 
+class DataError(StructpercError, ValueError):
+    """Data given to the Python API has the wrong shape: a str where a list of tokens is expected,
+    labels that do not match the tokens, no sentences. The message names the sentence."""
+
+
 class DataFetchError(StructpercError):
     """A corpus could not be fetched or failed its checksum."""
 

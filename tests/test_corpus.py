@@ -19,7 +19,7 @@ from structperc.readers import (
     write_tagged,
 )
 from structperc.readers.conll import default_columns
-from structperc.errors import InputFormatError
+from structperc.errors import ConfigError, InputFormatError
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path("/work/shared/corpora")
@@ -94,8 +94,8 @@ def test_detect_format_and_unknown_format(tmp_path):
     assert detect_format("train.txt") == "conll"
     assert detect_format("-") == "conll"
     assert detect_format("news.TAGGED") == "tagged"
-    assert set(FORMATS) == {"conll", "conllu", "ptb", "tagged"}
-    with pytest.raises(ValueError, match="'xml'.*conll"):
+    assert set(FORMATS) == {"conll", "conllu", "ptb", "tagged", "raw"}
+    with pytest.raises(ConfigError, match="'xml'.*conll"):
         read_corpus(DATA / "tiny.conll", format="xml")
 
 
@@ -303,15 +303,15 @@ def test_conllu_skips_multiword_and_empty_nodes():
     assert xpos.labels() == ["VBP", "RB", "VB", ".", "NNS", "VBP", "."]
 
 
-def test_conllu_writer_appends_prediction():
+def test_conllu_writer_appends_prediction_with_keep_gold():
     corpus = read_corpus(DATA / "tiny.conllu", label="xpos")
     out = io.StringIO()
-    write_tagged(out, corpus, corpus.labels())
+    write_tagged(out, corpus, corpus.labels(), keep_gold=True)
     blocks = out.getvalue().split("\n\n")
-    first = blocks[0].split("\n")
-    assert first[0].split("\t") == ["1", "Do", "do", "AUX", "VBP", "Mood=Imp|VerbForm=Fin", "3",
+    first = [line for line in blocks[0].split("\n") if not line.startswith("#")]
+    assert first[1].split("\t") == ["1", "Do", "do", "AUX", "VBP", "Mood=Imp|VerbForm=Fin", "3",
                                     "aux", "_", "_", "VBP"]
-    assert len(first) == 4
+    assert len(first) == 5  # the multiword token line "1-2" and four words
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ def test_fit_file_records_the_reader_options_and_tag_file_reuses_them(tmp_path, 
         corpus_file, columns=["word", "pos", "chunk"], only_types=["NP"])
     assert tagger.model_.metadata["input"] == {
         "format": "conll", "columns": ["word", "pos", "chunk"], "label": "chunk", "only_types": ["NP"],
+        "encoding": "utf-8",  # recorded when not given: the default of later reads
     }
     tagger.save(tmp_path / "m.npz")
     loaded = Tagger.load(tmp_path / "m.npz")

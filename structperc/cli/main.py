@@ -271,7 +271,7 @@ def _structure_line(tagger):
 
   structperc tag corpora/conll2000/test.txt --model np.npz > tagged.txt
 
-  cat sentences.txt | structperc tag - --model np.npz --output tagged.txt --json
+  cat sentences.txt | structperc tag - --model pos.npz --format raw --output tagged.txt --json
 """))
 @handles_errors(interrupted="interrupted; no output written")
 def tag(
@@ -287,10 +287,15 @@ def tag(
     force_column: Optional[int] = typer.Option(
         None, "--force-column", help="1-based input column of labels to keep fixed; the missing symbol "
         "(the model's --missing-label, else '?') leaves a token free."),
+    output_format: Optional[str] = typer.Option(
+        None, "--output-format", help="tagged: one sentence a line of word/TAG tokens (default: as the input)."),
+    keep_gold: bool = typer.Option(
+        False, "--keep-gold", help="CoNLL-U: keep the gold label and add the prediction as an 11th column."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
     json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout (needs --output)."),
 ):
-    """Tag a corpus: the input columns plus the predicted label as the last column.
+    """Tag a corpus: the input columns plus the predicted label as the last column (CoNLL-U: in the
+    label's own column). --format raw reads raw text, one sentence a line.
 
     The columns, format and label mapping are the model's. The input is read lazily, batch by
     batch, so files larger than memory stream through.
@@ -306,7 +311,8 @@ def tag(
     announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input,
                                        tagger.model_.decoder))
     stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability,
-                                      tag_sep=tag_sep, force_column=force_column)
+                                      tag_sep=tag_sep, force_column=force_column, output_format=output_format,
+                                      keep_gold=keep_gold)
     if json_output:
         typer.echo(json.dumps({"output": str(output), **stats}))
     elif not quiet:

@@ -25,7 +25,6 @@ Conventions
 """
 from __future__ import annotations
 
-import re
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,51 +34,11 @@ import numpy as np
 
 from structperc.utils.atomic import atomic_write
 from structperc.readers import iter_corpus
+from structperc.readers.raw import tokenize
 from structperc.readers.stream import read_chunks
 from structperc.errors import ConfigError, InputFormatError, StructpercError
 
 FORMATS = ("auto", "raw", "conll", "conllu", "ptb")
-
-# --------------------------------------------------------------------------------------------
-# Tokenizer
-
-# Penn Treebank / UD style, for raw English text. Applied by `re.findall` to a line, in order:
-#   URLs, e-mail addresses                        http://x.org/a?b  a.b@c.com
-#   abbreviations with inner dots, titles         U.S.  e.g.  Mr.  Dr.  etc.
-#   numbers with inner separators                 1,000  3.5  12/25/2005  3:30
-#   a word before n't, then n't                   do n't  ca n't  wo n't  is n't
-#   can|not, gon|na, wan|na, got|ta               as PTB and UD split them
-#   clitics                                       's 're 'll 've 'd 'm (any case, ' or ’)
-#   words, with inner hyphens and apostrophes     well-known  o'clock  (not it's: it 's)
-#   runs of dots, dashes, paired quotes           ...  --  ``  ''
-#   any other non-space character alone           , . ; : ! ? ( ) " ' $ % ...
-_CLITIC = r"['’](?i:s|re|ll|ve|d|m)(?!\w)"
-_TOKEN = re.compile(
-    r"(?:https?://|www\.)\S+[^\s.,;:!?)\]}'\"]"
-    r"|[\w.+-]+@\w+(?:\.\w+)+"
-    r"|(?:[A-Za-z]\.){2,}"
-    r"|(?<!\w)(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|Inc|Corp|Co|Ltd|Mt|Jan|Feb|Aug|Sept|Oct|Nov|Dec)\."
-    r"|\d+(?:[.,:/]\d+)+"
-    r"|\w+(?=(?i:n['’]t)(?!\w))"
-    r"|(?i:n['’]t)(?!\w)"
-    r"|(?i:can)(?=(?i:not)(?!\w))"
-    r"|(?i:gon|wan)(?=(?i:na)(?!\w))"
-    r"|(?i:got)(?=(?i:ta)(?!\w))"
-    r"|" + _CLITIC +
-    r"|\w+(?:-\w+|['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
-    r"|\.{2,}|-{2,}|``|''"
-    r"|\S"
-)
-
-
-def tokenize(text: str) -> list[str]:
-    """Split a line of raw English text into Penn Treebank / UD style tokens.
-
-    >>> tokenize("I don't think it's U.S.-made, Mr. Smith...")
-    ['I', 'do', "n't", 'think', 'it', "'s", 'U.S.', '-', 'made', ',', 'Mr.', 'Smith', '...']
-    """
-    return _TOKEN.findall(text)
-
 
 # --------------------------------------------------------------------------------------------
 # Reading
@@ -122,7 +81,7 @@ def detect_clusters_format(path, encoding: str = "utf-8", sample_lines: int = 20
 def _raw_sentences(path, encoding: str) -> Iterator[list[str]]:
     for _, lines in read_chunks(path, encoding):
         for line in lines:
-            tokens = _TOKEN.findall(line)
+            tokens = tokenize(line)
             if tokens:
                 yield tokens
 

@@ -200,14 +200,14 @@ class VotingTagger(EnsembleTagger):
         return corpus.columns[corpus.label], self.predict_corpus(corpus)[0], corpus.sentence_offsets
 
     def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
-                 force_column=None):
+                 force_column=None, **options):
         """``Tagger.tag_file`` with the voted labels; the vote has no marginals, probabilities or
-        forced labels."""
+        forced labels. options : the other options of ``Tagger.tag_file`` (encoding, output_format, keep_gold)."""
         if marginals or probability:
             self._refuse("gives no marginals or probabilities")
         if force_column is not None:
             self._refuse("takes no forced labels (--force-column)")
-        return super().tag_file(input, output, format, tag_sep=tag_sep)
+        return super().tag_file(input, output, format, tag_sep=tag_sep, **options)
 
 
 # ---------------------------------------------------------------------------------------- train options

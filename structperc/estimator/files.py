@@ -26,8 +26,12 @@ def read_training_corpus(path, **reader_options):
 
 
 def recorded_options(reader_options):
-    """The reader options a model records of how its training file was read (``tag_sep`` only when given)."""
-    return {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
+    """The reader options a model records of how its training file was read (``tag_sep`` only when given;
+    the encoding always, the default of later reads)."""
+    options = {k: v for k, v in reader_options.items() if v is not None or k != "tag_sep"}
+    if options.get("encoding") is None:
+        options["encoding"] = "utf-8"
+    return options
 
 
 def read_training_files(path, dev=None, **reader_options):
@@ -35,8 +39,8 @@ def read_training_files(path, dev=None, **reader_options):
     file, as ``FilePipeline.fit_file`` reads them (the training file by ``read_training_corpus``)."""
     from structperc.readers import read_corpus
 
-    dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
     reader_options = recorded_options(reader_options)
+    dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
     return read_training_corpus(path, **reader_options), dev_corpus, reader_options
 
 
@@ -58,8 +62,8 @@ class FilePipeline:
 
         self.trainer_options()  # a bad option fails before a large corpus is read
         self.check_engine(client)
-        dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
         reader_options = recorded_options(reader_options)
+        dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
         run = dict(dev=dev_corpus, progress=progress, callback=callback, checkpoint=checkpoint,
                    checkpoint_every=checkpoint_every, resume=resume, client=client)
         if partial and hasattr(self, "model_"):
@@ -117,36 +121,48 @@ class FilePipeline:
                      encoded.sentence_offsets)
         return encoder, encoded, meta["input"]
 
-    def reader_options(self, format=None, tag_sep=None):
-        """The ``read_corpus`` options recorded at fitting; ``format`` and ``tag_sep`` replace them
-        when given (another format drops the recorded options of the training format)."""
+    def reader_options(self, format=None, tag_sep=None, encoding=None):
+        """The ``read_corpus`` options recorded at fitting; ``format``, ``tag_sep`` and ``encoding``
+        replace them when given. Another format drops the recorded options of the training format
+        (its tag separator; its column names and label when the other format fixes its own)."""
+        from structperc.readers.registry import FORMATS, resolve_format
+
         options = dict(self.model_.metadata.get("input", {}))
         if format is not None and format != options.get("format"):
+            parser = FORMATS[resolve_format(None, format)]
             options["format"] = format
             options.pop("tag_sep", None)
+            if parser.fixed_columns is not None:
+                options.pop("columns", None)
+                label = options.get("label")
+                if label is not None and (parser.default_label is None
+                                          or (label not in parser.fixed_columns and "+" not in label)):
+                    options.pop("label")
         if tag_sep is not None:
             options["tag_sep"] = tag_sep
+        if encoding is not None:
+            options["encoding"] = encoding
         return options
 
-    def read(self, path, format=None, require_label=True, tag_sep=None):
-        """Read a corpus file as the training corpus was read."""
+    def read(self, path, format=None, require_label=True, tag_sep=None, encoding=None):
+        """Read a corpus file as the training corpus was read (in the encoding recorded, unless given)."""
         from structperc.readers import read_corpus
 
         self._check_templates()
-        return read_corpus(path, **self.reader_options(format, tag_sep), require_label=require_label)
+        return read_corpus(path, **self.reader_options(format, tag_sep, encoding), require_label=require_label)
 
     def _check_templates(self):
         if isinstance(self.model_.encoder, AttributeEncoder):
             raise ConfigError("this model was trained on feature dicts and has no templates: "
                               "tag its input with the Python API (Tagger.predict on dicts)")
 
-    def evaluate_file(self, path, format=None, tag_sep=None):
+    def evaluate_file(self, path, format=None, tag_sep=None, encoding=None):
         """``evaluate`` on a labelled corpus file read as the training corpus was."""
-        return self.evaluate(self.read(path, format, tag_sep=tag_sep))
+        return self.evaluate(self.read(path, format, tag_sep=tag_sep, encoding=encoding))
 
     def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
-                 force_column=None):
-        """Read, tag and write batch by batch: the input columns plus the predicted label.
+                 force_column=None, encoding=None, output_format=None, keep_gold=False):
+        """Read, tag and write batch by batch: the input columns plus the predicted label (``write_tagged``).
 
         input : file, or "-" for standard input; read lazily, so files larger than memory stream.
         output : file written atomically (nothing is left on an error or an interrupt), or None for
@@ -158,15 +174,22 @@ class FilePipeline:
             symbol (``missing_label``, or "?" when the model was trained without one) per token;
             decoding and the marginals keep the forced labels. A forced label that the model does
             not know or that the transition constraint forbids is an InputFormatError at its line.
+        encoding : the input's encoding (default: the one recorded at fitting).
+        output_format : None (as the input: one token a line, or CoNLL-U for CoNLL-U input) or "tagged"
+            (one sentence a line of word/TAG tokens).
+        keep_gold : CoNLL-U input: keep the label's own field and add the prediction as a column.
 
         Returns counts and the time from opening the input to the last write: sentences, tokens,
         seconds, tokens_per_second.
         """
         from structperc.utils.atomic import open_output
         from structperc.readers import iter_corpus, write_tagged
+        from structperc.readers.writer import OUTPUT_FORMATS
 
         if marginals not in (None, "best", "all"):
             raise ConfigError(f"marginals takes 'best' or 'all', got {marginals!r}")
+        if output_format is not None and output_format not in OUTPUT_FORMATS:
+            raise ConfigError(f"unknown output format {output_format!r}; choose from {', '.join(OUTPUT_FORMATS)}")
         self._check_templates()
         model = self.model_
         if marginals or probability:
@@ -174,7 +197,7 @@ class FilePipeline:
             from structperc.model.marginals import marginals as label_marginals
 
             check_probabilistic(model)
-        options = self.reader_options(format, tag_sep)
+        options = self.reader_options(format, tag_sep, encoding)
         force_name = None
         if force_column is not None:
             columns = list(options.get("columns") or [])
@@ -207,7 +230,8 @@ class FilePipeline:
                         extra = [[f"{label}:{p:.4f}" for p in node[:, c]] for c, label in enumerate(model.labels)]
                     if probability:
                         headers = [f"# probability {np.exp(lp):.6f}" for lp in log_probability]
-                write_tagged(out, batch, names, extra_columns=extra, sentence_headers=headers)
+                write_tagged(out, batch, names, extra_columns=extra, sentence_headers=headers,
+                             output_format=output_format, keep_gold=keep_gold, tag_sep=options.get("tag_sep") or "/")
                 sentences += batch.n_sentences
                 tokens += batch.n_tokens
             seconds = time.perf_counter() - start

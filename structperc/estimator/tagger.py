@@ -15,10 +15,10 @@ from structperc.train.checkpoint import read_checkpoint  # noqa: F401  (public h
 from structperc.chunks import is_bio
 from structperc.features.encode import FIRST_ID, FeatureEncoder
 from structperc.features.presets import choose_structure
-from structperc.errors import ConfigError, ModelFileError
+from structperc.errors import ConfigError, DataError, ModelFileError
 from structperc.estimator.base import Estimator
 from structperc.utils.npz import is_ensemble_file
-from structperc.evaluate.metrics import evaluate_labels
+from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
 from structperc.model.forcing import check_forced, drop_missing_label, forced_label_ids
 from structperc.features.lexicon import read_lexicons
 from structperc.model.linear_chain import LinearChainModel
@@ -351,6 +351,21 @@ class Tagger(Estimator, Training, FilePipeline):
         o = encoded.sentence_offsets
         return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
 
+    def tag(self, tokens):
+        """[(token, label), ...] of one sentence, as NLTK's taggers give it.
+
+        tokens : list of str (or of tuples of column values, for a model over several columns)."""
+        if isinstance(tokens, str):
+            raise DataError(f"tag takes one sentence as a list of tokens, got the str {tokens[:40]!r}: split it "
+                              f"first (structperc.readers.raw.tokenize splits raw English text)")
+        tokens = list(tokens)
+        return list(zip(tokens, self.predict([tokens])[0]))
+
+    def tag_sents(self, sentences):
+        """``tag`` of every sentence (a list of token lists)."""
+        sentences = [list(s) if not isinstance(s, str) else s for s in sentences]
+        return [list(zip(tokens, labels)) for tokens, labels in zip(sentences, self.predict(sentences))]
+
     def predict_marginals(self, X):
         """P(y_t = label | x) as scikit-learn-crfsuite gives it: per sentence, per token, a dict
         {label: probability}. Needs a probabilistic model (crf, memm)."""
@@ -383,11 +398,17 @@ class Tagger(Estimator, Training, FilePipeline):
                 for j, b in enumerate(model.labels)}
 
     def evaluate(self, X, y=None):
-        """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second."""
+        """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second.
+
+        Gold labels the model does not know are listed under ``unknown_labels`` (and a StructpercWarning
+        names them); a ConfigError when it knows none of them (``unknown_gold_labels``)."""
         start = time.perf_counter()
         gold, predicted, offsets = self._gold_and_predicted(X, y)
         seconds = time.perf_counter() - start
+        unknown = check_gold_labels(gold, self.model_.labels, getattr(X, "path", "<memory>"))
         result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels))
+        if unknown:
+            result["unknown_labels"] = unknown
         result["seconds"] = seconds
         result["tokens_per_second"] = result["tokens"] / seconds if seconds > 0 else float("inf")
         return result

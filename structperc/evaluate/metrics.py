@@ -1,10 +1,12 @@
 """Scores: token accuracy, conlleval-compatible chunk P/R/F1 (through seqeval), significance tests,
 and the comparison of two tagged outputs of the same input (``compare_tagged``)."""
+import warnings
+
 import numpy as np
 
 from structperc.chunks import chunk_spans, is_bio
 from structperc.readers import read_corpus
-from structperc.errors import ConfigError, InputFormatError
+from structperc.errors import ConfigError, InputFormatError, StructpercWarning
 
 
 def split(flat, sentence_offsets):
@@ -47,6 +49,42 @@ def evaluate_labels(gold, predicted, sentence_offsets, chunks):
     if chunks:
         result.update(chunk_scores(split(gold, sentence_offsets), split(predicted, sentence_offsets)))
     return result
+
+
+def _some(labels, n=6):
+    """At most n labels for a message, and how many there are in all."""
+    labels = sorted(labels)
+    shown = ", ".join(labels[:n])
+    return shown + (f", ... ({len(labels)} in all)" if len(labels) > n else "")
+
+
+def unknown_gold_labels(gold, model_labels, path="<memory>"):
+    """The gold labels (sorted) that the model does not know: they can only be scored as errors.
+
+    A ConfigError when the model knows none of them, as when a corpus is scored with a model of
+    another task or the wrong label column is read: the score would be meaningless. ``O`` alone
+    does not count as known, since chunk label sets of different types share it.
+
+    gold : iterable of str, the gold label of every token; model_labels : the model's labels.
+    """
+    distinct = set(gold)
+    known = set(model_labels)
+    unknown = sorted(distinct - known)
+    known_gold = distinct & known
+    if distinct and (not known_gold or (known_gold == {"O"} and distinct != {"O"})):
+        raise ConfigError(f"{path}: the model knows none of the gold labels ({_some(distinct)}); its labels are "
+                          f"{_some(known)}: another model or another label column is needed")
+    return unknown
+
+
+def check_gold_labels(gold, model_labels, path):
+    """``unknown_gold_labels``, with a StructpercWarning naming the unknown labels when there are some."""
+    unknown = unknown_gold_labels(gold, model_labels, path)
+    if unknown:
+        shown = ", ".join(unknown[:8]) + (", ..." if len(unknown) > 8 else "")
+        warnings.warn(StructpercWarning(f"the model does not know {len(unknown)} of the gold labels ({shown}); "
+                                        f"their tokens count as errors", path=path), stacklevel=3)
+    return unknown
 
 
 # ------------------------------------------------------------------------ significance tests

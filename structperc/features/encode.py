@@ -27,7 +27,7 @@ from structperc._kernels.encode import keys
 from structperc.features.encoded import EncodedCorpus, no_rows
 from structperc.features.growth import IndexGrowth, known_ids
 from structperc.errors import ConfigError
-from structperc.features.templates import ATTRIBUTES, load_templates, parse_template
+from structperc.features.templates import ATTRIBUTES, load_templates, parse_template, presets_over
 from structperc.features.vocabulary import FIRST_ID, LEFT, RIGHT, UNKNOWN, FieldValues, Index, intern_column
 
 _MAX_KEY = 2**62
@@ -117,15 +117,34 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         return lexicon.attribute_function(field, self.lexicons)
 
     def _check_columns(self, corpus):
+        """ConfigError when a template reads the label column (the gold label, which a feature may not
+        see) or a column the input lacks; the message says which columns the templates need, which
+        the input has, which is the label, and the presets that read only the other columns."""
         needed = {f for f in self.fields_ if f not in self._attributes}
         if self._needs_word:
             needed.add("word")
-        missing = sorted(needed - set(corpus.columns))
-        if missing:
+        label = corpus.label
+        if not (label is not None and label in needed) and needed <= set(corpus.columns):
+            return
+        others = [name for name in corpus.columns if name != label]
+        fitting = presets_over(others)
+        presets = f"; presets over the other columns: {', '.join(fitting)}" if fitting else ""
+        if label is not None and label in needed:
+            template = next((str(t) for t in self._emission_templates + self._pair_templates
+                             if label in t.fields), None)
+            if template is None:  # the word is the label, and an attribute or an @rare template reads it
+                template = next(str(t) for t in self._emission_templates + self._pair_templates
+                                if t.fields & self._attributes or t.rare_only)
             raise ConfigError(
-                f"{corpus.path}: templates use column(s) {', '.join(missing)} but the input has "
-                f"{', '.join(corpus.columns)} (name columns with --columns, or give a lexicon with --lexicon NAME=FILE)"
-            )
+                f"{corpus.path}: template {template!r} reads column {label!r}, the label column: a feature may "
+                f"not read the label it predicts (the input's other columns: {', '.join(others) or 'none'}{presets})")
+        missing = sorted(needed - set(corpus.columns))
+        if missing:  # always, here
+            has = ", ".join(others) or "no other column"
+            has += f", and the label column {label}" if label is not None else ""
+            raise ConfigError(
+                f"{corpus.path}: templates use column(s) {', '.join(missing)}, which the input lacks: it has {has} "
+                f"(templates need {', '.join(sorted(needed))}{presets}; or give a lexicon for a field NAME)")
 
     # ---------------------------------------------------------------- keys
     def _radix(self, field):

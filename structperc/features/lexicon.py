@@ -65,6 +65,12 @@ class Lexicon:
         if not path.is_file():
             raise ConfigError(f"{path}: no such lexicon file")
         lex = cls({}, lower=lower, source=str(path))
+        try:
+            path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = error.object.count(b"\n", 0, error.start) + 1
+            raise InputFormatError(path, line, f"cannot decode byte {error.object[error.start:error.start + 1]!r} "
+                                   f"as utf-8: a lexicon file is UTF-8 text") from None
         with open(path, encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
                 line = line.rstrip("\n").rstrip("\r")

@@ -214,6 +214,34 @@ PRESETS["chunk-stack"] = PRESETS["chunk"] + STACK_TEMPLATES
 PRESETS["pos-stack"] = PRESETS["pos"] + STACK_TEMPLATES
 
 
+def columns_read(templates):
+    """The input columns that parsed templates read: their fields that are neither word attributes nor
+    lexicon prefix fields (``NAME.pK``), plus ``word`` when an attribute or an ``@rare`` template reads it.
+    A lexicon field ``NAME[k]`` counts as the column NAME (it is one when no lexicon NAME is given)."""
+    columns = set()
+    for template in templates:
+        for field, _ in template.parts:
+            if field in ATTRIBUTES or "." in field:
+                columns.add("word")
+            else:
+                columns.add(field)
+        if template.rare_only:
+            columns.add("word")
+    return columns
+
+
+def presets_over(columns):
+    """The presets (names, in order) whose templates read only the given columns and no lexicon."""
+    fitting = []
+    for name, lines in PRESETS.items():
+        parsed = [parse_template(line) for line in lines]
+        if any("." in field for t in parsed for field in t.fields):
+            continue
+        if columns_read(parsed) <= set(columns):
+            fitting.append(name)
+    return fitting
+
+
 def load_templates(spec, columns=None, derived=()):
     """Templates from a preset name, a template file, or a list of template strings.
 
@@ -228,7 +256,12 @@ def load_templates(spec, columns=None, derived=()):
         lines = PRESETS[spec]
     elif Path(spec).is_file():
         lines = []
-        for raw in Path(spec).read_text(encoding="utf-8").splitlines():
+        try:
+            text = Path(spec).read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ConfigError(f"{spec}: a template file is UTF-8 text; cannot decode byte "
+                              f"{error.object[error.start:error.start + 1]!r} at byte {error.start}") from None
+        for raw in text.splitlines():
             line = raw.split("#", 1)[0].strip()
             if line:
                 lines.append(line)

@@ -22,6 +22,7 @@ from structperc._kernels.rank.ranking import group_argmax
 from structperc.chunks import chunk_spans, is_bio
 from structperc.corpus import Corpus, concatenate
 from structperc.errors import ConfigError
+from structperc.evaluate.metrics import check_gold_labels
 
 
 # ------------------------------------------------------------------------------------ n-best lists
@@ -236,6 +237,8 @@ def nbest_corpus(tagger_or_model, corpus, k):
         raise ConfigError("k-best needs a first-order model (this model has order 2)")
     if int(k) < 1:
         raise ConfigError(f"k must be at least 1, got {k!r}")
+    if corpus.label is not None:  # scored against gold labels: none known is an error, some a warning
+        check_gold_labels(corpus.labels(), model.labels, corpus.path)
     if hasattr(tagger_or_model, "encode_input"):  # a Tagger: its own input (a stacked model adds a column)
         encoded = tagger_or_model.encode_input(corpus)
     else:

@@ -84,12 +84,19 @@ class ConlluParser(Parser):
         line_numbers, kept = builder.line_numbers, builder.lines
         space_column = builder.cols[len(_CONLLU_KEYS)]
         range_last, range_space = 0, "1"  # the open multiword token: its last word id, its SpaceAfter
-        for token, (line_number, line) in zip(tokens, token_lines):
+        # The lines that are not words (comments, multiword tokens, empty nodes) are kept with the
+        # word after them (the last word: those after it), so that the writer gives CoNLL-U back.
+        pending = self.block[:token_lines[0][0] - first]
+        n_kept = len(kept)
+        for k, (token, (line_number, line)) in enumerate(zip(tokens, token_lines)):
             token_id = token["id"]
+            if k:  # the comment lines between the previous token line and this one
+                pending.extend(self.block[token_lines[k - 1][0] - first + 1:line_number - first])
             if not isinstance(token_id, int):
                 # multiword token range "1-2" (remember where it ends) or empty node "8.1"
                 if len(token_id) == 3 and token_id[1] == "-":
                     range_last, range_space = token_id[2], _space_after(token)
+                pending.append(line)
                 continue
             for column, key in zip(builder.cols, _CONLLU_KEYS):
                 column.append(_conllu_value(token[key]))
@@ -100,7 +107,15 @@ class ConlluParser(Parser):
             else:
                 space_column.append(range_space if token_id == range_last else _space_after(token))
             line_numbers.append(line_number)
-            kept.append(line)
+            if pending:
+                pending.append(line)
+                kept.append("\n".join(pending))
+                pending.clear()
+            else:
+                kept.append(line)
+        pending.extend(self.block[token_lines[-1][0] - first + 1:])
+        if pending and len(kept) > n_kept:
+            kept[-1] += "\n" + "\n".join(pending)
         builder.close_sentence()
 
     @staticmethod

@@ -26,8 +26,10 @@ import os
 import numpy as np
 
 from structperc.utils import heap
+from structperc.chunks import check_only_types, chunk_types, map_only_types
 from structperc.corpus import Corpus
 from structperc.errors import StructpercError
+from structperc.readers.conll import raw_text_error
 from structperc.features.vocabulary import InternedColumn, Interner
 
 _BATCH = 1000  # sentences per batch of a part's reader
@@ -48,11 +50,22 @@ def read_training_columns(path, parts=1, meanwhile=None, **reader_options):
     corpus = None
     if ranges is not None:
         try:
-            corpus = _merge(_read_parallel(path, ranges, reader_options, meanwhile))
+            results = _read_parallel(path, ranges, reader_options, meanwhile)
+            corpus = _merge(results)
         except StructpercError:
             corpus = None  # a part read alone may meet another error than the serial read does first
     if corpus is None:  # read whole: the serial read decides, and raises the error it meets first
-        corpus = _merge([_read_part(path, None, reader_options)])
+        results = [_read_part(path, None, reader_options)]
+        corpus = _merge(results)
+    if len(results) > 1 and corpus.format == "conll" and reader_options.get("columns") is None:
+        # the parts were judged one by one: judge the whole file as a serial read does
+        labels = corpus.columns[corpus.label]
+        error = raw_text_error(corpus.path, int(corpus.line_numbers[0]), len(corpus.columns), set(labels.distinct),
+                               len(labels))
+        if error is not None:
+            raise error
+    if reader_options.get("only_types") is not None and corpus.label is not None:
+        check_only_types(reader_options["only_types"], set().union(*(r[7] for r in results)), corpus.path)
     heap.trim()  # the batches' strings
     return corpus
 
@@ -96,9 +109,13 @@ def _ranges(path, parts, reader_options):
 
 def _read_part(path, byte_range, reader_options):
     """Read one part: (column names, label, format, display path, {name: (ids, distinct)},
-    sentence ends, line numbers); names is None for a part with no sentence."""
+    sentence ends, line numbers, chunk types of the labels before ``only_types`` maps them); names is
+    None for a part with no sentence."""
     from structperc.readers import iter_corpus
 
+    # only_types maps the distinct labels here, once, after their chunk types are collected
+    reader_options = dict(reader_options)
+    only_types = reader_options.pop("only_types", None)
     interners, ids, ends, line_numbers = {}, {}, [], []
     names = label = format = name = None
     n_tokens = 0
@@ -118,8 +135,16 @@ def _read_part(path, byte_range, reader_options):
         batch.columns.clear()
         batch.lines = None
     columns = {column: (np.concatenate(ids[column]), list(interners[column])) for column in ids}
+    types = set()
+    if only_types is not None and label is not None:
+        label_ids, distinct = columns[label]
+        types = chunk_types(distinct)
+        index = Interner()
+        remap = np.fromiter(map(index.__getitem__, map_only_types(distinct, only_types)), dtype=np.int32,
+                            count=len(distinct))
+        columns[label] = (remap[label_ids], list(index))
     return (names, label, format, name, columns, np.concatenate(ends) if ends else np.zeros(0, np.int64),
-            np.concatenate(line_numbers) if line_numbers else np.zeros(0, np.int64))
+            np.concatenate(line_numbers) if line_numbers else np.zeros(0, np.int64), types)
 
 
 def _child(send, path, byte_range, reader_options):

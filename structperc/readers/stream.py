@@ -11,17 +11,19 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gc
 import re
 import sys
+import warnings
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from structperc.chunks import map_only_types
+from structperc.chunks import check_only_types, chunk_types, map_only_types
 from structperc.corpus import Corpus, concatenate
-from structperc.errors import ConfigError, InputFormatError
+from structperc.errors import ConfigError, InputFormatError, StructpercWarning
 from structperc.readers.base import STDIN_NAME
 from structperc.readers.registry import FORMATS, resolve_format
 
@@ -69,6 +71,8 @@ def read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_range
     """
     name = display_path(path)
     stream, owned = _open_binary(path)
+    # a single-byte encoding decodes any bytes: UTF-8 text read so is garbled without an error
+    check_utf8 = _any_bytes_decode(encoding)
     try:
         first_line, left = 1, None
         if byte_range is not None:
@@ -89,9 +93,13 @@ def read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_range
                 line = first_line + data.count(b"\n", 0, error.start)
                 raise InputFormatError(
                     name, line, f"cannot decode byte {data[error.start:error.start + 1]!r} as "
-                    f"{encoding} ({error.reason}); pass the right --encoding") from None
+                    f"{encoding} ({error.reason}): the file has another encoding; give it "
+                    f"(such as {'latin-1' if encoding.replace('-', '').lower() == 'utf8' else 'utf-8'})") from None
             except LookupError:
                 raise ConfigError(f"unknown encoding {encoding!r}") from None
+            if check_utf8 and not data.isascii():
+                check_utf8 = False
+                _warn_if_utf8(data, encoding, name, first_line)
             lines = text.split("\n")
             if lines[-1] == "":
                 lines.pop()
@@ -104,6 +112,31 @@ def read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_range
     finally:
         if owned:
             stream.close()
+
+
+def _any_bytes_decode(encoding: str) -> bool:
+    """Whether `encoding` is one of the single-byte encodings in which every byte is a character."""
+    try:
+        return codecs.lookup(encoding).name in ("iso8859-1", "iso8859-15", "cp1252")
+    except LookupError:
+        return False  # reported when the first chunk is decoded
+
+
+def _warn_if_utf8(data: bytes, encoding: str, name: str, first_line: int) -> None:
+    """A StructpercWarning when the first non-ASCII chunk, read as `encoding`, is valid UTF-8 with
+    characters outside ASCII: then it is UTF-8, almost surely, and each such character becomes two or three."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    at = next(i for i, byte in enumerate(data) if byte >= 0x80)
+    line = first_line + data.count(b"\n", 0, at)
+    start = max(data.rfind(space, 0, at) for space in (b" ", b"\t", b"\n")) + 1
+    word = data[start:].split(None, 1)[0]
+    warnings.warn(StructpercWarning(
+        f"read as {encoding}, but the text is valid UTF-8: {word.decode('utf-8')!r} reads as "
+        f"{word.decode(encoding, 'replace')!r}; give the encoding utf-8 if that is the file's", name, line),
+        stacklevel=4)
 
 
 class SentenceBuilder:
@@ -123,6 +156,7 @@ class SentenceBuilder:
         self.lines: list[str] = []
         self._ends: list[int] = []  # pending token count after each closed sentence
         self.n_emitted = 0
+        self.types_seen: set[str] = set()  # chunk types of the labels, before only_types maps them
 
     @property
     def open_sentence_start(self) -> int:
@@ -168,6 +202,7 @@ class SentenceBuilder:
 
         columns = dict(zip(names, taken))
         if only_types is not None and label is not None:
+            self.types_seen |= chunk_types(columns[label])
             columns[label] = map_only_types(columns[label], only_types)
             if not self.lines_follow_relabelling:
                 lines = None
@@ -223,7 +258,8 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
     encoding : str
         Text encoding of the file.
     only_types : iterable of str or None
-        Keep only chunk tags of these types in the label column; others become "O".
+        Keep only chunk tags of these types in the label column; others become "O". A ConfigError at
+        the end when the labels have none of these types (a StructpercWarning when some are missing).
     require_label : bool
         When False, conll lines may lack the label column (one field fewer than `columns`);
         the batches then have ``label=None``.
@@ -271,6 +307,8 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
         yield batch
     if builder.n_emitted == 0 and byte_range is None:
         raise InputFormatError(name, None, "no sentences found")
+    if only_types is not None and parser.label is not None and byte_range is None:
+        check_only_types(only_types, builder.types_seen, name)
 
 
 def read_corpus(path, format: str | None = None, columns: Sequence[str] | None = None,

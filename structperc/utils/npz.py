@@ -59,6 +59,9 @@ def read_npz(path, what="model"):
     path = Path(path)
     if not path.is_file():
         raise ModelFileError(f"{path}: no such {what} file")
+    if not _looks_like_npz(path):  # numpy would read it as .npy or pickle, and advise allow_pickle
+        raise ModelFileError(f"{path}: not a structperc {what} file (a {what} file is a .npz archive, "
+                             f"written by structperc)")
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
