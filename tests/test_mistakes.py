@@ -129,7 +129,7 @@ def test_missing_column_hint_never_proposes_the_label(tmp_path):
 def test_cli_refuses_the_label_both_ways(tmp_path):
     train = write(tmp_path, POS_TRAIN, "pos.txt")
     template_file = write(tmp_path, "w[0]\nlabel[0]\n", "leak.tpl")
-    for extra in (["--columns", "word,pos"], ["--templates", template_file]):
+    for extra in (["--columns", "word,pos", "--templates", "chunk"], ["--templates", template_file]):
         status, _, err = cli("train", train, "--model", tmp_path / "m.npz", "--epochs", 1, "-q", *extra)
         assert status == 2 and len(err) == 1, err
         assert "reads column" in err[0] and "the label column" in err[0]
