@@ -7,10 +7,10 @@ __version__ = "0.1.0"
 _HOMES = {
     "Corpus": "corpus", "iter_corpus": "readers", "read_corpus": "readers", "write_tagged": "readers",
     "FeatureEncoder": "features.encode", "StructpercError": "errors", "LinearChainModel": "model.linear_chain",
-    "Tagger": "estimator.tagger", "load_model": "ensembles.files",
+    "Tagger": "estimator.tagger", "load_model": "ensembles.files", "CRF": "estimator.crf",
 }
 __all__ = [
-    "Corpus", "FeatureEncoder", "LinearChainModel", "StructpercError", "Tagger", "load_model",
+    "CRF", "Corpus", "FeatureEncoder", "LinearChainModel", "StructpercError", "Tagger", "load_model",
     "iter_corpus", "read_corpus", "write_tagged", "__version__",
 ]
 

@@ -67,7 +67,7 @@ class Tagger(Estimator, Training, FilePipeline):
         (memm); the symbol is never a label of the model. In ``predict(X, forced=...)`` it marks a
         free token.
     l2, eta0, batch_size, cost, average_start, calibration_sentences, l1, promotion, demotion,
-    initial_weight : options of the learning rules
+    initial_weight, solver, epsilon, period, delta, boundary, unseen_transitions : options of the learning rules
         that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
         Setting one that the chosen rule does not take is a ConfigError.
     workers : 1 (train here, serially), or N > 1: iterative parameter mixing over N shards on a
@@ -98,7 +98,8 @@ class Tagger(Estimator, Training, FilePipeline):
                  missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
                  calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
                  mix="uniform", hash_bits=None, cache_dir=None, l1=None, promotion=None, demotion=None,
-                 initial_weight=None, lexicons=None, lexicon_lower=False, resumable=False, dense_count=None):
+                 initial_weight=None, lexicons=None, lexicon_lower=False, resumable=False, dense_count=None,
+                 solver=None, epsilon=None, period=None, delta=None, boundary=None, unseen_transitions=None):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -131,6 +132,12 @@ class Tagger(Estimator, Training, FilePipeline):
         self.resumable = resumable
         self.lexicons = lexicons
         self.lexicon_lower = lexicon_lower
+        self.solver = solver
+        self.epsilon = epsilon
+        self.period = period
+        self.delta = delta
+        self.boundary = boundary
+        self.unseen_transitions = unseen_transitions
 
     # ------------------------------------------------------------------ parameters
     @property

@@ -72,6 +72,7 @@ class LearningRule:
     kernels: tuple = ()
     l1_kernels: tuple = ()
     mistakes = None
+    batch = False  # a batch solver: ``run`` gets every sentence at once and makes one iteration
 
     def __init__(self, **options):
         for option in options:
@@ -96,6 +97,10 @@ class LearningRule:
     def final_weights(self):
         """The weights to keep after the last epoch; may reuse the rule's buffers."""
         return self.weights()
+
+    def converged(self):
+        """True once the rule's own stopping test (a batch solver's) ends the run before the epochs."""
+        return False
 
     def end_epoch(self):
         """Per-epoch numbers to report beside the counters of ``run`` (e.g. the objective)."""
@@ -172,12 +177,13 @@ def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, c
         start = time.perf_counter()
         visit_order = rng.permutation(n).astype(np.int64)
         totals = {}
-        for lo in range(0, n, chunk_sentences):
-            counts = rule.run(visit_order[lo: lo + chunk_sentences])
+        chunk = max(n, 1) if rule.batch else chunk_sentences
+        for lo in range(0, n, chunk):
+            counts = rule.run(visit_order[lo: lo + chunk])
             for k, v in counts.items():
                 totals[k] = totals.get(k, 0) + v
             if progress is not None:
-                progress(epoch, min(lo + chunk_sentences, n), n, totals)
+                progress(epoch, min(lo + chunk, n), n, totals)
         totals.update(rule.end_epoch())
         record = EpochRecord(epoch, time.perf_counter() - start, totals)
         if dev_score is not None:
@@ -192,5 +198,7 @@ def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, c
             checkpoint(LoopState(epoch, rule.save_state(), history, best_epoch, best_score, best_weights))
         if callback is not None:
             callback(record)
+        if rule.converged():
+            break
     problem.model.weights = best_weights if best_weights is not None else rule.final_weights()
     return history, best_epoch

@@ -87,7 +87,7 @@ class ScaledSGDRule(LearningRule):
         if problem.model.order not in self.orders:
             orders = " or ".join(map(str, self.orders))
             raise ConfigError(f"the {self.name} trainer needs order {orders}, got order {problem.model.order}")
-        if self.l2 is not None and not self.l2 > 0:
+        if self.l2 is not None and not (self.l2 > 0 or (self.l2 == 0 and self.batch)):  # lbfgs takes c2 = 0
             raise ConfigError(f"l2 must be > 0, got {self.l2!r}")
         if not self.l1 >= 0:
             raise ConfigError(f"l1 must be >= 0, got {self.l1!r}")

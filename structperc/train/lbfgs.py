@@ -1,0 +1,391 @@
+"""The batch solver of the crf rule: L-BFGS, and OWL-QN when there is an L1 penalty.
+
+CRFsuite's objective and units (``train_lbfgs.c``): over the N training sentences,
+
+    f(w) = -sum_i log P(y_i | x_i) + c1 ||w||_1 + c2 ||w||²
+
+The crf rule's per-example strengths map onto it exactly: its penalty (N λ2 / 2) ||w||² + N λ1 ||w||_1
+is c2 = N l2 / 2 and c1 = N l1 (so l2 = 2 / N, the rule's default, is CRFsuite's default c2 = 1).
+
+With c1 = 0, f is smooth and scipy's L-BFGS-B minimizes it (``SteppedLBFGSB``). With c1 > 0, OWL-QN
+(Andrew & Gao 2007, ``OWLQN``) minimizes it as liblbfgs does for CRFsuite: L-BFGS directions from
+the smooth part's gradients, taken along the pseudo-gradient and kept in its orthant, and a
+backtracking line search whose points are projected onto the orthant of the current point, so
+that a weight that crosses zero stops at exactly zero.
+
+Stopping, as CRFsuite: ``epsilon`` (‖g‖ / max(1, ‖w‖) < ε, with the pseudo-gradient under L1),
+``period`` and ``delta`` ((f_{k - period} - f_k) / f_k < δ), and the iteration budget (the
+training loop's epochs: one epoch is one iteration of the solver, so that dev scoring, progress
+and best-epoch selection work unchanged).
+"""
+import queue
+import threading
+import time
+import weakref
+from collections import deque
+
+import numpy as np
+
+from structperc.errors import ConfigError
+
+MEMORY = 6  # corrections kept (CRFsuite's num_memories default)
+MAX_LINESEARCH = 20  # CRFsuite's max_linesearch default
+ARMIJO = 1e-4  # liblbfgs' ftol: sufficient decrease of the backtracking line search
+EPSILON, PERIOD, DELTA = 1e-5, 10, 1e-5  # CRFsuite's defaults
+
+
+def token_blocks(sentence_offsets, n_blocks):
+    """int64 (B + 1,): sentence boundaries of ``n_blocks`` blocks with about equal token counts
+    (fewer when there are fewer sentences)."""
+    n_sentences = len(sentence_offsets) - 1
+    n_blocks = max(1, min(n_blocks, n_sentences))
+    targets = np.linspace(0, sentence_offsets[-1], n_blocks + 1)[1:-1]
+    cuts = np.searchsorted(sentence_offsets, targets)
+    return np.unique(np.concatenate([[0], cuts, [n_sentences]])).astype(np.int64)
+
+
+class CRFObjective:
+    """w -> (f, g) of f(w) = -sum_i log P(y_i | x_i) + c2 ||w||² (the smooth part), with the
+    entries of ``frozen`` held at zero (their gradient is zeroed).
+
+    layout, data : the kernels' records (``model.layout()``, ``model.data(encoded)``)
+    frozen : int64 indices of w, or None
+    n_blocks : sentence blocks (threads) of the kernel; None: numba's thread count
+    """
+
+    def __init__(self, layout, data, c2, frozen=None, n_blocks=None):
+        import numba
+
+        self.layout, self.data, self.c2 = layout, data, float(c2)
+        self.frozen = frozen if frozen is not None and len(frozen) else None
+        n_blocks = numba.get_num_threads() if n_blocks is None else n_blocks
+        self.blocks = token_blocks(data.sentence_offsets, n_blocks)
+        self.gradients = np.empty((len(self.blocks) - 1, layout.size))
+        self.evaluations = 0
+        self.skipped = 0
+        self.initial_loss = None  # f at the first point evaluated
+        self.last = (None, None, None)  # (w, f, g) of the last evaluation
+
+    def at(self, w):
+        """(f, g) at w, reusing the last evaluation when w is its point."""
+        last_w, loss, gradient = self.last
+        if last_w is not None and np.array_equal(last_w, w):
+            return loss, gradient
+        return self(w)
+
+    def __call__(self, w):
+        from structperc._kernels.learn.crf_batch import crf_objective  # here, not at import: `tag` needs none
+
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        loss, self.skipped = crf_objective(w, self.layout, self.data, self.blocks, self.gradients)
+        gradient = self.gradients[0].copy()
+        if self.c2 > 0:
+            loss += self.c2 * float(w @ w)
+            gradient += 2.0 * self.c2 * w
+        if self.frozen is not None:
+            gradient[self.frozen] = 0.0
+        self.evaluations += 1
+        loss = float(loss)
+        if self.initial_loss is None:
+            self.initial_loss = loss
+        self.last = (w.copy(), loss, gradient)
+        return loss, gradient
+
+
+def pseudo_gradient(x, g, c1):
+    """The gradient of f + c1 ||x||_1 where it exists, else its minimum-norm subgradient (0 at a
+    zero weight whose |g| <= c1): Andrew & Gao's ◇f."""
+    pg = np.where(x > 0, g + c1, np.where(x < 0, g - c1, 0.0))
+    at_zero = x == 0
+    pg[at_zero & (g + c1 < 0)] = (g + c1)[at_zero & (g + c1 < 0)]
+    pg[at_zero & (g - c1 > 0)] = (g - c1)[at_zero & (g - c1 > 0)]
+    return pg
+
+
+def two_loop(direction, corrections):
+    """H d for the L-BFGS inverse Hessian H of ``corrections`` (s, y, y·s), oldest first; d is
+    overwritten. H_0 = (s·y / y·y) I from the newest pair (Nocedal & Wright, algorithm 7.4)."""
+    alphas = []
+    for s, y, ys in reversed(corrections):
+        alpha = float(s @ direction) / ys
+        direction -= alpha * y
+        alphas.append(alpha)
+    if corrections:
+        _, y, ys = corrections[-1]
+        direction *= ys / float(y @ y)
+    for (s, y, ys), alpha in zip(corrections, reversed(alphas)):
+        beta = float(y @ direction) / ys
+        direction += (alpha - beta) * s
+    return direction
+
+
+class StopTest:
+    """CRFsuite's stopping tests after an iteration: the gradient norm and the relative improvement
+    over the last ``period`` iterations. ``__call__`` returns the reason to stop, or None."""
+
+    def __init__(self, epsilon, period, delta, f0):
+        self.epsilon, self.period, self.delta = epsilon, period, delta
+        self.past = deque([f0], maxlen=period) if period else None
+
+    def __call__(self, f, x, g):
+        if np.linalg.norm(g) / max(1.0, np.linalg.norm(x)) < self.epsilon:
+            return "epsilon"
+        if self.past is not None:
+            if len(self.past) == self.period and f != 0 and (self.past[0] - f) / abs(f) < self.delta:
+                return "delta"
+            self.past.append(f)
+        return None
+
+
+class OWLQN:
+    """OWL-QN on F(x) = f(x) + c1 ||x||_1, one iteration per ``iterate`` (liblbfgs' algorithm).
+
+    fun : x -> (f, g) of the smooth part; x0 : float64 (n,), the start.
+    Each iteration searches along d from x by backtracking (step halved up to ``max_linesearch``
+    times), each point p = x + step d projected onto the orthant of x (p_i = 0 where p_i would
+    change sign; at x_i = 0 the orthant is that of -◇F_i), accepted when
+        F(p) <= F(x) + 1e-4 ◇F(x) · (p - x).
+    The next direction is -H ◇F(p) with H from the smooth gradients' corrections, with its
+    entries that do not point against ◇F set to 0. The first step is 1 / ‖d‖, the others 1.
+    """
+
+    def __init__(self, fun, x0, c1, epsilon=EPSILON, period=PERIOD, delta=DELTA, memory=MEMORY,
+                 max_linesearch=MAX_LINESEARCH):
+        self.fun, self.c1, self.max_linesearch = fun, float(c1), max_linesearch
+        self.x = np.array(x0, dtype=np.float64)
+        smooth, self.g = fun(self.x)
+        self.f = smooth + self.c1 * float(np.abs(self.x).sum())
+        self.pg = pseudo_gradient(self.x, self.g, self.c1)
+        self.corrections = deque(maxlen=memory)
+        self.direction = -self.pg
+        norm = np.linalg.norm(self.direction)
+        self.step = 1.0 / norm if norm > 0 else 1.0
+        self.stop_test = StopTest(epsilon, period, delta, self.f)
+        self.stopped = None
+        if np.linalg.norm(self.pg) / max(1.0, np.linalg.norm(self.x)) < epsilon:
+            self.stopped = "epsilon"
+
+    def iterate(self):
+        """One iteration: line search, stopping tests, next direction. Returns the line search's
+        evaluations; sets ``stopped`` to the reason when the run is over."""
+        x0, g0, pg0, f0 = self.x, self.g, self.pg, self.f
+        orthant = np.where(x0 != 0, np.sign(x0), -np.sign(pg0))
+        step = self.step
+        for trials in range(1, self.max_linesearch + 1):
+            x = x0 + step * self.direction
+            x[x * orthant <= 0] = 0.0
+            smooth, g = self.fun(x)
+            f = smooth + self.c1 * float(np.abs(x).sum())
+            if f <= f0 + ARMIJO * float(pg0 @ (x - x0)):
+                break
+            step *= 0.5
+        else:
+            self.stopped = "line search"  # liblbfgs' LBFGSERR_MAXIMUMLINESEARCH: keep the last point
+            return self.max_linesearch
+        self.x, self.g, self.f = x, g, f
+        self.pg = pseudo_gradient(x, g, self.c1)
+        self.stopped = self.stop_test(f, x, self.pg)
+        s, y = x - x0, g - g0
+        ys = float(y @ s)
+        if ys > 1e-10 * float(y @ y):  # curvature; without it the pair would make H indefinite
+            self.corrections.append((s, y, ys))
+        direction = two_loop(-self.pg, list(self.corrections))
+        direction[direction * self.pg >= 0] = 0.0
+        self.direction, self.step = direction, 1.0
+        return trials
+
+
+class _Stop(Exception):
+    """Raised in scipy's callback to end a run that the training loop left."""
+
+
+def _close(resume, thread):
+    if thread is not None and thread.is_alive():
+        resume.put(False)
+        thread.join()
+
+
+class SteppedLBFGSB:
+    """scipy's L-BFGS-B on fun, one iteration per ``iterate``.
+
+    scipy runs the whole minimization in one call; here it runs in a thread that waits in scipy's
+    callback after each iteration until the next ``iterate`` (or ``close``, which ends it). Only
+    one of the two threads runs at a time. scipy's own tolerances are off (ftol = gtol = 0):
+    stopping is the caller's.
+    """
+
+    def __init__(self, fun, x0, memory=MEMORY, max_linesearch=MAX_LINESEARCH):
+        self.fun, self.x0, self.memory, self.max_linesearch = fun, np.asarray(x0, dtype=np.float64), memory, \
+            max_linesearch
+        self.events, self.resume = queue.Queue(1), queue.Queue(1)
+        self.thread = None
+        self.finished = False
+        self.message = None
+        self._finalizer = None
+
+    def _run(self):
+        from scipy.optimize import minimize
+
+        options = {"maxcor": self.memory, "maxls": self.max_linesearch, "ftol": 0.0, "gtol": 0.0,
+                   "maxiter": np.iinfo(np.int32).max, "maxfun": np.iinfo(np.int32).max}
+        try:
+            result = minimize(self.fun, self.x0, jac=True, method="L-BFGS-B", callback=self._callback,
+                              options=options)
+            self.events.put(("done", str(result.message)))
+        except _Stop:
+            pass
+        except BaseException as error:  # noqa: BLE001  handed to the caller's thread, raised there
+            self.events.put(("error", error))
+
+    def _callback(self, intermediate_result):
+        self.events.put(("iteration", (intermediate_result.x.copy(), float(intermediate_result.fun))))
+        if not self.resume.get():
+            raise _Stop
+
+    def iterate(self):
+        """(x, f) after scipy's next iteration, or None when scipy ended (``message`` says why)."""
+        if self.finished:
+            return None
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self._finalizer = weakref.finalize(self, _close, self.resume, self.thread)
+            self.thread.start()
+        else:
+            self.resume.put(True)
+        kind, payload = self.events.get()
+        if kind == "error":
+            self.finished = True
+            raise payload
+        if kind == "done":
+            self.finished, self.message = True, payload
+            return None
+        return payload
+
+    def close(self):
+        """End scipy's thread (it is waiting in the callback) if it still runs."""
+        if self._finalizer is not None:
+            self._finalizer()
+        self.finished = True
+
+
+def frozen_entries(layout, gold, boundary, unseen_transitions):
+    """int64 indices of w held at 0: the start row of the transitions and the end block unless
+    ``boundary``; the label transitions p -> c never seen in ``gold`` (consecutive known labels)
+    unless ``unseen_transitions``. CRFsuite's model has neither start nor end weights, and without
+    all_possible_transitions only the transitions of the training labels."""
+    n_labels = layout.n_labels
+    frozen = []
+    if not boundary:
+        frozen.append(layout.off_trans + n_labels * n_labels + np.arange(n_labels))
+        frozen.append(layout.off_end + np.arange(n_labels))
+    if not unseen_transitions:
+        seen = np.zeros((n_labels, n_labels), dtype=bool)
+        for y in gold:
+            y = np.asarray(y)
+            both = (y[:-1] >= 0) & (y[1:] >= 0)
+            seen[y[:-1][both], y[1:][both]] = True
+        frozen.append(layout.off_trans + np.flatnonzero(~seen))
+    return np.unique(np.concatenate(frozen)).astype(np.int64) if frozen else np.zeros(0, dtype=np.int64)
+
+
+class LBFGSTraining:
+    """The crf rule's run with solver "lbfgs": the ``LearningRule`` methods that ``CRFRule`` hands
+    over (``run`` makes one iteration over every sentence; ``converged`` ends the loop).
+
+    rule : the CRFRule (its l1, l2, epsilon, period, delta, boundary, unseen_transitions);
+    problem : the ``Problem``.
+    """
+
+    def __init__(self, rule, problem):
+        n = problem.n_sentences
+        self.l2 = float(rule.l2) if rule.l2 is not None else 2.0 / max(n, 1)
+        self.c1, self.c2 = n * float(rule.l1), n * self.l2 / 2.0
+        epsilon = EPSILON if rule.epsilon is None else float(rule.epsilon)
+        period = PERIOD if rule.period is None else int(rule.period)
+        delta = DELTA if rule.delta is None else float(rule.delta)
+        layout, data = problem.model.layout(), problem.data
+        frozen = frozen_entries(layout, _sentence_labels(data), rule.boundary is not False,
+                                rule.unseen_transitions is not False)
+        self.objective = CRFObjective(layout, data, self.c2, frozen)
+        x0 = problem.model.weights.copy()
+        x0[frozen] = 0.0
+        self.started = time.perf_counter()
+        if self.c1 > 0:
+            self.solver = OWLQN(self.objective, x0, self.c1, epsilon, period, delta)
+            self.x, self.f = self.solver.x, self.solver.f
+            self.stopped = self.solver.stopped
+        else:
+            self.solver = SteppedLBFGSB(self.objective, x0)
+            self.x, self.f = x0, None
+            self.stop_test = None
+            self.stop_args = (epsilon, period, delta)
+            self.stopped = None
+        self.trials = 0
+
+    def run(self):
+        """One solver iteration over every sentence; the counters of the epoch."""
+        before = self.objective.evaluations
+        if self.stopped is None and isinstance(self.solver, OWLQN):
+            self.trials = self.solver.iterate()
+            self.x, self.f, self.stopped = self.solver.x, self.solver.f, self.solver.stopped
+        elif self.stopped is None:
+            self._lbfgsb_iteration()
+        return {"skipped": self.objective.skipped, "evaluations": self.objective.evaluations - before}
+
+    def _lbfgsb_iteration(self):
+        reached = self.solver.iterate()
+        if reached is None:
+            self.stopped = self.solver.message or "scipy"
+            return
+        if self.stop_test is None:  # scipy's first evaluation is at the start
+            self.stop_test = StopTest(*self.stop_args, self.objective.initial_loss)
+        self.x, self.f = reached
+        _, g = self.objective.at(self.x)  # scipy's last evaluation is the accepted point
+        self.stopped = self.stop_test(self.f, self.x, g)
+
+    def end_epoch(self):
+        f = self.f if self.f is not None else float("nan")
+        stats = {"loss": f, "active_features": int(np.count_nonzero(self.x)),
+                 "feature_norm": float(np.linalg.norm(self.x))}
+        if self.stopped is not None:
+            stats["stopped"] = self.stopped
+        return stats
+
+    def weights(self):
+        return self.x.copy()
+
+    def final_weights(self):
+        self.close()
+        return self.x
+
+    def close(self):
+        if isinstance(self.solver, SteppedLBFGSB):
+            self.solver.close()
+
+
+def _sentence_labels(data):
+    o = data.sentence_offsets
+    return [data.gold[o[i]: o[i + 1]] for i in range(len(o) - 1)]
+
+
+def check_lbfgs_options(rule):
+    """ConfigError naming an option of the SGD solver set with solver "lbfgs", or an lbfgs option
+    set with solver "sgd"; the values of the lbfgs options."""
+    if rule.solver not in ("sgd", "lbfgs"):
+        raise ConfigError(f"unknown solver {rule.solver!r} of the crf trainer: choose one of sgd, lbfgs")
+    lbfgs_only = ("epsilon", "period", "delta", "boundary", "unseen_transitions")
+    if rule.solver == "sgd":
+        for name in lbfgs_only:
+            if getattr(rule, name) is not None:
+                raise ConfigError(f"option {name!r} of the crf trainer applies to solver 'lbfgs', not 'sgd'")
+        return
+    sgd_only = {"eta0": None, "batch_size": 1, "average": True, "average_start": 1, "calibration_sentences": 1000}
+    for name, default in sgd_only.items():
+        if getattr(rule, name) != default:
+            raise ConfigError(f"option {name!r} of the crf trainer applies to solver 'sgd', not 'lbfgs'")
+    if rule.epsilon is not None and not rule.epsilon >= 0:
+        raise ConfigError(f"epsilon must be >= 0, got {rule.epsilon!r}")
+    if rule.period is not None and (int(rule.period) != rule.period or rule.period < 0):
+        raise ConfigError(f"period must be an integer >= 0, got {rule.period!r}")
+    if rule.delta is not None and not rule.delta >= 0:
+        raise ConfigError(f"delta must be >= 0, got {rule.delta!r}")
