@@ -488,12 +488,18 @@ class Tagger(Estimator, Training, FilePipeline):
                        if k in names and params.get(k) is None})
         if "columns" not in training:
             params["columns"] = model.metadata.get("input", {}).get("columns")
+        # a structure chosen from the data was asked for as None: the parameter is restored as given
+        params.update({name: None for name in training.get("chosen", {}) if name in names})
         tagger = cls(**params)
         tagger.model_ = model
         tagger.labels_ = model.labels
         tagger.n_iter_ = training.get("best_epoch")
-        chosen = training.get("chosen", {})
-        tagger.templates_ = chosen.get("templates", tagger.templates)
-        tagger.constrain_ = chosen.get("constrain", model.constrain or "none")
-        tagger.structure_reason_ = chosen.get("reason", "given")
+        tagger._adopt_structure(model)
         return tagger
+
+    def _adopt_structure(self, model):
+        """Set templates_, constrain_ and structure_reason_ from a fitted model's record."""
+        chosen = model.metadata.get("training", {}).get("chosen", {})
+        self.templates_ = chosen.get("templates", self.templates)
+        self.constrain_ = chosen.get("constrain", model.constrain or "none")
+        self.structure_reason_ = chosen.get("reason", "given")

@@ -167,6 +167,8 @@ class Training:
         options = self.trainer_options()
         self.check_engine(client)
         model, encoder = self.model_, self.model_.encoder
+        if not hasattr(self, "constrain_"):  # a model handed over by setting model_: its structure
+            self._adopt_structure(model)
         rule = make_rule(self.trainer, **options)
         if rule.normalization != model.normalization:
             raise ConfigError(f"a {self.trainer} model has {rule.normalization} normalization; "
