@@ -17,6 +17,16 @@ LEXICON = {"the": ("DT", "B-NP"), "a": ("DT", "B-NP"), "dog": ("NN", "I-NP"), "c
            "park": ("NN", "I-NP"), "runs": ("VB", "O"), "sees": ("VB", "O"), "in": ("IN", "O")}
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _no_lingering_workers():
+    """n_jobs=2 starts joblib's reusable worker processes: stop them, so that later tests that count
+    this process's children see only their own."""
+    yield
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True)
+
+
 def _data(n=60, seed=0):
     """Learnable sentences: a determiner and a noun make an NP, verbs and prepositions are O."""
     rng = np.random.default_rng(seed)
