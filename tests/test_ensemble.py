@@ -160,7 +160,9 @@ def test_vote_command_writes_the_layout_of_tag(models):
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     assert offsets[-1] == len(predictions[0])
     assert predictions[0] != predictions[1] or predictions[1] != predictions[2]  # a vote that decides something
-    for method, weights in (("token", None), ("chunk", None), ("token", [1.0, 2.5, 1.0]), ("chunk", [2.0, 1.0, 0.5])):
+    # [2, 1, 1]: ties of the first model against the other two (token), a half exactly reached (chunk)
+    for method, weights in (("token", None), ("chunk", None), ("token", [1.0, 2.5, 1.0]), ("chunk", [2.0, 1.0, 0.5]),
+                            ("token", [2.0, 1.0, 1.0]), ("chunk", [2.0, 1.0, 1.0])):
         extra = ["--weights", ",".join(map(str, weights))] if weights else []
         voted = run_cli("vote", *paths, folder / "train.txt", "-o", folder / "voted.txt", "--method", method, "-q",
                         *extra)
