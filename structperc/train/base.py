@@ -164,6 +164,7 @@ class SerialEngine:
         return self.rule.final_weights()
 
     def save_state(self):
+        """The rule's ``save_state()`` (its own buffers: written out before the next epoch)."""
         return self.rule.save_state()
 
 
@@ -204,7 +205,7 @@ def run_epochs(engine, epochs, dev_score=None, callback=None, checkpoint=None, r
             checkpoint(LoopState(epoch, engine.save_state(), history, best_epoch, best_score, best_weights, current))
         if callback is not None:
             callback(record)
-        del current
+        del current  # the cached copy is freed before ``final_weights`` builds the last one
     engine.problem.model.weights = best_weights if best_weights is not None else engine.final_weights()
     return history, best_epoch
 
