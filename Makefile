@@ -32,7 +32,8 @@ demo: install
 test: install
 	$(BIN)/python -m pytest -q
 
-test-slow: install
+# the slow tests include the pinned Collins (2002) reproduction: it reads the corpora of `make data`
+test-slow: install data
 	$(BIN)/python -m pytest -q -m slow
 
 bench: install

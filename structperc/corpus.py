@@ -1,4 +1,5 @@
-"""The Corpus type: token columns and sentence offsets, with subsets and concatenation.
+"""The Corpus type: token columns and sentence offsets, with subsets and concatenation; and
+``index_ranges``, the flat indices of many [start, end) ranges (sentences, candidates, rows).
 
 Reading and writing files is `structperc.readers`.
 """
@@ -12,6 +13,25 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from structperc.errors import ConfigError, DataError
+
+def index_ranges(starts, ends):
+    """The concatenation of ``arange(starts[i], ends[i])`` over i, without a Python loop.
+
+    Parameters
+    ----------
+    starts, ends : array-like of int, shape (n_ranges,)
+        Range i is [starts[i], ends[i]); ends[i] >= starts[i].
+
+    Returns
+    -------
+    ndarray of int64, shape (sum of ends - starts,)
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(ends, dtype=np.int64) - starts
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    # item k of range i is starts[i] + (k - offsets[i])
+    return np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
 
 
 @dataclass
@@ -76,13 +96,10 @@ class Corpus:
                              else sentence_indices, dtype=np.int64)
         if indices.size and (indices.min() < 0 or indices.max() >= self.n_sentences):
             raise IndexError(f"sentence index out of range 0..{self.n_sentences - 1}")
-        starts = self.sentence_offsets[indices]
-        lengths = self.sentence_offsets[indices + 1] - starts
+        starts, ends = self.sentence_offsets[indices], self.sentence_offsets[indices + 1]
         offsets = np.zeros(len(indices) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        # token_index[k] = starts[s] + (k - offsets[s]) for the sentence s holding new token k
-        token_index = (np.repeat(starts - offsets[:-1], lengths)
-                       + np.arange(offsets[-1], dtype=np.int64))
+        np.cumsum(ends - starts, out=offsets[1:])
+        token_index = index_ranges(starts, ends)
         pick = _picker(token_index)
         return Corpus(
             columns={name: pick(values) for name, values in self.columns.items()},

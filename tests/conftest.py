@@ -11,6 +11,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 # They are cleared for the whole session, subprocesses included; a test that needs one sets it
 # itself with monkeypatch.
 _USER_SETTINGS = ("STRUCTPERC_", "NUMBA_")
+# the corpora mirror is read (by the tests that ask for ``corpus_mirror``), never written: kept aside
+_MIRROR_SETTING = os.environ.get("STRUCTPERC_MIRROR")
+# where the Makefile looks: ../shared/corpora beside the project root
+_MIRROR_BESIDE = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 for _name in [n for n in os.environ if n.startswith(_USER_SETTINGS)]:
     del os.environ[_name]
 
@@ -27,3 +31,14 @@ def small_model():
 def fitted_model():
     """builders.fitted_model: (model, encoded) with given templates, order and constraint."""
     return builders.fitted_model
+
+
+@pytest.fixture(scope="session")
+def corpus_mirror():
+    """The read-only corpora mirror: $STRUCTPERC_MIRROR (as the session started), else
+    ../shared/corpora beside the project root, as the Makefile finds it. Skips the test when
+    neither is a folder."""
+    for path in (_MIRROR_SETTING, _MIRROR_BESIDE):
+        if path and Path(path).is_dir():
+            return Path(path)
+    pytest.skip(f"no corpora mirror: STRUCTPERC_MIRROR is not set to a folder and {_MIRROR_BESIDE} does not exist")

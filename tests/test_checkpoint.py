@@ -112,3 +112,53 @@ def test_sigint_after_a_checkpoint_then_resume_gives_the_uninterrupted_model(tmp
     assert other.returncode == 2
     assert err.strip().splitlines() == [
         f"structperc: error: {checkpoint}: checkpoint of another run (it differs in: seed)"]
+
+
+@pytest.mark.parametrize("config, with_dev", [(dict(trainer="perceptron"), False),
+                                              (dict(trainer="crf", eta0=0.1), True)], ids=["perceptron", "crf-dev"])
+def test_mixing_writes_checkpoints_and_resumes_to_the_uninterrupted_model(config, with_dev, tmp_path):
+    """Parameter mixing on 2 workers runs the serial engine's loop: ``Tagger(workers=2)`` writes a
+    checkpoint after every epoch as the serial run does, and a run resumed from the checkpoint of
+    epoch 2 on a LocalCluster (2 single-threaded workers, threads of this process) ends with the
+    model file of the run that was never stopped, byte for byte."""
+    pytest.importorskip("dask.distributed")
+    from structperc.train.mixing import dask_client
+    from structperc.utils.npz import read_npz
+
+    X, y = _data(0, 40)
+    dev = _data(1, 15) if with_dev else (None, None)
+    options = dict(templates=["w[0]", "w[-1]", "pos[0]", "suffix2[0]"], seed=5, columns=["word", "pos"], **config)
+    whole_checkpoint = tmp_path / "whole.checkpoint.npz"
+    # a LocalCluster of the Tagger's own, as `train --workers 2` makes (one cluster at a time in a
+    # process: dask loses the actors of two in-process clusters open together)
+    Tagger(epochs=4, workers=2, **options).fit(X, y, *dev, checkpoint=whole_checkpoint).save(tmp_path / "whole.npz")
+    state = read_checkpoint(whole_checkpoint)
+    assert state.epoch == 4 and state.rule_state["shards"] == 2 and [r.epoch for r in state.history] == [1, 2, 3, 4]
+
+    checkpoint = tmp_path / "run.checkpoint.npz"
+    with dask_client(workers=2) as client:
+        first = Tagger(epochs=2, **options).fit(X, y, *dev, checkpoint=checkpoint, client=client)
+        assert read_checkpoint(checkpoint).epoch == 2
+        if not with_dev:  # the checkpoint is a model of the weights of epoch 2
+            assert Tagger.load(checkpoint).predict(X) == first.predict(X)
+        resumed = Tagger(epochs=4, **options).fit(X, y, *dev, resume=checkpoint, client=client)
+    resumed.save(tmp_path / "resumed.npz")
+    assert [r.epoch for r in resumed.history_] == [1, 2, 3, 4]
+    # the same model file but for the order of the metadata keys (a run on a given client records
+    # its workers last): every array, bytes and all, and the same metadata
+    (arrays, metadata), (whole_arrays, whole_metadata) = (read_npz(tmp_path / name) for name in
+                                                          ("resumed.npz", "whole.npz"))
+    assert arrays.keys() == whole_arrays.keys() and metadata == whole_metadata
+    assert all(arrays[k].tobytes() == whole_arrays[k].tobytes() for k in arrays)
+    # a mixing checkpoint holds every shard's state: a serial run cannot continue it
+    with pytest.raises(ConfigError, match="parameter mixing over 2 shards"):
+        Tagger(epochs=4, **options).fit(X, y, *dev, resume=checkpoint)
+
+
+def test_a_resumable_model_is_not_trained_by_mixing():
+    """A resumable model keeps one perceptron's raw weights and sums; mixing has one per shard: an
+    error before any cluster is started (it was an AttributeError after training)."""
+    with pytest.raises(ConfigError, match="resumable"):
+        Tagger(workers=2, resumable=True).check_engine()
+    Tagger(workers=2).check_engine()
+    Tagger(resumable=True).check_engine()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from structperc.chunks import map_only_types
-from structperc.corpus import concatenate
+from structperc.corpus import concatenate, index_ranges
 from structperc.readers import (
     FORMATS,
     detect_format,
@@ -22,7 +22,6 @@ from structperc.readers.conll import default_columns
 from structperc.errors import ConfigError, InputFormatError
 
 DATA = Path(__file__).parent / "data"
-SHARED = Path("/work/shared/corpora")
 
 
 def write(tmp_path, text, name="c.txt", mode="w"):
@@ -54,6 +53,19 @@ def naive_conll_sentences(text):
     if current:
         result.append(current)
     return result
+
+
+# ---------------------------------------------------------------- index ranges
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_index_ranges_is_the_concatenation_of_aranges(seed):
+    rng = np.random.default_rng(seed)
+    starts = rng.integers(0, 50, rng.integers(0, 8))
+    ends = starts + rng.integers(0, 5, len(starts))  # empty ranges included
+    expected = [i for a, b in zip(starts, ends) for i in range(a, b)]
+    got = index_ranges(starts, ends)
+    assert got.dtype == np.int64 and got.tolist() == expected
 
 
 # ---------------------------------------------------------------- conll
@@ -366,9 +378,8 @@ def test_read_ptb_files(tmp_path):
 # ---------------------------------------------------------------- real corpora (skipped if absent)
 
 
-@pytest.mark.skipif(not (SHARED / "conll2000" / "test.txt").exists(), reason="no CoNLL-2000")
-def test_real_conll2000_test():
-    path = SHARED / "conll2000" / "test.txt"
+def test_real_conll2000_test(corpus_mirror):
+    path = corpus_mirror / "conll2000" / "test.txt"
     corpus = read_corpus(path, columns=["word", "pos", "chunk"])
     assert corpus.n_sentences == 2012
     assert corpus.n_tokens == 47377
@@ -378,18 +389,15 @@ def test_real_conll2000_test():
     assert set(np_only.labels()) == {"B-NP", "I-NP", "O"}
 
 
-@pytest.mark.skipif(not (SHARED / "ud_english_ewt" / "en_ewt-ud-dev.conllu").exists(),
-                    reason="no UD English EWT")
-def test_real_ewt_dev():
-    corpus = read_corpus(SHARED / "ud_english_ewt" / "en_ewt-ud-dev.conllu", label="xpos")
+def test_real_ewt_dev(corpus_mirror):
+    corpus = read_corpus(corpus_mirror / "ud_english_ewt" / "en_ewt-ud-dev.conllu", label="xpos")
     assert corpus.n_sentences == 2001
     assert corpus.n_tokens == 25147
     assert "NN" in set(corpus.labels())
 
 
-@pytest.mark.skipif(not (SHARED / "wsj_sample" / "tagged").exists(), reason="no WSJ sample")
-def test_real_wsj_sample():
-    paths = sorted(glob.glob(str(SHARED / "wsj_sample" / "tagged" / "*.pos")))
+def test_real_wsj_sample(corpus_mirror):
+    paths = sorted(glob.glob(str(corpus_mirror / "wsj_sample" / "tagged" / "*.pos")))
     corpus = read_ptb_files(paths)
     # independent token count: whitespace items that are neither brackets nor ==== separators
     n_items = 0

@@ -102,7 +102,12 @@ def models(tmp_path_factory):
     rng = np.random.default_rng(0)
     tags = {w: ("B-NP" if i % 3 else "O") for i, w in enumerate(WORDS)}
     X = [[(WORDS[i], "P") for i in rng.integers(0, len(WORDS), rng.integers(1, 7))] for _ in range(40)]
-    y = [[tags[w] for w, _ in s] for s in X]
+    # a fifth of the labels at random (I-NP only inside a chunk), so that the models disagree
+    y = []
+    for sentence in X:
+        labels = [tags[w] if rng.random() < 0.8 else ["B-NP", "I-NP", "O"][rng.integers(0, 3)] for w, _ in sentence]
+        y.append([("B-NP" if label == "I-NP" and (i == 0 or labels[i - 1] == "O") else label)
+                  for i, label in enumerate(labels)])
     with open(folder / "train.txt", "w") as out:
         for sentence, labels in zip(X, y):
             out.writelines(f"{w} {p} {tag}\n" for (w, p), tag in zip(sentence, labels))
@@ -120,18 +125,61 @@ def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], capture_output=True, text=True)
 
 
+def naive_chunk_vote(predictions, offsets, weights):
+    """Per sentence, the spans (type, first, last) whose models' weights sum to more than half the
+    total, written as B-/I- labels, O elsewhere."""
+    out = []
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        support = Counter()
+        for labels, weight in zip(predictions, weights):
+            for span in chunk_spans(labels[a:b]):
+                support[span] += weight
+        sentence = ["O"] * (b - a)
+        for (kind, first, last), total in support.items():
+            if total > sum(weights) / 2:
+                sentence[first: last + 1] = [f"B-{kind}"] + [f"I-{kind}"] * (last - first)
+        out.extend(sentence)
+    return out
+
+
+def last_column(path):
+    return [line.split()[-1] for line in path.read_text().splitlines() if line.strip()]
+
+
 def test_vote_command_writes_the_layout_of_tag(models):
     folder, paths = models
     tagged = run_cli("tag", folder / "train.txt", "-m", paths[0], "-o", folder / "tagged.txt", "-q")
     assert tagged.returncode == 0, tagged.stderr
-    for method in ("token", "chunk"):
-        voted = run_cli("vote", *paths, folder / "train.txt", "-o", folder / "voted.txt", "--method", method, "-q")
+    # each model's own labels, by `tag`; the votes are computed from them here
+    predictions = [last_column(folder / "tagged.txt")]
+    for i, path in enumerate(paths[1:], 1):
+        done = run_cli("tag", folder / "train.txt", "-m", path, "-o", folder / f"tagged{i}.txt", "-q")
+        assert done.returncode == 0, done.stderr
+        predictions.append(last_column(folder / f"tagged{i}.txt"))
+    lengths = [len(block.splitlines()) for block in (folder / "tagged.txt").read_text().strip().split("\n\n")]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    assert offsets[-1] == len(predictions[0])
+    assert predictions[0] != predictions[1] or predictions[1] != predictions[2]  # a vote that decides something
+    # [2, 1, 1]: ties of the first model against the other two (token), a half exactly reached (chunk)
+    for method, weights in (("token", None), ("chunk", None), ("token", [1.0, 2.5, 1.0]), ("chunk", [2.0, 1.0, 0.5]),
+                            ("token", [2.0, 1.0, 1.0]), ("chunk", [2.0, 1.0, 1.0])):
+        extra = ["--weights", ",".join(map(str, weights))] if weights else []
+        voted = run_cli("vote", *paths, folder / "train.txt", "-o", folder / "voted.txt", "--method", method, "-q",
+                        *extra)
         assert voted.returncode == 0, voted.stderr
         ours = [line.split()[:3] for line in (folder / "voted.txt").read_text().splitlines()]
         theirs = [line.split()[:3] for line in (folder / "tagged.txt").read_text().splitlines()]
         assert ours == theirs  # same tokens, columns and sentence breaks; last column is the vote
+        weights = weights or [1.0] * len(paths)
+        if method == "token":
+            expected = naive_token_vote(predictions, weights)
+        else:
+            expected = naive_chunk_vote(predictions, offsets, weights)
+        assert last_column(folder / "voted.txt") == expected, (method, weights)
     soft = run_cli("vote", *paths, folder / "train.txt", "--method", "soft")
-    assert soft.returncode == 2 and "probabilistic" in soft.stderr or "crf" in soft.stderr
+    # the perceptron model has no marginals: exit 2, one line naming it
+    assert soft.returncode == 2, soft.stderr
+    assert len(soft.stderr.strip().splitlines()) == 1 and "perceptron" in soft.stderr
     soft = run_cli("vote", *paths[1:], folder / "train.txt", "--method", "soft", "-q")
     assert soft.returncode == 0, soft.stderr
     bad = run_cli("vote", *paths, folder / "train.txt", "--weights", "1,2")

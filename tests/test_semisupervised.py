@@ -81,7 +81,22 @@ def test_tri_training_is_deterministic_and_adds_agreed_sentences():
     assert first.score(test) > 0.9
 
 
-def test_tri_training_members_use_the_agreement_of_the_others():
+def _sentences(corpus, column):
+    values, offsets = corpus.columns[column], corpus.sentence_offsets
+    return [list(values[offsets[s]: offsets[s + 1]]) for s in range(corpus.n_sentences)]
+
+
+def test_tri_training_members_use_the_agreement_of_the_others(monkeypatch):
+    import structperc.ensembles.semisupervised as semisupervised
+
+    fits = []  # (seed, training corpus) of every member trained, in order
+
+    class RecordingTagger(Tagger):
+        def fit(self, X, *args, **kwargs):
+            fits.append((self.seed, X))
+            return super().fit(X, *args, **kwargs)
+
+    monkeypatch.setattr(semisupervised, "Tagger", RecordingTagger)
     labeled, unlabeled = _corpora()
     seen = []
     tri_train(PARAMS, labeled, unlabeled, rounds=1, seed=1, callback=lambda r, v: seen.append(v))
@@ -89,6 +104,9 @@ def test_tri_training_members_use_the_agreement_of_the_others():
     predictions = [np.asarray(m.predict_corpus(unlabeled)[0], dtype=object) for m in start.members]
     offsets = unlabeled.sentence_offsets
     n_sentences = np.diff(offsets)
+    assert [seed for seed, _ in fits] == [0, 1, 2, 0, 1, 2]
+    labeled_words = _sentences(labeled, "word")
+    unlabeled_words = _sentences(unlabeled, "word")
     for i, member in enumerate(after.members):
         j, k = [m for m in range(3) if m != i]
         agreed = [s for s in range(unlabeled.n_sentences)
@@ -97,6 +115,14 @@ def test_tri_training_members_use_the_agreement_of_the_others():
         expected = labeled.n_sentences + len(agreed)
         assert member.model_.metadata["training"]["n_sentences"] == expected
         assert member.model_.metadata["training"]["n_tokens"] > sum(n_sentences[agreed])
+        # which sentences round 1 gave member i, and their labels: the agreed ones of U, in order,
+        # labelled as h_j tags them; before them, sentences of L only
+        corpus = fits[3 + i][1]
+        words, labels = _sentences(corpus, "word"), _sentences(corpus, corpus.label)
+        assert all(sentence in labeled_words for sentence in words[:labeled.n_sentences])
+        assert words[labeled.n_sentences:] == [unlabeled_words[s] for s in agreed]
+        assert labels[labeled.n_sentences:] == [list(predictions[j][offsets[s]: offsets[s + 1]]) for s in agreed]
+    assert 0 < len(agreed) < unlabeled.n_sentences  # the check compares a real selection
 
 
 def test_tri_training_with_disagreement_gives_a_member_only_what_it_tags_otherwise():

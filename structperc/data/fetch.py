@@ -20,12 +20,12 @@ from typing import Callable, Iterator
 
 from structperc.errors import DataFetchError
 from structperc.utils.atomic import atomic_write
+from structperc.utils.digest import BLOCK, file_sha256
 
 CORPORA_DIR = Path(__file__).resolve().parents[2] / "corpora"
 MANIFEST_PATH = CORPORA_DIR / "manifest.json"
 COMPRESSIONS = ("gzip",)
 ARCHIVES = ("zip",)
-_BLOCK = 1 << 20
 
 
 def load_manifest(manifest: dict | str | os.PathLike | None = None) -> dict:
@@ -62,14 +62,6 @@ def corpus_entry(name: str, manifest: dict | str | os.PathLike | None = None) ->
 def default_corpora_dir() -> Path:
     """Where fetched corpora go: $STRUCTPERC_CORPORA, else the repository's corpora/ folder."""
     return Path(os.environ.get("STRUCTPERC_CORPORA") or CORPORA_DIR)
-
-
-def sha256_of(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(_BLOCK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def fetch(name: str, mirror: str | os.PathLike | None = None,
@@ -115,7 +107,7 @@ def fetch(name: str, mirror: str | os.PathLike | None = None,
         for spec in entry["files"]:
             relative = _safe_relative_path(name, spec["path"])
             target = folder / relative
-            if not force and target.is_file() and sha256_of(target) == spec["sha256"]:
+            if not force and target.is_file() and file_sha256(target) == spec["sha256"]:
                 report(f"{name}/{relative}: present, checksum ok")
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -166,7 +158,7 @@ def _read_source(source: str, mirror: bool) -> Iterator[bytes]:
             raise DataFetchError(f"cannot download {source}: {reason}{hint}") from None
     with handle:
         try:
-            yield from iter(lambda: handle.read(_BLOCK), b"")
+            yield from iter(lambda: handle.read(BLOCK), b"")
         except OSError as error:
             raise DataFetchError(f"reading {source} failed: {error}{hint}") from None
 
@@ -212,7 +204,7 @@ def _gunzip_blocks(blocks: Iterator[bytes], url: str) -> Iterator[bytes]:
 def _zip_member_blocks(archive: Path, member: str, url: str) -> Iterator[bytes]:
     try:
         with zipfile.ZipFile(archive) as bundle, bundle.open(member) as handle:
-            yield from iter(lambda: handle.read(_BLOCK), b"")
+            yield from iter(lambda: handle.read(BLOCK), b"")
     except KeyError:
         raise DataFetchError(f"{url}: archive has no member {member!r}") from None
     except (zipfile.BadZipFile, zlib.error, EOFError) as error:
@@ -235,4 +227,4 @@ def _write_verified(target: Path, blocks: Iterator[bytes], expected_sha256: str,
 
 
 __all__ = ["fetch", "list_corpora", "load_manifest", "corpus_entry", "default_corpora_dir",
-           "sha256_of", "MANIFEST_PATH"]
+           "MANIFEST_PATH"]

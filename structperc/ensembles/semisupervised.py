@@ -24,7 +24,7 @@ about three times a single model's size), which ``tag`` and ``eval`` read as any
 """
 import numpy as np
 
-from structperc.corpus import Corpus, concatenate
+from structperc.corpus import Corpus, concatenate, index_ranges
 from structperc.ensembles.vote import VotingTagger
 from structperc.errors import ConfigError
 from structperc.estimator.tagger import Tagger
@@ -101,14 +101,6 @@ def _sentence_all(token_flags, offsets):
     return np.logical_and.reduceat(token_flags, offsets[:-1]) if len(token_flags) else np.zeros(0, dtype=bool)
 
 
-def _tokens_of(sentences, offsets):
-    """Flat token indices of `sentences`, in order."""
-    if not len(sentences):
-        return np.zeros(0, dtype=np.int64)
-    starts, ends = offsets[sentences], offsets[sentences + 1]
-    return np.concatenate([np.arange(s, e) for s, e in zip(starts, ends)])
-
-
 # ------------------------------------------------------------------------------------ self-training
 def confidence(tagger, corpus):
     """(predicted labels flat, confidence per sentence): P(ŷ | x) for probabilistic models, else the
@@ -159,7 +151,8 @@ def self_train(params, labeled, unlabeled, rounds=2, share=0.2, callback=None):
         best = np.argsort(-score, kind="stable")[:per_round]
         rest_offsets = np.concatenate([[0], np.cumsum(np.diff(offsets)[rest])])
         chosen = np.concatenate([chosen, rest[best]])
-        chosen_labels = np.concatenate([chosen_labels, labels[_tokens_of(best, rest_offsets)]])
+        best_tokens = index_ranges(rest_offsets[best], rest_offsets[best + 1])
+        chosen_labels = np.concatenate([chosen_labels, labels[best_tokens]])
         tagger = Tagger(**params).fit(_training_corpus(labeled, every, unlabeled, chosen, chosen_labels))
         if callback is not None:
             callback({"round": r, "added": len(chosen)})
@@ -206,7 +199,7 @@ def tri_train(params, labeled, unlabeled, rounds=2, seed=0, callback=None, disag
             chosen = agreement(predictions[j], predictions[k], offsets)
             if disagreement:
                 chosen = np.setdiff1d(chosen, agreement(predictions[i], predictions[j], offsets))
-            selections.append((chosen, predictions[j][_tokens_of(chosen, offsets)]))
+            selections.append((chosen, predictions[j][index_ranges(offsets[chosen], offsets[chosen + 1])]))
         if all(prev is not None and np.array_equal(prev[0], cur[0]) and np.array_equal(prev[1], cur[1])
                for prev, cur in zip(previous, selections)):
             break

@@ -23,7 +23,7 @@ import numpy as np
 
 from structperc.ensembles.base import EnsembleTagger
 from structperc.errors import ConfigError
-from structperc.nbest.lists import _ranges
+from structperc.corpus import index_ranges
 from structperc.estimator.tagger import Tagger
 from structperc.features.templates import STACK_COLUMN, STACK_TEMPLATES, load_templates
 from structperc.utils.npz import is_ensemble_file
@@ -70,7 +70,7 @@ def jackknife_labels(corpus, tagger_params, folds=DEFAULT_FOLDS, seed=0, progres
     labels = np.empty(corpus.n_tokens, dtype=object)
     offsets = corpus.sentence_offsets
     for held, predicted in parts:
-        labels[_ranges(offsets[held], offsets[held + 1])] = predicted
+        labels[index_ranges(offsets[held], offsets[held + 1])] = predicted
     return labels.tolist()
 
 

@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from structperc.features.dicts import AttributeEncoder
-from structperc.features.cache import file_sha256
+from structperc.utils.digest import file_sha256
 from structperc.features.encode import FeatureEncoder
 from structperc.features.vocabulary import InternedColumn
 from structperc.errors import ConfigError

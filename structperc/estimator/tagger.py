@@ -177,6 +177,8 @@ class Tagger(Estimator, Training, FilePipeline):
             raise ConfigError(f"unknown mix {self.mix!r}: choose one of {', '.join(MIXES)}")
         if self.mix != "uniform" and not self._mixing(client):
             raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
+        if self.resumable and self._mixing(client):
+            raise ConfigError("resumable keeps the state of one serial run; parameter mixing has one per shard")
         if self.trainer in TRAINERS:
             check_mix(self.mix, TRAINERS[self.trainer])
 
@@ -248,8 +250,6 @@ class Tagger(Estimator, Training, FilePipeline):
 
         options = self.trainer_options()
         self.check_engine(client)
-        if self._mixing(client) and (checkpoint is not None or resume is not None):
-            raise ConfigError("checkpoints and --resume apply to serial training, not to parameter mixing")
         if self.missing_label is not None:
             drop_missing_label(encoder, encoded, self.missing_label)
         tag_dict = None

@@ -104,13 +104,14 @@ class Training:
 
             def save_checkpoint(state):
                 if state.epoch % checkpoint_every == 0:
-                    write_checkpoint(checkpoint, model, rule, state, run_key, read)
+                    write_checkpoint(checkpoint, model, state, run_key, read)
 
         problem = Problem(model, model.data(encoded))
         heap.trim()  # what building the model freed (gold pairs with one label per pair, bit sets)
         problem.resume = init_state
         if self._mixing(client):
-            self.history_, self.n_iter_ = self._train_mixed(rule, problem, dev_score, progress, on_epoch, client)
+            self.history_, self.n_iter_ = self._train_mixed(rule, problem, dev_score, progress, on_epoch, client,
+                                                             save_checkpoint, loop_state, start_epoch)
             params["workers"] = self.n_shards_
             params["mix"] = self.mix
         else:
@@ -216,13 +217,15 @@ class Training:
                     start_epoch=int(previous.get("epochs_done", previous.get("epochs", 0))), **run)
         return self
 
-    def _train_mixed(self, rule, problem, dev_score, progress, callback, client):
+    def _train_mixed(self, rule, problem, dev_score, progress, callback, client, checkpoint=None, resume=None,
+                     start_epoch=0):
         from structperc.train.mixing import dask_client, train_mixed
 
         def run(client):
             self.n_shards_ = len(client.scheduler_info(n_workers=-1)["workers"])
             return train_mixed(rule, problem, self.epochs, client, seed=self.seed, mix=self.mix,
-                               dev_score=dev_score, progress=progress, callback=callback)
+                               dev_score=dev_score, progress=progress, callback=callback, checkpoint=checkpoint,
+                               resume=resume, start_epoch=start_epoch)
 
         if client is not None:
             return run(client)

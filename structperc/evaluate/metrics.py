@@ -121,11 +121,26 @@ def _chunk_counts(gold, predicted):
     return counts
 
 
-def _f1_from_counts(totals):
-    correct, guessed, true = totals[..., 0], totals[..., 1], totals[..., 2]
+def f1_from_counts(counts, empty=0.0):
+    """Chunk F1 in percent from conlleval's counts: F1 = 2 P R / (P + R) = 200 c / (p + g).
+
+    Parameters
+    ----------
+    counts : array-like of int, shape (..., 3)
+        (correct chunks c, predicted chunks p, gold chunks g) along the last axis.
+    empty : float
+        The F1 where p + g = 0 (no chunk on either side): 0 for a corpus, 100 for an n-best
+        candidate that rightly predicts no chunk.
+
+    Returns
+    -------
+    float64 ndarray of shape (...), a numpy scalar for one triple.
+    """
+    counts = np.asarray(counts)
+    correct, predicted, gold = counts[..., 0], counts[..., 1], counts[..., 2]
+    denominator = predicted + gold
     with np.errstate(invalid="ignore", divide="ignore"):
-        f1 = np.where(guessed + true > 0, 200.0 * correct / (guessed + true), 0.0)
-    return f1
+        return np.where(denominator > 0, 200.0 * correct / np.maximum(denominator, 1), empty)[()]
 
 
 def paired_bootstrap(gold, predicted_a, predicted_b, samples=10000, seed=0):
@@ -137,7 +152,7 @@ def paired_bootstrap(gold, predicted_a, predicted_b, samples=10000, seed=0):
     """
     a = _chunk_counts(gold, predicted_a)
     b = _chunk_counts(gold, predicted_b)
-    f1_a, f1_b = float(_f1_from_counts(a.sum(0))), float(_f1_from_counts(b.sum(0)))
+    f1_a, f1_b = float(f1_from_counts(a.sum(0))), float(f1_from_counts(b.sum(0)))
     delta = f1_a - f1_b
     rng = np.random.default_rng(seed)
     n = len(gold)
@@ -147,7 +162,7 @@ def paired_bootstrap(gold, predicted_a, predicted_b, samples=10000, seed=0):
         idx = rng.integers(0, n, size=(m, n))
         weights = np.zeros((m, n))
         np.add.at(weights, (np.repeat(np.arange(m), n), idx.ravel()), 1.0)
-        sample_delta = _f1_from_counts(weights @ a) - _f1_from_counts(weights @ b)
+        sample_delta = f1_from_counts(weights @ a) - f1_from_counts(weights @ b)
         exceed += int(np.sum(sample_delta >= 2 * delta)) if delta >= 0 else int(np.sum(sample_delta <= 2 * delta))
     return {"f1_a": f1_a, "f1_b": f1_b, "delta": delta, "p_value": (exceed + 1) / (samples + 1), "samples": samples}
 

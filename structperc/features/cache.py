@@ -18,17 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from structperc.errors import StructpercWarning
+from structperc.utils.digest import file_sha256
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
-
-
-def file_sha256(path, block=1 << 20):
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(block), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def cache_key(path, options):

@@ -20,21 +20,12 @@ import numpy as np
 from structperc._kernels.decode.nbest import kbest_corpus
 from structperc._kernels.rank.ranking import group_argmax
 from structperc.chunks import chunk_spans, is_bio
-from structperc.corpus import Corpus, concatenate
+from structperc.corpus import Corpus, concatenate, index_ranges
 from structperc.errors import ConfigError
-from structperc.evaluate.metrics import check_gold_labels
+from structperc.evaluate.metrics import check_gold_labels, f1_from_counts
 
 
 # ------------------------------------------------------------------------------------ n-best lists
-def _ranges(starts, ends):
-    """Concatenation of arange(starts[i], ends[i]) for every i (int64)."""
-    starts = np.asarray(starts, dtype=np.int64)
-    lengths = np.asarray(ends, dtype=np.int64) - starts
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
-
-
 @dataclass
 class NBestList:
     """Candidates of every sentence of ``corpus``, best first.
@@ -138,9 +129,8 @@ class NBestList:
         have = choice >= 0
         totals = self.counts[choice[have]].sum(axis=0)
         if self.metric == "f1":
-            gold_total = totals[2] + sum(self._gold_chunks(i) for i in np.flatnonzero(~have))
-            denominator = totals[1] + gold_total
-            return 200.0 * totals[0] / denominator if denominator else 0.0
+            totals[2] += sum(self._gold_chunks(i) for i in np.flatnonzero(~have))
+            return f1_from_counts(totals)
         n_tokens = self.corpus.n_tokens
         return 100.0 * totals[0] / n_tokens if n_tokens else 0.0
 
@@ -169,10 +159,10 @@ class NBestList:
     def take(self, sentence_indices):
         """A new NBestList of the given sentences, in the given order."""
         idx = np.asarray(sentence_indices, dtype=np.int64)
-        cands = _ranges(self.candidate_offsets[idx], self.candidate_offsets[idx + 1])
+        cands = index_ranges(self.candidate_offsets[idx], self.candidate_offsets[idx + 1])
         candidate_offsets = np.zeros(len(idx) + 1, dtype=np.int64)
         np.cumsum(np.diff(self.candidate_offsets)[idx], out=candidate_offsets[1:])
-        path_index = _ranges(self.path_offsets[cands], self.path_offsets[cands + 1])
+        path_index = index_ranges(self.path_offsets[cands], self.path_offsets[cands + 1])
         path_offsets = np.zeros(len(cands) + 1, dtype=np.int64)
         np.cumsum(np.diff(self.path_offsets)[cands], out=path_offsets[1:])
         return NBestList(
@@ -265,7 +255,7 @@ def _score_candidates(nb, metric):
     if metric == "accuracy":
         index = {name: i for i, name in enumerate(nb.label_names)}
         gold_ids = np.fromiter((index.get(g, -1) for g in gold), dtype=np.int64, count=len(gold))
-        token_index = _ranges(corpus.sentence_offsets[sentence_of], corpus.sentence_offsets[sentence_of] + lengths)
+        token_index = index_ranges(corpus.sentence_offsets[sentence_of], corpus.sentence_offsets[sentence_of] + lengths)
         owner = np.repeat(np.arange(n_candidates), lengths)
         counts[:, 0] = np.bincount(owner, weights=nb.paths == gold_ids[token_index], minlength=n_candidates)
         counts[:, 1] = counts[:, 2] = lengths
@@ -279,9 +269,7 @@ def _score_candidates(nb, metric):
             for j in range(nb.candidate_offsets[i], nb.candidate_offsets[i + 1]):
                 spans = chunk_spans([names[c] for c in nb.paths[nb.path_offsets[j]: nb.path_offsets[j + 1]]])
                 counts[j] = (len(gold_spans.intersection(spans)), len(spans), len(gold_spans))
-        denominator = counts[:, 1] + counts[:, 2]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            task = np.where(denominator > 0, 200.0 * counts[:, 0] / np.maximum(denominator, 1), 100.0)
+        task = f1_from_counts(counts, empty=100.0)
     nb.metric, nb.counts, nb.task_scores = metric, counts, task.astype(float)
 
 

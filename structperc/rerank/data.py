@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from structperc._kernels.rank.ranking import group_argmax
+from structperc.corpus import index_ranges
 from structperc.errors import InputFormatError
+from structperc.evaluate.metrics import f1_from_counts
 
 SCORE_FEATURE = 1
 FIRST_FEATURE_ID = 2
@@ -59,11 +61,9 @@ class RankingData:
 
     def take_groups(self, groups):
         """A new RankingData of the given groups, in the given order."""
-        from structperc.nbest.lists import _ranges
-
         groups = np.asarray(groups, dtype=np.int64)
-        rows = _ranges(self.group_offsets[groups], self.group_offsets[groups + 1])
-        entries = _ranges(self.row_offsets[rows], self.row_offsets[rows + 1])
+        rows = index_ranges(self.group_offsets[groups], self.group_offsets[groups + 1])
+        entries = index_ranges(self.row_offsets[rows], self.row_offsets[rows + 1])
         group_offsets = np.concatenate([[0], np.cumsum(np.diff(self.group_offsets)[groups])]).astype(np.int64)
         row_offsets = np.concatenate([[0], np.cumsum(np.diff(self.row_offsets)[rows])]).astype(np.int64)
         return RankingData(group_offsets, row_offsets, self.feature_ids[entries], self.values[entries],
@@ -196,8 +196,7 @@ def chosen_score(data, rows):
         else:
             return out
     if kind == "f1":
-        denominator = totals[1] + totals[2]
-        out["f1"] = 200.0 * totals[0] / denominator if denominator else 0.0
+        out["f1"] = f1_from_counts(totals)
     elif kind == "accuracy":
         out["accuracy"] = 100.0 * totals[0] / totals[1] if totals[1] else 0.0
     return out

@@ -14,7 +14,7 @@ from structperc._kernels.rank.rank_boosting import boost_rounds, pair_difference
 from structperc._kernels.rank.ranking import group_argmax, predict_groups, ranking_epoch
 from structperc._kernels.records import Groups
 from structperc.errors import ConfigError, ModelFileError
-from structperc.nbest.lists import _ranges
+from structperc.corpus import index_ranges
 from structperc.utils.npz import read_npz, write_npz
 from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE
 from structperc.rerank.features import check_feature_names, featurize
@@ -302,7 +302,7 @@ class DualReranker(_RerankerBase):
             self.history_.append({"epoch": epoch, "mistakes": int(made), "kernel_evaluations": int(evaluations),
                                   "seconds": time.perf_counter() - start})
         rows = mistakes[:n_mistakes].ravel()
-        entries = _ranges(data.row_offsets[rows], data.row_offsets[rows + 1])
+        entries = index_ranges(data.row_offsets[rows], data.row_offsets[rows + 1])
         self.support_offsets_ = np.concatenate([[0], np.cumsum(np.diff(data.row_offsets)[rows])]).astype(np.int64)
         self.support_ids_ = data.feature_ids[entries]
         self.support_values_ = values[entries]

@@ -1,15 +1,18 @@
-"""The on-line training loop shared by every learning rule.
+"""The on-line training loop shared by every learning rule and every engine.
 
 Following Zhang & Teng's presentation of discriminative linear classifiers, perceptron, log-linear
 and large-margin training are one loop (shuffle, visit each example, ParameterUpdate) that differs
-only in the update. A ``LearningRule`` supplies the update; ``train_online`` supplies the rest:
-epochs, a fresh permutation per epoch, dev scoring, best-epoch selection and progress reports.
+only in the update. A ``LearningRule`` supplies the update. An engine runs one epoch of it: here
+(``SerialEngine``: a fresh permutation per epoch, progress reports) or as a round of iterative
+parameter mixing on dask (``train.mixing.MixingEngine``). ``run_epochs`` supplies the rest for
+both: epochs, dev scoring, best-epoch selection, checkpoints and resuming from one.
 """
 from __future__ import annotations
 
+import functools
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -133,9 +136,14 @@ class EpochRecord:
 
 @dataclass
 class LoopState:
-    """Where a run stands after ``epoch`` epochs: the rule's ``save_state()``, the epochs so far and the
-    best dev epoch. With the seed, it determines the rest of the run: epoch e visits the sentences
-    in the e-th permutation drawn from the seed."""
+    """Where a run stands after ``epoch`` epochs: the engine's ``save_state()`` (the rule's, or every
+    shard's under parameter mixing), the epochs so far and the best dev epoch. With the seed, it
+    determines the rest of the run: epoch e visits the sentences in the e-th permutation drawn from
+    the seed.
+
+    weights : callable giving the weights to use now (what a checkpoint's model holds), computed at
+        most once per epoch; None in a state read back from a checkpoint.
+    """
 
     epoch: int
     rule_state: dict
@@ -143,62 +151,114 @@ class LoopState:
     best_epoch: int
     best_score: float
     best_weights: np.ndarray | None
+    weights: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
 
 
-def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, chunk_sentences=2000,
-                 callback=None, checkpoint=None, resume=None, start_epoch=0):
-    """Train ``rule`` for ``epochs`` passes; the best dev epoch's weights end up in the model.
+class SerialEngine:
+    """Epochs of ``rule`` on ``problem`` in this process: epoch e visits every sentence in the e-th
+    permutation drawn from ``seed``, in calls of ``chunk_sentences`` sentences (progress between).
 
-    dev_score : callable(weights) -> dict with a "score" key (higher is better), or None (the last
-        epoch's weights are kept). progress : callable(epoch, done, total, stats) or None.
+    progress : callable(epoch, done, total, stats) or None.
+    """
+
+    def __init__(self, rule, problem, seed=0, progress=None, chunk_sentences=2000):
+        self.rule, self.problem, self.seed = rule, problem, seed
+        self.progress, self.chunk_sentences = progress, chunk_sentences
+
+    def start(self, state=None, skip=0):
+        """Begin the run (``rule.begin``), or continue it from ``state`` (a ``save_state()``);
+        skip : the epochs already run, whose permutations are drawn and dropped."""
+        self.rng = np.random.default_rng(self.seed)
+        for _ in range(skip):
+            self.rng.permutation(self.problem.n_sentences)
+        if state is None:
+            self.rule.begin(self.problem)
+        elif "shards" in state:
+            raise ConfigError(f"the checkpoint was written by parameter mixing over {state['shards']} shards; "
+                              "this run is serial")
+        else:
+            self.rule.load_state(self.problem, state)
+
+    def epoch(self, epoch):
+        """One pass over every sentence; returns the rule's counters and ``end_epoch`` figures."""
+        n = self.problem.n_sentences
+        step = max(n, 1) if self.rule.batch else self.chunk_sentences  # a batch solver sees every sentence
+        visit_order = self.rng.permutation(n).astype(np.int64)
+        totals = {}
+        for lo in range(0, n, step):
+            counts = self.rule.run(visit_order[lo: lo + step])
+            for k, v in counts.items():
+                totals[k] = totals.get(k, 0) + v
+            if self.progress is not None:
+                self.progress(epoch, min(lo + step, n), n, totals)
+        totals.update(self.rule.end_epoch())
+        return totals
+
+    def weights(self):
+        """The weights to use now, as a new array."""
+        return self.rule.weights()
+
+    def final_weights(self):
+        """The weights to keep after the last epoch (may reuse the rule's buffers)."""
+        return self.rule.final_weights()
+
+    def converged(self):
+        """Whether the rule has met its own stopping test (a batch solver's convergence)."""
+        return self.rule.converged()
+
+    def save_state(self):
+        """The rule's ``save_state()`` (its own buffers: written out before the next epoch)."""
+        return self.rule.save_state()
+
+
+def run_epochs(engine, epochs, dev_score=None, callback=None, checkpoint=None, resume=None, start_epoch=0):
+    """Run ``engine`` (``SerialEngine`` or ``mixing.MixingEngine``) for ``epochs`` epochs; the best
+    dev epoch's weights (the last epoch's without ``dev_score``) end up in ``engine.problem.model``.
+
+    dev_score : callable(weights) -> dict with a "score" key (higher is better), or None.
     callback : callable(EpochRecord) called as each epoch ends, or None.
     checkpoint : callable(LoopState) called as each epoch ends (before ``callback``), or None.
-    resume : a LoopState to continue from (``rule.load_state`` instead of ``rule.begin``); the run
-        then ends as the uninterrupted run with the same seed would.
+    resume : a LoopState to continue from; the run then ends as the uninterrupted run with the same
+        seed would.
     start_epoch : epochs already run (continued training): their permutations are drawn and skipped,
         so that the visit orders continue the seed's sequence.
     Returns (history: list of EpochRecord, best_epoch).
     """
-    rng = np.random.default_rng(seed)
-    n = problem.n_sentences
-    for _ in range(start_epoch):
-        rng.permutation(n)
     if resume is None:
-        rule.begin(problem)
+        engine.start(None, start_epoch)
         history, first = [], 1
         best_epoch, best_score, best_weights = 0, -np.inf, None
     else:
-        rule.load_state(problem, resume.rule_state)
+        engine.start(resume.rule_state, start_epoch + resume.epoch)
         history, first = list(resume.history), resume.epoch + 1
         best_epoch, best_score, best_weights = resume.best_epoch, resume.best_score, resume.best_weights
-        for _ in range(resume.epoch):
-            rng.permutation(n)  # the RNG where the interrupted run left it
     for epoch in range(first, epochs + 1):
         start = time.perf_counter()
-        visit_order = rng.permutation(n).astype(np.int64)
-        totals = {}
-        chunk = max(n, 1) if rule.batch else chunk_sentences
-        for lo in range(0, n, chunk):
-            counts = rule.run(visit_order[lo: lo + chunk])
-            for k, v in counts.items():
-                totals[k] = totals.get(k, 0) + v
-            if progress is not None:
-                progress(epoch, min(lo + chunk, n), n, totals)
-        totals.update(rule.end_epoch())
+        totals = engine.epoch(epoch)
         record = EpochRecord(epoch, time.perf_counter() - start, totals)
+        current = functools.cache(engine.weights)  # dev scoring and the checkpoint share one copy
         if dev_score is not None:
-            weights = rule.weights()
-            record.dev = dev_score(weights)
+            record.dev = dev_score(current())
             if record.dev["score"] > best_score:
-                best_epoch, best_score, best_weights = epoch, record.dev["score"], weights
+                best_epoch, best_score, best_weights = epoch, record.dev["score"], current()
         else:
             best_epoch = epoch
         history.append(record)
         if checkpoint is not None:
-            checkpoint(LoopState(epoch, rule.save_state(), history, best_epoch, best_score, best_weights))
+            checkpoint(LoopState(epoch, engine.save_state(), history, best_epoch, best_score, best_weights, current))
         if callback is not None:
             callback(record)
-        if rule.converged():
+        del current  # the cached copy is freed before ``final_weights`` builds the last one
+        if engine.converged():
             break
-    problem.model.weights = best_weights if best_weights is not None else rule.final_weights()
+    engine.problem.model.weights = best_weights if best_weights is not None else engine.final_weights()
     return history, best_epoch
+
+
+def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, chunk_sentences=2000,
+                 callback=None, checkpoint=None, resume=None, start_epoch=0):
+    """Train ``rule`` serially for ``epochs`` passes (``SerialEngine``, ``run_epochs``); the best
+    dev epoch's weights end up in the model. Arguments as in ``run_epochs`` and ``SerialEngine``.
+    Returns (history: list of EpochRecord, best_epoch)."""
+    engine = SerialEngine(rule, problem, seed, progress, chunk_sentences)
+    return run_epochs(engine, epochs, dev_score, callback, checkpoint, resume, start_epoch)

@@ -29,11 +29,12 @@ def plain_json(value):
 CHECKPOINT_PREFIX = "checkpoint__"
 
 
-def write_checkpoint(path, model, rule, state, run_key, input_metadata):
-    """A model file of the weights reached after ``state.epoch`` epochs, plus ``state`` (a
-    ``LoopState``): its arrays as ``checkpoint__NAME``, the rest in the metadata "checkpoint"."""
+def write_checkpoint(path, model, state, run_key, input_metadata):
+    """A model file of the weights reached after ``state.epoch`` epochs (``state.weights()``), plus
+    ``state`` (a ``LoopState``): its arrays as ``checkpoint__NAME``, the rest in the metadata
+    "checkpoint"."""
     snapshot = copy.copy(model)
-    snapshot.weights = rule.weights()
+    snapshot.weights = state.weights()
     arrays, scalars = {}, {}
     for name, value in state.rule_state.items():
         if isinstance(value, np.ndarray):

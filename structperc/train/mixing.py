@@ -18,11 +18,14 @@ Visit order. Each shard draws the same global permutation as the serial loop
 (``default_rng(seed).permutation(n)`` per epoch) and visits its own sentences in that order, so
 one shard replays the serial run exactly and any S is deterministic. The mixing sums in shard
 order, never in completion order: the same seed and S give the same model bytes.
+
+Epochs, dev scoring, best-epoch choice and checkpoints are the serial loop's (``base.run_epochs``):
+``MixingEngine`` runs one epoch as one mixing round. A checkpoint holds every shard's rule state
+and the mixed weights, so a run resumed from it ends as the uninterrupted run (with as many shards).
 """
 from __future__ import annotations
 
 import os
-import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -32,7 +35,7 @@ import numpy as np
 from structperc.errors import ConfigError, StructpercError
 from structperc._kernels.encode.csr import gather_rows
 from structperc._kernels.learn.sgd import STEPS
-from structperc.train.base import EpochRecord, Problem
+from structperc.train.base import Problem, run_epochs
 
 MIXES = ("uniform", "errors")
 CONNECT_TIMEOUT = "5s"
@@ -88,14 +91,20 @@ class Shard:
     data holds the shard's sentences (at ``positions``): its own subset (``subset_data``), or, on a
     worker in the client's process, the whole corpus, shared and never copied."""
 
-    def __init__(self, rule, layout, data, sentences, positions, n_total, seed, weights):
+    def __init__(self, rule, layout, data, sentences, positions, n_total, seed, weights, state=None, skip=0):
         self.rule = rule
         # from zeros (a fresh run), np.zeros leaves the pages to be mapped as the epochs touch them
         start = weights.copy() if weights.any() else np.zeros(weights.shape)
-        self.rule.begin(Problem(ShardModel(layout, start), data))
+        problem = Problem(ShardModel(layout, start), data)
+        if state is None:
+            self.rule.begin(problem)
+        else:  # where the shard stood after the checkpoint's epoch
+            self.rule.load_state(problem, state)
         self.local = np.full(n_total, -1, dtype=np.int64)
         self.local[sentences] = positions
         self.rng = np.random.default_rng(seed)
+        for _ in range(skip):  # the permutations of the epochs already run
+            self.rng.permutation(n_total)
 
     def epoch(self, weights=None):
         """One pass from ``weights`` (None: from the current weights); returns (counters, the
@@ -116,6 +125,10 @@ class Shard:
     def averaged(self):
         """(the rule's weights now, what its average counts: examples or SGD steps)."""
         return self.rule.weights(), self._averaged_count()
+
+    def save_state(self):
+        """The rule's ``save_state()``: its arrays may be its own buffers, read before the next call."""
+        return self.rule.save_state()
 
     def _averaged_count(self):
         rule = self.rule
@@ -212,56 +225,78 @@ def _start_actors(futures):
         raise _lost("while the shards were sent") from None
 
 
-def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=None, progress=None,
-                callback=None, n_shards=None, share=None):
-    """``train_online`` by iterative parameter mixing over the workers of ``client``.
+class MixingEngine:
+    """Epochs as rounds of iterative parameter mixing over the workers of a dask ``client``: the
+    engine ``run_epochs`` drives in place of ``base.SerialEngine`` (same ``start``, ``epoch``,
+    ``weights``, ``final_weights``, ``save_state``).
 
-    Same arguments and result as ``train_online`` (the best dev epoch's weights, or the last
-    epoch's, end up in the model), plus the dask ``client``, ``mix`` ("uniform" or "errors") and
-    ``n_shards`` (default: one per worker) and ``share``: whether the shards read the client's
-    corpus in place instead of a copy of their sentences each (default: when the workers are threads
-    of this process). Returns (history, best_epoch).
+    mix : "uniform" or "errors"; n_shards : default one per worker; share : whether the shards read
+    the client's corpus in place instead of a copy of their sentences each (default: when the
+    workers are threads of this process). progress : callable(epoch, done, total, stats), called
+    once per epoch.
+
+    Its state (``save_state``) holds every shard's rule state, as ``shard{i}__NAME``, the mixed
+    weights and the number of shards: a run resumes from it only with as many shards.
     """
-    check_mix(mix, rule)
-    workers = sorted(client.scheduler_info(n_workers=-1)["workers"]) if n_shards is None else None
-    if workers is not None and not workers:
-        raise EngineError("the dask cluster has no workers")
-    n_shards = n_shards or len(workers)
-    n = problem.n_sentences
-    layout = problem.model.layout()
-    weights = problem.model.weights
-    options = shard_options(rule, problem)
-    # workers that are threads of this process (the default LocalCluster) share the corpus
-    shared = str(client.scheduler.address).startswith("inproc://") if share is None else share
-    actors = []
-    for i, sentences in enumerate(shard_sentences(n, n_shards)):
-        shard = type(rule)(**options)
-        target = {"workers": [workers[i % len(workers)]]} if workers else {}
-        if shared:
-            data, positions = problem.data, sentences
-        else:
-            data, positions = subset_data(problem.data, sentences), np.arange(len(sentences), dtype=np.int64)
-        with warnings.catch_warnings():
-            # the shard's data is large and is meant to travel once, with the actor that keeps it
-            warnings.filterwarnings("ignore", message="Sending large graph")
-            future = client.submit(Shard, shard, layout, data, sentences, positions, n, seed, weights, actor=True,
-                                   pure=False, **target)
-        actors.append(future)
-        del data
-    actors = _start_actors(actors)
-    history = []
-    best_epoch, best_score, best_weights = 0, -np.inf, None
-    mixed = None
-    buffer = np.empty_like(weights)  # the mixed weights, rewritten after each epoch
-    threads = min(n_shards, os.cpu_count() or 1)
-    for epoch in range(1, epochs + 1):
-        start = time.perf_counter()
+
+    def __init__(self, rule, problem, client, seed=0, mix="uniform", progress=None, n_shards=None, share=None):
+        check_mix(mix, rule)
+        self.workers = sorted(client.scheduler_info(n_workers=-1)["workers"]) if n_shards is None else None
+        if self.workers is not None and not self.workers:
+            raise EngineError("the dask cluster has no workers")
+        self.rule, self.problem, self.client, self.seed, self.mix = rule, problem, client, seed, mix
+        self.progress = progress
+        self.n_shards = n_shards or len(self.workers)
+        # workers that are threads of this process (the default LocalCluster) share the corpus
+        self.shared = str(client.scheduler.address).startswith("inproc://") if share is None else share
+        self.threads = min(self.n_shards, os.cpu_count() or 1)
+
+    def start(self, state=None, skip=0):
+        """Send every shard its sentences and its copy of the rule, fresh or at ``state``; skip :
+        the epochs already run (their permutations are drawn and dropped)."""
+        if state is not None and state.get("shards") != self.n_shards:
+            written = f"mixing over {state['shards']} shards" if "shards" in state else "a serial run"
+            raise ConfigError(f"the checkpoint was written by {written}; this run mixes {self.n_shards} shards")
+        problem, n = self.problem, self.problem.n_sentences
+        layout, weights = problem.model.layout(), problem.model.weights
+        options = shard_options(self.rule, problem)
+        actors = []
+        for i, sentences in enumerate(shard_sentences(n, self.n_shards)):
+            shard = type(self.rule)(**options)
+            target = {"workers": [self.workers[i % len(self.workers)]]} if self.workers else {}
+            if self.shared:
+                data, positions = problem.data, sentences
+            else:
+                data, positions = subset_data(problem.data, sentences), np.arange(len(sentences), dtype=np.int64)
+            shard_state = None
+            if state is not None:
+                prefix = f"shard{i}__"
+                shard_state = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+            with warnings.catch_warnings():
+                # the shard's data is large and is meant to travel once, with the actor that keeps it
+                warnings.filterwarnings("ignore", message="Sending large graph")
+                future = self.client.submit(Shard, shard, layout, data, sentences, positions, n, self.seed, weights,
+                                            shard_state, skip, actor=True, pure=False, **target)
+            actors.append(future)
+            del data, shard_state
+        self.actors = _start_actors(actors)
+        self.epoch_number = skip
+        self.buffer = np.empty_like(weights)  # the mixed weights, rewritten after each epoch
+        self.mixed = None  # None: the shards go on from their own weights
+        if state is not None:
+            self.buffer[:] = state["mixed"]
+            self.mixed = self.buffer
+
+    def epoch(self, epoch):
+        """Every shard's pass from the mixed weights, then the mix; returns the summed counters
+        (objective and eta: their mean over the shards)."""
+        self.epoch_number = epoch
         # every shard has read ``mixed`` (its jump) by the time it returns, so it can be rewritten
-        results = _call(actors, "epoch", f"during epoch {epoch}", mixed)
+        results = _call(self.actors, "epoch", f"during epoch {epoch}", self.mixed)
         counts = [c for c, _ in results]
-        mistakes = [c.get(rule.mistakes, 0) if rule.mistakes else 0 for c in counts]
-        mu = mixing_weights(mix, mistakes) * np.array([scale for _, (_, scale) in results])
-        mixed = mix_weights([w for _, (w, _) in results], mu, out=buffer, threads=threads)
+        mistakes = [c.get(self.rule.mistakes, 0) if self.rule.mistakes else 0 for c in counts]
+        mu = mixing_weights(self.mix, mistakes) * np.array([scale for _, (_, scale) in results])
+        self.mixed = mix_weights([w for _, (w, _) in results], mu, out=self.buffer, threads=self.threads)
         del results
         totals = {}
         for c in counts:
@@ -270,33 +305,51 @@ def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=
         for k in ("objective", "eta"):
             if k in totals:  # per-shard figures: report the mean, not the sum
                 totals[k] /= len(counts)
-        if progress is not None:
-            progress(epoch, n, n, totals)
-        record = EpochRecord(epoch, time.perf_counter() - start, totals)
-        if dev_score is not None:
-            current = _weights(actors, mixed, rule, epoch)
-            record.dev = dev_score(current)
-            if record.dev["score"] > best_score:
-                best_epoch, best_score, best_weights = epoch, record.dev["score"], current
-        else:
-            best_epoch = epoch
-        history.append(record)
-        if callback is not None:
-            callback(record)
-    if best_weights is None:  # the last epoch's weights, built in the buffers that are free now
-        best_weights = mixed
-        if getattr(rule, "average", False):
-            averaged = _call(actors, "final", f"after epoch {epochs}")
-            best_weights = combine_averages(averaged, out=buffer, threads=threads)
-    problem.model.weights = best_weights
-    return history, best_epoch
+        if self.progress is not None:
+            n = self.problem.n_sentences
+            self.progress(epoch, n, n, totals)
+        return totals
+
+    def _averaged(self):
+        return getattr(self.rule, "average", False)
+
+    def weights(self):
+        """The weights to use now, as a new array: the combined averages, or the mixed weights."""
+        if not self._averaged():
+            return self.mixed.copy()
+        return combine_averages(_call(self.actors, "averaged", f"after epoch {self.epoch_number}"))
+
+    def final_weights(self):
+        """The last epoch's weights, built in the buffers that are free now."""
+        if not self._averaged():
+            return self.mixed
+        averaged = _call(self.actors, "final", "after the last epoch")
+        return combine_averages(averaged, out=self.buffer, threads=self.threads)
+
+    def converged(self):
+        """Parameter mixing runs its epochs to the end (the batch solver is refused before)."""
+        return False
+
+    def save_state(self):
+        state = {"shards": self.n_shards, "mixed": self.mixed}
+        shard_states = _call(self.actors, "save_state", f"after epoch {self.epoch_number}")
+        for i, shard_state in enumerate(shard_states):
+            state.update({f"shard{i}__{k}": v for k, v in shard_state.items()})
+        return state
 
 
-def _weights(actors, mixed, rule, epoch):
-    """The weights to use after an epoch: the combined averages, or the mixed weights."""
-    if not getattr(rule, "average", False):
-        return mixed.copy()
-    return combine_averages(_call(actors, "averaged", f"after epoch {epoch}"))
+def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=None, progress=None,
+                callback=None, n_shards=None, share=None, checkpoint=None, resume=None, start_epoch=0):
+    """``train_online`` by iterative parameter mixing over the workers of ``client``
+    (``MixingEngine`` driven by ``run_epochs``).
+
+    Same arguments and result as ``train_online`` (the best dev epoch's weights, or the last
+    epoch's, end up in the model; ``checkpoint``, ``resume`` and ``start_epoch`` as there), plus
+    the dask ``client``, ``mix``, ``n_shards`` and ``share`` of ``MixingEngine``. Returns
+    (history, best_epoch).
+    """
+    engine = MixingEngine(rule, problem, client, seed, mix, progress, n_shards, share)
+    return run_epochs(engine, epochs, dev_score, callback, checkpoint, resume, start_epoch)
 
 
 @contextmanager
