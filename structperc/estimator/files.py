@@ -112,35 +112,37 @@ class FilePipeline:
         encoded = EncodedCorpus(**{k: arrays.get(f"encoded__{k}") for k in fields})
         return encoder, encoded, meta["input"]
 
-    def reader_options(self, format=None, tag_sep=None):
-        """The ``read_corpus`` options recorded at fitting; ``format`` and ``tag_sep`` replace them
-        when given (another format drops the recorded options of the training format)."""
+    def reader_options(self, format=None, tag_sep=None, encoding=None):
+        """The ``read_corpus`` options recorded at fitting; ``format``, ``tag_sep`` and ``encoding``
+        replace them when given (another format drops the recorded options of the training format)."""
         options = dict(self.model_.metadata.get("input", {}))
         if format is not None and format != options.get("format"):
             options["format"] = format
             options.pop("tag_sep", None)
         if tag_sep is not None:
             options["tag_sep"] = tag_sep
+        if encoding is not None:
+            options["encoding"] = encoding
         return options
 
-    def read(self, path, format=None, require_label=True, tag_sep=None):
+    def read(self, path, format=None, require_label=True, tag_sep=None, encoding=None):
         """Read a corpus file as the training corpus was read."""
         from structperc.readers import read_corpus
 
         self._check_templates()
-        return read_corpus(path, **self.reader_options(format, tag_sep), require_label=require_label)
+        return read_corpus(path, **self.reader_options(format, tag_sep, encoding), require_label=require_label)
 
     def _check_templates(self):
         if isinstance(self.model_.encoder, AttributeEncoder):
             raise ConfigError("this model was trained on feature dicts and has no templates: "
                               "tag its input with the Python API (Tagger.predict on dicts)")
 
-    def evaluate_file(self, path, format=None, tag_sep=None):
+    def evaluate_file(self, path, format=None, tag_sep=None, encoding=None):
         """``evaluate`` on a labelled corpus file read as the training corpus was."""
-        return self.evaluate(self.read(path, format, tag_sep=tag_sep))
+        return self.evaluate(self.read(path, format, tag_sep=tag_sep, encoding=encoding))
 
     def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
-                 force_column=None):
+                 force_column=None, encoding=None):
         """Read, tag and write batch by batch: the input columns plus the predicted label.
 
         input : file, or "-" for standard input; read lazily, so files larger than memory stream.
@@ -169,12 +171,12 @@ class FilePipeline:
             from structperc.model.marginals import marginals as label_marginals
 
             check_probabilistic(model)
-        options = self.reader_options(format, tag_sep)
+        options = self.reader_options(format, tag_sep, encoding)
         force_name = None
         if force_column is not None:
             columns = list(options.get("columns") or [])
             if int(force_column) < 1:
-                raise ConfigError(f"--force-column is 1-based, got {force_column!r}")
+                raise ConfigError(f"force_column is 1-based, got {force_column!r}")
             columns += [f"col{i}" for i in range(len(columns) + 1, int(force_column) + 1)]
             force_name = columns[int(force_column) - 1]
             options["columns"] = columns
@@ -186,7 +188,7 @@ class FilePipeline:
                 forced = None
                 if force_name is not None:
                     if force_name not in batch.columns:
-                        raise ConfigError(f"--force-column {force_column}: the input has no column {force_column}")
+                        raise ConfigError(f"force_column={force_column}: the input has no column {force_column}")
                     forced = forced_label_ids(model, batch.columns[force_name], missing, batch.path, batch.line_numbers)
                     check_forced(model, forced, batch.sentence_offsets, batch.path, batch.line_numbers)
                 extra, headers = None, None

@@ -161,7 +161,8 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         if missing:
             raise ConfigError(
                 f"{corpus.path}: templates use column(s) {', '.join(missing)} but the input has "
-                f"{', '.join(corpus.columns)} (name columns with --columns, or give a lexicon with --lexicon NAME=FILE)"
+                f"{', '.join(corpus.columns)} (name the columns with columns=..., or give a lexicon with "
+                f"lexicons=NAME=FILE)"
             )
 
     # ---------------------------------------------------------------- keys

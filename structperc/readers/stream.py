@@ -89,7 +89,7 @@ def _read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_rang
                 line = first_line + data.count(b"\n", 0, error.start)
                 raise InputFormatError(
                     name, line, f"cannot decode byte {data[error.start:error.start + 1]!r} as "
-                    f"{encoding} ({error.reason}); pass the right --encoding") from None
+                    f"{encoding} ({error.reason}); give the right encoding=NAME") from None
             except LookupError:
                 raise ConfigError(f"unknown encoding {encoding!r}") from None
             lines = text.split("\n")

@@ -35,7 +35,7 @@ from structperc._kernels.learn.sgd import STEPS
 from structperc.train.base import EpochRecord, Problem
 
 MIXES = ("uniform", "errors")
-# the counter of each rule that counts mistakes (for --mix errors)
+# the counter of each rule that counts mistakes (for mix="errors")
 MISTAKES = {"perceptron": "sentence_errors", "hinge": "violations"}
 CONNECT_TIMEOUT = "5s"
 
@@ -130,8 +130,8 @@ def check_mix(mix, rule):
     if mix not in MIXES:
         raise ValueError(f"unknown mix {mix!r}: choose one of {', '.join(MIXES)}")
     if mix == "errors" and rule.name not in MISTAKES:
-        raise ConfigError(f"--mix errors needs a rule that counts mistakes; the {rule.name} trainer counts none "
-                          f"(use --mix uniform)")
+        raise ConfigError(f"mix='errors' needs a rule that counts mistakes; the {rule.name} trainer counts none "
+                          f"(use mix='uniform')")
 
 
 def mixing_weights(mix, mistakes):
