@@ -15,7 +15,7 @@ from typing import Annotated, Optional
 import typer
 from typer.core import TyperGroup
 
-from structperc.cli.options import (Encoding, InputFormat, ModelFile, Output, Quiet, TagSep, check_json,
+from structperc.cli.options import (Encoding, InputFormat, ModelFile, Output, Quiet, TagSep, UsageError, check_json,
                                     choices, flags_in, hidden, plural, renamed, value_of)
 from structperc.cli.progress import announce_compiling, examples
 from structperc.cli.train import TRAIN_EPILOG, train_command
@@ -35,10 +35,6 @@ def _version():
         import structperc
 
         return structperc.__version__
-
-
-# click's UsageError, found through typer's public BadParameter (typer vendors its own copy of click)
-UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 
 def _usage_line(error):

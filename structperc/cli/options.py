@@ -16,6 +16,10 @@ from structperc.features.templates import PRESETS
 from structperc.readers.registry import FORMATS
 
 
+# click's UsageError, found through typer's public BadParameter (typer vendors its own copy of click)
+UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
 def choices(name, values):
     """An Enum (str-valued) of ``values``: typer shows them in ``--help`` and refuses any other."""
     return enum.Enum(name, {value: value for value in values}, type=str)
@@ -129,23 +133,25 @@ def flag_name(parameter):
     return "--" + parameter.replace("_", "-")
 
 
-def check_applies(mode, mode_names, applies, options):
+def check_applies(mode, mode_names, applies, options, default=None):
     """Usage error for the first option of ``options`` (parameter name -> value) given although
     ``applies`` (parameter -> the modes it applies to) does not list ``mode``.
 
-    mode_names : mode -> how the message names it (e.g. "--semi")."""
+    mode_names : mode -> how the message names it (e.g. "--semi"); default : the mode of a command
+    that names none (its message says only where the option applies)."""
     for name, modes in applies.items():
         if given(options.get(name)) and mode not in modes:
-            where = ", ".join(mode_names[m] for m in modes)
-            raise typer.BadParameter(f"does not apply with {mode_names[mode]} (only with {where})",
-                                     param_hint=f"'{flag_name(name)}'")
+            where = " or ".join(mode_names[m] for m in modes)
+            if mode == default:
+                raise UsageError(f"{flag_name(name)} applies only with {where}")
+            raise UsageError(f"{mode_names[mode]} does not take {flag_name(name)} (it applies only with {where})")
 
 
 def check_requires(requires, options):
     """Usage error for an option given without the one it needs (``requires``: parameter -> needed)."""
     for name, needed in requires.items():
         if given(options.get(name)) and not given(options.get(needed)):
-            raise typer.BadParameter(f"applies only with {flag_name(needed)}", param_hint=f"'{flag_name(name)}'")
+            raise UsageError(f"{flag_name(name)} applies only with {flag_name(needed)}")
 
 
 def plural(count, word, plural_word=None):

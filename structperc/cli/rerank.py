@@ -109,7 +109,8 @@ def nbest_command(
 # which options apply to which learner; an option not listed applies to all
 LEARNER_OPTIONS = {
     "epochs": ("perceptron", "voted", "kernel"), "seed": ("perceptron", "voted", "kernel"),
-    "average": ("perceptron",), "no_average": ("perceptron",), "boost_rounds": ("boost",), "rounds": ("boost",), "epsilon": ("boost",),
+    "average": ("perceptron",), "no_average": ("perceptron",),
+    "boost_rounds": ("boost",), "rounds": ("boost",), "epsilon": ("boost",),
     "kernel": ("voted", "kernel"),
 }
 LEARNER_NAMES = {name: f"--learner {name}" for name in ("perceptron", "voted", "kernel", "boost")}

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from structperc.cli.options import (Encoding, Format, Json, Quiet, TagSep, TEMPLATES_METAVAR, check_applies,
+from structperc.cli.options import (Encoding, Format, Json, Quiet, TagSep, TEMPLATES_METAVAR, UsageError, check_applies,
                                     check_requires, choices, given, split_list, template_spec, value_of)
 from structperc.cli.progress import Progress, announce_compiling, checkpoint_path
 from structperc.ensembles.semisupervised import METHODS
@@ -54,11 +54,10 @@ def training_mode(options):
     """The way of training that ``options`` (parameter name -> value) ask for; a usage error for an
     option that does not apply to it, or that lacks the option it needs."""
     mode = next((m for m in ALL if m == "plain" or given(options[_selector(m)])), "plain")
-    check_applies(mode, MODES, APPLIES, options)
+    check_applies(mode, MODES, APPLIES, options, default="plain")
     check_requires(REQUIRES, options)
     if given(options["mix"]) and (options["workers"] or 1) == 1 and not given(options["scheduler"]):
-        raise typer.BadParameter("applies only to parameter mixing (--workers N > 1 or --scheduler)",
-                                 param_hint="'--mix'")
+        raise UsageError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
     return mode
 
 
