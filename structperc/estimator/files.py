@@ -184,7 +184,7 @@ class FilePipeline:
         start = time.perf_counter()
         sentences = tokens = 0
         with open_output(output) as out:
-            for batch in iter_corpus(input, **options, require_label=False):
+            for batch in iter_corpus(input, **options, require_label=False, allow_empty=True):
                 forced = None
                 if force_name is not None:
                     if force_name not in batch.columns:
