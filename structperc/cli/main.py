@@ -321,9 +321,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Print a warning as one line on stderr: `file:line: warning: ...` for input warnings."""
     if isinstance(message, StructpercWarning) and message.path is not None:
         where = message.path if message.line is None else f"{message.path}:{message.line}"
-        text = f"{where}: warning: {message.message}"
+        text = f"{where}: warning: {flags_in(message.message)}"
     else:
-        text = f"structperc: warning: {message}"
+        text = f"structperc: warning: {flags_in(str(message))}"
     print(text, file=sys.stderr if file is None else file)
 
 
