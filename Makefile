@@ -80,7 +80,7 @@ $(CLUSTER_PATHS): | install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	mkdir -p corpora/clusters
 	$(SP) clusters $(MIRROR_DIR)/unlabeled_en/*.txt corpora/ud_english_ewt/en_ewt-ud-train.conllu \
-	    --clusters 256 --min-count 3 --output $(CLUSTER_PATHS)
+	    --n-clusters 256 --min-count 3 --output $(CLUSTER_PATHS)
 
 clusters: $(CLUSTER_PATHS)
 

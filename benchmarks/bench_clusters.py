@@ -27,10 +27,10 @@ from sections import write_section  # benchmarks/sections.py (the script's folde
 
 ROOT = Path(__file__).resolve().parent.parent
 MIRROR = Path(os.environ.get("STRUCTPERC_MIRROR", "/work/shared/corpora"))
-COMMAND = ("import typer\n"
-           "from structperc.cli.main import handles_errors\n"
-           "from structperc.cli.clusters import clusters\n"
-           "typer.run(handles_errors(clusters))\n")
+COMMAND = ("import sys\n"
+           "from structperc.cli.main import main\n"
+           "sys.argv[1:1] = ['clusters']\n"
+           "main()\n")
 
 
 def default_inputs():
@@ -67,7 +67,7 @@ def main():
     args = parser.parse_args()
     inputs = args.inputs or default_inputs()
     output = args.output or tempfile.mktemp(suffix=".paths")
-    argv = [sys.executable, "-c", COMMAND, *inputs, "--clusters", str(args.clusters),
+    argv = [sys.executable, "-c", COMMAND, *inputs, "--n-clusters", str(args.clusters),
             "--min-count", str(args.min_count), "--output", output, "--json", "--quiet"]
     folder = tempfile.TemporaryDirectory(prefix="structperc-wcluster-") if args.wcluster else None
     if args.wcluster:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -244,15 +243,8 @@ def test_write_paths_leaves_nothing_on_error(tmp_path):
 
 
 def _app():
-    from structperc.cli.main import handles_errors
-    from structperc.cli.clusters import CLUSTERS_EPILOG, clusters
-
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-    app.command("clusters", epilog=CLUSTERS_EPILOG)(handles_errors(clusters))
-
-    @app.command("noop", hidden=True)
-    def noop():  # a second command keeps "clusters" a subcommand
-        pass
+    # the application itself: its main turns errors into one line, once for every command
+    from structperc.cli.main import app
 
     return app
 
@@ -260,7 +252,7 @@ def _app():
 def test_cli_clusters(tmp_path):
     path = _corpus(tmp_path)
     out = tmp_path / "paths.txt"
-    result = CliRunner().invoke(_app(), ["clusters", str(path), str(DATA / "tiny.conllu"), "--clusters", "6",
+    result = CliRunner().invoke(_app(), ["clusters", str(path), str(DATA / "tiny.conllu"), "--n-clusters", "6",
                                          "--min-count", "2", "--output", str(out), "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
@@ -276,17 +268,13 @@ def test_cli_errors(tmp_path):
     assert result.exit_code == 2
     assert "missing.txt: no such file" in result.output
     assert not (tmp_path / "p.txt").exists()
-    result = CliRunner().invoke(_app(), ["clusters", str(_corpus(tmp_path)), "--clusters", "0"])
-    assert result.exit_code == 2 and "--clusters" in result.output
+    result = CliRunner().invoke(_app(), ["clusters", str(_corpus(tmp_path)), "--n-clusters", "0"])
+    assert result.exit_code == 2 and "--n-clusters" in result.output
 
 
 def test_cli_subprocess_stdout(tmp_path):
     path = _corpus(tmp_path)
-    script = ("import sys, typer\n"
-              "from structperc.cli.main import handles_errors\n"
-              "from structperc.cli.clusters import clusters\n"
-              "typer.run(handles_errors(clusters))\n")
-    done = subprocess.run([sys.executable, "-c", script, str(path), "--clusters", "5", "--quiet"],
+    done = subprocess.run([sys.executable, "-m", "structperc", "clusters", str(path), "--n-clusters", "5", "--quiet"],
                           capture_output=True, text=True, check=True)
     assert done.stderr == ""
     assert done.stdout.splitlines() == brown_clusters([path], n_clusters=5).lines()

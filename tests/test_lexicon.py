@@ -108,7 +108,7 @@ def test_preset_without_its_lexicon_is_a_clear_error():
     assert "clusters.p4[-2]" not in PRESETS["chunk-clusters"]
     assert parse_template("clusters.p6[-1]").parts == (("clusters.p6", -1),)
     corpus = as_corpus([["a", "b"]], [["X", "Y"]])
-    with pytest.raises(ConfigError, match="--lexicon clusters=FILE"):
+    with pytest.raises(ConfigError, match="lexicons=clusters=FILE"):
         Tagger(templates="pos-clusters").fit(corpus)
 
 

@@ -158,6 +158,6 @@ def test_cli_dense_count_without_gold_pairs_is_one_line_before_reading(tmp_path)
                            str(tmp_path / "m.npz"), "--dense-count", "5"], capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "structperc: error: dense_count (--dense-count) applies to gold pairs (all_pairs=False, --gold-pairs) "
-        "and is a positive integer, got 5 with all_pairs=True"]
+        "structperc: error: --dense-count applies to gold pairs (--gold-pairs) "
+        "and is a positive integer, got 5 with --all-pairs"]
     assert not (tmp_path / "m.npz").exists()

@@ -129,7 +129,7 @@ def test_one_sentence_per_line_file_read_as_ptb_warns_once(tmp_path):
     warning = caught[0].message
     assert (warning.path, warning.line) == (str(path), 1)
     assert str(warning).startswith(f"{path}:1: a sentence of 306 tokens (lines 1-101)")
-    assert "--format tagged" in str(warning)
+    assert "format='tagged'" in str(warning)  # the CLI says --format tagged (line 228)
 
     tagged, caught = read_warnings(path=path, format="tagged")
     assert tagged.n_sentences == 153 and tagged.n_tokens == 153 * 6 and not caught

@@ -10,12 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from structperc.data import splits as datasets
-from structperc.cli.main import handles_errors
-from structperc.cli.reproduce import compare_command, load_experiment, reproduce_command
+from structperc.cli.reproduce import load_experiment
 from structperc.errors import ConfigError, InputFormatError
 from structperc.evaluate.metrics import compare_tagged
 
@@ -67,7 +65,7 @@ def test_ptb_dataset_reads_the_split(tmp_path):
     data = datasets.load_dataset("ptb", tmp_path, ptb_root=tmp_path)
     assert (data.train.n_sentences, data.dev.n_sentences, data.test.n_sentences) == (2, 2, 2)
     assert data.test.columns["word"][1] == "s22"
-    with pytest.raises(ConfigError, match="--ptb-root"):
+    with pytest.raises(ConfigError, match="ptb_root"):
         datasets.load_dataset("ptb", tmp_path)
 
 
@@ -242,10 +240,10 @@ def test_compare_tagged_conllu_reads_the_named_gold_column_and_refuses_a_guess(t
     assert result["mcnemar"]["a_only"] == 1 and result["mcnemar"]["b_only"] == 0
     assert compare_tagged(a, b, gold="5")["accuracy_b"] == result["accuracy_b"]
     assert compare_tagged(a, b, gold="upos")["accuracy_a"] == 0.0  # xpos predictions against upos
-    with pytest.raises(ConfigError, match="looks like tagged CoNLL-U: name its gold column with --gold"):
+    with pytest.raises(ConfigError, match="looks like tagged CoNLL-U: name its gold column with gold="):
         compare_tagged(a, b)
     plain = write_tagged(tmp_path / "p.txt", CHUNKS_A)
-    with pytest.raises(ConfigError, match="--gold xpos needs tagged CoNLL-U"):
+    with pytest.raises(ConfigError, match="gold='xpos' needs tagged CoNLL-U"):
         compare_tagged(plain, plain, gold="xpos")
     with pytest.raises(ConfigError, match="column number from 1 to 3, got '4'"):
         compare_tagged(plain, plain, gold="4")
@@ -268,9 +266,9 @@ def test_compare_mismatched_files_name_file_and_line(tmp_path):
 
 
 def cli_app():
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-    app.command("reproduce")(handles_errors(reproduce_command))
-    app.command("compare")(handles_errors(compare_command))
+    # the application itself: its main turns errors into one line, once for every command
+    from structperc.cli.main import app
+
     return app
 
 
@@ -292,9 +290,9 @@ def test_compare_command_table_json_and_errors(tmp_path):
 
 def test_reproduce_command_rejects_unknown_experiment_and_dataset(tmp_path):
     runner = CliRunner()
-    out = runner.invoke(cli_app(), ["reproduce", "collins2003", "--out", str(tmp_path)])
+    out = runner.invoke(cli_app(), ["reproduce", "collins2003", "--output", str(tmp_path)])
     assert out.exit_code == 2 and "unknown experiment 'collins2003'" in out.output
-    out = runner.invoke(cli_app(), ["reproduce", "collins2002", "--only", "ptb", "--out", str(tmp_path)])
+    out = runner.invoke(cli_app(), ["reproduce", "collins2002", "--only", "ptb", "--output", str(tmp_path)])
     assert out.exit_code == 2 and "--ptb-root" in out.output
 
 

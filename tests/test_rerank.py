@@ -297,15 +297,10 @@ def test_untrained_direction_keeps_the_one_best():
 def test_cli_nbest_train_apply_and_errors(tmp_path):
     import json
 
-    import typer
     from typer.testing import CliRunner
 
-    from structperc.cli.main import handles_errors
-    from structperc.cli.rerank import register
+    from structperc.cli.main import app
 
-    app = typer.Typer()
-    app.command("noop")(lambda: None)
-    register(app, handles_errors)
     runner = CliRunner()
     lines = []
     rng = np.random.default_rng(0)
@@ -322,7 +317,7 @@ def test_cli_nbest_train_apply_and_errors(tmp_path):
     tagger.save(tmp_path / "m.npz")
     svm, vocab = tmp_path / "c.svm", tmp_path / "v.json"
     result = runner.invoke(app, ["nbest", str(tmp_path / "c.txt"), "--model", str(tmp_path / "m.npz"), "-k", "3",
-                                 "--format", "svmrank", "--vocab-out", str(vocab), "--output", str(svm), "--json"])
+                                 "--output-format", "svmrank", "--vocab-out", str(vocab), "--output", str(svm), "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["oracle"] >= summary["one_best"] and summary["sentences"] == 15

@@ -192,17 +192,3 @@ def test_no_cached_kernel_needs_the_symbols_of_numba_hashing(tmp_path):
     assert done.returncode == 0, done.stderr
     assert any(HASH_SYMBOL in p.read_bytes() for p in (tmp_path / "cache").rglob("*.nbc"))
     assert [p.name for p in caches if HASH_SYMBOL in p.read_bytes()] == []
-
-
-@pytest.mark.parametrize("code, status, err", [(None, 0, ""), (3, 3, ""), ("boom", 1, "boom\n")])
-def test_the_command_line_ends_without_teardown_but_as_sys_exit_would(code, status, err):
-    """``cli._end_process``: the exit status and message of SystemExit(code), buffered output
-    flushed and atexit functions run, then os._exit (the interpreter is not torn down)."""
-    script = ("import atexit, sys\n"
-              "from structperc.cli.main import _end_process\n"
-              "atexit.register(lambda: sys.stdout.write(' atexit'))\n"
-              "sys.stdout.write('buffered')\n"
-              f"_end_process({code!r})\n"
-              "print('not reached')\n")
-    done = _run("-c", script)
-    assert (done.returncode, done.stdout, done.stderr) == (status, "buffered atexit", err)

@@ -1,70 +1,61 @@
 """The ``clusters`` command, as a plain function with typer annotations.
 
-``cli.py`` registers it as ``clusters``, with the epilog ``examples(CLUSTERS_EPILOG)``, wrapped by
-``handles_errors``.
+``cli/main.py`` registers it as ``clusters``, with the epilog ``examples(CLUSTERS_EPILOG)``.
 
 The library function it wraps is ``structperc.clusters.brown.brown_clusters`` (which never prints).
 """
 import json
-import sys
 import time
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from structperc.cli.progress import announce_compiling
-from structperc.errors import ConfigError
+from structperc.cli.options import Json, Output, Quiet, check_json, choices, hidden, renamed, value_of
+from structperc.cli.progress import Bar, announce_compiling
+from structperc.readers.registry import FORMATS
 
 CLUSTERS_EPILOG = """Examples:
 
   structperc clusters ../shared/corpora/unlabeled_en/*.txt corpora/ud_english_ewt/en_ewt-ud-train.conllu \\
-      --clusters 256 --min-count 3 --output paths.txt
+      --n-clusters 256 --min-count 3 --output paths.txt
 
-  structperc clusters raw.txt --format raw --clusters 100 > paths.txt
+  structperc clusters raw.txt --format raw --n-clusters 100 > paths.txt
 
-  structperc clusters corpora/conll2000/train.txt --clusters 50 --quiet --json --output np_paths.txt
+  structperc clusters corpora/conll2000/train.txt --n-clusters 50 --quiet --json --output np_paths.txt
 """
 
 
-class MergeProgress:
-    """A one-line progress bar on stderr with merges per second (only on a terminal)."""
+ClusterFormat = choices("ClusterFormat", ("auto", "raw", *(name for name in FORMATS if name != "raw")))
+N_CLUSTERS = 256
+
+
+class MergeProgress(Bar):
+    """The merges as rich's bar on a terminal; remembers when merging started (for merges/s)."""
 
     def __init__(self, quiet):
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
+        super().__init__(quiet, "merges")
         self.merge_start = time.perf_counter()
 
     def __call__(self, done, total):
         if done == 0:  # reading is over, merging starts
             self.merge_start = time.perf_counter()
-        if self.quiet or not self.tty:
-            return
-        elapsed = max(time.perf_counter() - self.merge_start, 1e-9)
-        width = 30
-        filled = int(width * done / max(total, 1))
-        bar = "#" * filled + "." * (width - filled)
-        sys.stderr.write(f"\rclustering [{bar}] {done:,}/{total:,} merges  {done / elapsed:,.0f} merges/s ")
-        sys.stderr.flush()
-
-    def finish(self):
-        if not self.quiet and self.tty:
-            sys.stderr.write("\r" + " " * 100 + "\r")
-            sys.stderr.flush()
+        self.update("clustering", done, total)
 
 
 def clusters(
     inputs: List[Path] = typer.Argument(..., help="Text files: raw text, CoNLL columns, CoNLL-U or PTB .pos."),
-    n_clusters: int = typer.Option(256, "--clusters", "-c", help="Clusters kept while words are added (C)."),
-    min_count: int = typer.Option(1, "--min-count", help="Drop words seen fewer times than this."),
-    output: Optional[Path] = typer.Option(
-        None, "--output", "-o", help="Write the paths here (atomically) instead of stdout."),
-    format: str = typer.Option(
-        "auto", "--format", help="raw, conll, conllu, ptb, or auto: .conllu and .pos by extension, other "
-        "files are CoNLL when their lines have a constant number of columns, raw text otherwise."),
+    n_clusters: Optional[int] = typer.Option(None, "--n-clusters", "-c", min=1,
+                                             help=f"Clusters kept while words are added (C; default {N_CLUSTERS})."),
+    old_clusters: Optional[int] = hidden("--clusters"),
+    min_count: int = typer.Option(1, "--min-count", min=1, help="Drop words seen fewer times than this."),
+    output: Output = None,
+    format: ClusterFormat = typer.Option(
+        "auto", "--format", help="auto: .conllu and .pos by extension, other files are CoNLL when their lines "
+        "have a constant number of columns, raw text otherwise."),
     encoding: str = typer.Option("utf-8", help="Input encoding."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
-    json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout (needs --output)."),
+    quiet: Quiet = False,
+    json_output: Json = False,
 ):
     """Brown word clusters (Liang's windowed algorithm): one 'bitstring TAB word TAB count' line per word.
 
@@ -78,16 +69,13 @@ def clusters(
     from structperc.clusters.brown import brown_clusters, write_paths
     from structperc._kernels.cache import CLUSTERING
 
-    if json_output and output is None:
-        raise ConfigError("--json prints a summary on stdout: give --output for the paths")
+    n_clusters = renamed(n_clusters, old_clusters, "--clusters", "--n-clusters", default=N_CLUSTERS)
+    check_json(json_output, output, "the paths")
     announce_compiling(CLUSTERING)
     start = time.perf_counter()
-    progress = MergeProgress(quiet)
-    try:
-        result = brown_clusters(inputs, n_clusters=n_clusters, min_count=min_count, format=format,
+    with MergeProgress(quiet) as progress:
+        result = brown_clusters(inputs, n_clusters=n_clusters, min_count=min_count, format=value_of(format),
                                 encoding=encoding, progress=progress)
-    finally:
-        progress.finish()
     merge_seconds = time.perf_counter() - getattr(progress, "merge_start", start)
     if output is not None:
         write_paths(result, output)

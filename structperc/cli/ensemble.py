@@ -1,13 +1,14 @@
 """Command line for ensembles: ``structperc vote MODEL... INPUT`` and the ``--bagging`` branch of ``train``."""
 import json
 import time
-from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from structperc.cli.progress import announce_compiling, examples
-from structperc.errors import ConfigError
+from structperc.cli.options import (Encoding, InputFormat, Json, Output, Quiet, TagSep, check_json, choices, plural,
+                                    split_list, value_of)
+from structperc.cli.progress import announce_compiling
+from structperc.ensembles.vote import METHODS
 
 VOTE_EPILOG = """Examples:
 
@@ -17,37 +18,46 @@ VOTE_EPILOG = """Examples:
 """
 
 
+Method = choices("Method", METHODS)
+
+
+def _weights(value):
+    """--weights: comma-separated numbers."""
+    try:
+        return [float(x) for x in split_list(value)] if value else None
+    except ValueError:
+        raise typer.BadParameter(f"takes comma-separated numbers, got {value!r}") from None
+
+
 def vote_command(
     paths: List[str] = typer.Argument(..., help="Two or more model files, then the input file (- for stdin)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    method: str = typer.Option("token", help="token (plurality per token), chunk (per chunk, BIO labels) or "
-                                             "soft (mean marginals; crf and memm models)."),
-    weights: Optional[str] = typer.Option(None, help="Comma-separated weight per model (default: all 1)."),
-    format: Optional[str] = typer.Option(None, "--format", help="Override the models' input format."),
-    tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
-    json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout (needs --output)."),
+    output: Output = None,
+    method: Method = typer.Option("token", help="token (plurality per token), chunk (per chunk, BIO labels) or "
+                                                "soft (mean marginals; crf and memm models)."),
+    weights: Optional[str] = typer.Option(None, callback=_weights,
+                                          help="Comma-separated weight per model (default: all 1)."),
+    format: InputFormat = None,
+    tag_sep: TagSep = None,
+    encoding: Encoding = None,
+    quiet: Quiet = False,
+    json_output: Json = False,
 ):
     """Tag INPUT with every model and write the vote, in the layout of `tag`."""
     from structperc.ensembles.vote import vote_file
     from structperc._kernels.cache import tagging_kernels
 
     if len(paths) < 3:
-        raise ConfigError("vote takes two or more models and then the input file")
-    if json_output and output is None:
-        raise ConfigError("--json prints on stdout; give --output for the voted text")
-    try:
-        weight_values = [float(x) for x in weights.split(",")] if weights else None
-    except ValueError:
-        raise ConfigError(f"--weights takes comma-separated numbers, got {weights!r}") from None
+        raise typer.BadParameter("takes two or more models and then the input file", param_hint="PATHS")
+    check_json(json_output, output, "the voted text")
+    method = value_of(method)
     # soft voting reads every model's marginals (one kernel for both normalizations)
     announce_compiling(tagging_kernels("global" if method == "soft" else None, paths[-1]))
-    stats = vote_file(paths[:-1], paths[-1], output, method, weight_values, format, tag_sep)
+    stats = vote_file(paths[:-1], paths[-1], output, method, weights, value_of(format), tag_sep, encoding)
     if json_output:
         typer.echo(json.dumps({"output": str(output), **stats}))
     elif not quiet:
-        typer.echo(f"voted {len(paths) - 1} models on {stats['sentences']:,} sentences, {stats['tokens']:,} tokens "
-                   f"in {stats['seconds']:.3f}s", err=True)
+        typer.echo(f"voted {len(paths) - 1} models on {plural(stats['sentences'], 'sentence')}, "
+                   f"{plural(stats['tokens'], 'token')} in {stats['seconds']:.3f}s", err=True)
 
 
 def train_bagging(tagger, train_file, model, n_bags, seed, dev, workers, scheduler, reader_options, quiet,
@@ -76,8 +86,3 @@ def train_bagging(tagger, train_file, model, n_bags, seed, dev, workers, schedul
         dev_score = f", dev {info['dev']['accuracy']:.2f}% accuracy" if "dev" in info else ""
         typer.echo(f"saved {model}: {n_bags} bags, {summary['labels']} labels, {min(summary['features']):,} to "
                    f"{max(summary['features']):,} features per bag{dev_score}, {summary['seconds']:.2f}s", err=True)
-
-
-def register(app, handles_errors):
-    """Add ``vote`` to ``app``, wrapped by handles_errors."""
-    app.command("vote", epilog=examples(VOTE_EPILOG))(handles_errors(vote_command))

@@ -1,28 +1,99 @@
 """Command line: each command parses its arguments, calls one library function and prints.
 
-Errors a user can cause (a malformed input line, a bad option, a corrupt model file) are printed as
-one line on stderr and the command exits with status 2, without a traceback. Ctrl-C prints one line
-and exits with status 130; files being written are removed, never left half-written.
+Errors a user can cause (a malformed input line, a bad option, a corrupt model file, a missing
+file) are printed as one line on stderr and the command exits with status 2, without a traceback:
+``Commands.main`` catches them, once for every command. Ctrl-C prints one line and exits with
+status 130; files being written are removed, never left half-written (``utils.atomic``).
 """
-import atexit
-import functools
 import json
-import os
+import re
 import sys
-import time
 import warnings
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
+from typer.core import TyperGroup
 
-from structperc.cli.progress import Progress, announce_compiling, checkpoint_path, examples
-from structperc.errors import ConfigError, StructpercError, StructpercWarning
-from structperc.features.presets import describe_structure
-from structperc.features.templates import PRESETS
-from structperc.train import TRAINERS
+from structperc.cli.options import (Encoding, InputFormat, ModelFile, Output, Quiet, TagSep, UsageError, check_json,
+                                    choices, flags_in, hidden, plural, renamed, value_of)
+from structperc.cli.progress import announce_compiling, examples
+from structperc.cli.train import TRAIN_EPILOG, train_command
+from structperc.errors import StructpercError, StructpercWarning
+
+PROG = "structperc"
+# what Ctrl-C leaves behind, by command (every output is written to a temp file and renamed)
+INTERRUPTED = {"train": "interrupted; no model written", "tag": "interrupted; no output written"}
+
+
+def _version():
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("structperc")
+    except PackageNotFoundError:  # a source checkout on PYTHONPATH, not installed
+        import structperc
+
+        return structperc.__version__
+
+
+def _usage_line(error):
+    """click's usage error as one line naming the option and the command's --help."""
+    param = getattr(error, "param", None)
+    hint = getattr(error, "param_hint", None)
+    if param is not None and getattr(param, "opts", None):
+        hint = max(param.opts, key=len)  # the long spelling
+    elif isinstance(hint, str):
+        hint = hint.strip("'\"")
+    message = error.message if hint and hasattr(error, "message") else error.format_message()
+    message = message.rstrip(".")
+    message = re.sub(r"is not a valid (int|integer)( range)?\b", "is not an integer", message)
+    message = re.sub(r"is not a valid float( range)?\b", "is not a number", message)
+    where = error.ctx.command_path if getattr(error, "ctx", None) is not None else PROG
+    return f"{hint}: {message}; see {where} --help" if hint else f"{message}; see {where} --help"
+
+
+def _command_name(args):
+    return next((a for a in args if not a.startswith("-")), None)
+
+
+class Commands(TyperGroup):
+    """The top-level group: every error a user can cause is turned into one line here, once for all
+    commands (click's documented way: ``main(standalone_mode=False)`` raises them instead of exiting)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        args = list(sys.argv[1:] if args is None else args)
+        try:
+            code = super().main(_bare_marginals(args), prog_name, complete_var, standalone_mode=False, **extra)
+            code = code if isinstance(code, int) else 0  # a command returns None, an Exit its status
+            if code == 130:  # typer turns Ctrl-C into Exit(130)
+                typer.echo(INTERRUPTED.get(_command_name(args), "interrupted"), err=True)
+        except UsageError as error:
+            if type(error).__name__ == "NoArgsIsHelpError":  # a bare group: its help, status 2
+                error.show()
+            else:
+                typer.echo(f"{PROG}: error: {_usage_line(error)}", err=True)
+            code = 2
+        except StructpercError as error:
+            typer.echo(f"{PROG}: error: {flags_in(str(error))}", err=True)
+            code = 2
+        except ValueError as error:  # a registry's unknown name (an unknown --format ...)
+            typer.echo(f"{PROG}: error: {flags_in(str(error))}", err=True)
+            code = 2
+        except OSError as error:  # a file missing or unreadable: the message names it
+            where = f"{error.filename}: " if error.filename is not None else ""
+            typer.echo(f"{PROG}: error: {where}{error.strerror or error}", err=True)
+            code = 2
+        except typer.Abort:
+            typer.echo("aborted", err=True)
+            code = 1
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
 
 app = typer.Typer(
+    cls=Commands,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -36,291 +107,76 @@ data_app = typer.Typer(no_args_is_help=True, help="Fetch and list the known corp
 app.add_typer(data_app, name="data")
 
 
-def _fail(message):
-    typer.echo(f"structperc: error: {message}", err=True)
-    raise typer.Exit(2)
+def _show_version(value):
+    if value:
+        typer.echo(f"{PROG} {_version()}")
+        raise typer.Exit(0)
 
 
-def handles_errors(fn=None, *, interrupted="interrupted"):
-    """Turn StructpercError into one line on stderr and exit status 2, Ctrl-C into the line
-    ``interrupted`` and exit status 130, and a broken output pipe into a quiet exit."""
-    if fn is None:
-        return functools.partial(handles_errors, interrupted=interrupted)
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except StructpercError as exc:
-            _fail(str(exc))
-        except KeyboardInterrupt:
-            typer.echo(interrupted, err=True)
-            raise typer.Exit(130) from None
-        except BrokenPipeError:
-            # the reader of our stdout went away (e.g. `| head`): not an error worth a traceback
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise typer.Exit(0) from None
-
-    return wrapper
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
+                                       help="Print the version and exit.")):
+    """structperc: structured perceptron, CRF and friends for sequence tagging and chunking."""
 
 
-def _split_list(value):
-    return [v.strip() for v in value.split(",") if v.strip()] if value else None
-
-
-def _takers(option):
-    """Help suffix naming the learning rules that declare ``option``."""
-    return f" ({', '.join(name for name, rule in TRAINERS.items() if option in rule.params)})"
-
-
-# ---------------------------------------------------------------------------------------- train
-@app.command(epilog=examples("""Examples:
-
-  structperc train corpora/conll2000/train.txt --model np.npz --columns word,pos,chunk --only-types NP --constrain bio
-
-  structperc train en_ewt-ud-train.conllu --label xpos --templates pos --order 2 --tag-dict 5 \\
-      --model pos.npz --dev en_ewt-ud-dev.conllu
-
-  structperc train corpora/conll2000/train.txt --model bag.npz --columns word,pos,chunk --bagging 5 --workers 2
-
-  structperc train corpora/conll2000/train.txt --model stacked.npz --columns word,pos,chunk --stack np.npz
-"""))
-@handles_errors(interrupted="interrupted; no model written")
-def train(
-    train_file: Path = typer.Argument(..., help="Training corpus (CoNLL columns, CoNLL-U or PTB .pos)."),
-    model: Path = typer.Option(..., "--model", "-m", help="Where to write the model (.npz)."),
-    dev: Optional[Path] = typer.Option(None, help="Development corpus: score each epoch, keep the best."),
-    format: Optional[str] = typer.Option(
-        None, "--format", help="conll, conllu, ptb or tagged (default: from the extension)."),
-    tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged (default /)."),
-    columns: Optional[str] = typer.Option(None, help="Column names, e.g. word,pos,chunk (default: last is the label)."),
-    label: Optional[str] = typer.Option(
-        None, help="Label column (CoNLL-U: upos or xpos, or columns joined with |: upos+feats)."),
-    only_types: Optional[str] = typer.Option(None, help="Keep these chunk types, map the others to O (e.g. NP)."),
-    encoding: str = typer.Option("utf-8", help="Input encoding."),
-    templates: Optional[str] = typer.Option(
-        None, help=f"Preset ({', '.join(PRESETS)}) or a template file (default: from the labels: ner for "
-        "entity BIO labels, chunk for phrase BIO labels with a pos column, pos-rich otherwise; or the --init "
-        "model's)."),
-    all_pairs: Optional[bool] = typer.Option(
-        None, "--all-pairs/--gold-pairs",
-        help="A weight for every feature and label, or only for the pairs seen in training (default: --all-pairs)."),
-    dense_count: Optional[int] = typer.Option(
-        None, "--dense-count", help="With --gold-pairs: features seen at least K times keep every label."),
-    trainer: str = typer.Option("perceptron", help=f"Learning rule: {', '.join(TRAINERS)}."),
-    epochs: int = typer.Option(10, min=1, help="Passes over the training data."),
-    average: Optional[bool] = typer.Option(
-        None, "--average/--no-average", help="Average the weights (default: on)" + _takers("average") + "."),
-    min_count: Optional[int] = typer.Option(
-        None, help="Drop features seen fewer times than this (Collins' cc; default 0, or the --init model's)."),
-    rare_threshold: Optional[int] = typer.Option(
-        None, help="Words seen fewer times are rare (for @rare templates; default 5, or the --init model's)."),
-    constrain: Optional[str] = typer.Option(
-        None, help="Transition constraint: bio or none (default: bio for BIO labels that keep it, else none)."),
-    order: Optional[int] = typer.Option(
-        None, min=1, max=2, help="Label order: 1 (bigram, the default) or 2 (trigram)."),
-    tag_dict: Optional[int] = typer.Option(None, help="Words seen >= K times may only take their seen tags."),
-    l2: Optional[float] = typer.Option(None, help="L2 regularization" + _takers("l2") + "."),
-    eta0: Optional[float] = typer.Option(
-        None, help="Initial learning rate (default: calibrated)" + _takers("eta0") + "."),
-    batch_size: Optional[int] = typer.Option(None, help="Mini-batch size" + _takers("batch_size") + "."),
-    cost: Optional[float] = typer.Option(None, help="Hamming cost per wrong token" + _takers("cost") + "."),
-    average_start: Optional[int] = typer.Option(
-        None, help="Epoch after which SGD averaging starts (default 1)" + _takers("average_start") + "."),
-    l1: Optional[float] = typer.Option(
-        None, help="L1 strength per example, cumulative penalty (elastic net with --l2)" + _takers("l1") + "."),
-    promotion: Optional[float] = typer.Option(None, help="Winnow promotion factor α > 1" + _takers("promotion") + "."),
-    demotion: Optional[float] = typer.Option(None, help="Winnow demotion factor 0 < β < 1" + _takers("demotion") + "."),
-    initial_weight: Optional[float] = typer.Option(
-        None, help="Starting value of w⁺ and w⁻" + _takers("initial_weight") + "."),
-    seed: int = typer.Option(0, help="Seed of the per-epoch shuffles (and of the --bagging samples, --stack folds)."),
-    checkpoint_every: Optional[int] = typer.Option(
-        None, "--checkpoint-every", min=1,
-        help="After every K epochs, write MODEL's name with .checkpoint.npz: a model of the weights "
-        "reached, plus what --resume needs to continue."),
-    resume: Optional[Path] = typer.Option(
-        None, "--resume", help="Continue from this checkpoint up to --epochs (the same command, options and "
-        "data as the run that wrote it); the model is the one the uninterrupted run gives."),
-    missing_label: Optional[str] = typer.Option(
-        None, "--missing-label", help="Label symbol of an unlabelled token (e.g. '?'): train on partial labels."),
-    workers: Optional[int] = typer.Option(
-        None, min=1, help="Train by parameter mixing on N local dask workers (default 1: serially); with "
-        "--bagging, the bags train on N local workers (default 2)."),
-    scheduler: Optional[str] = typer.Option(
-        None, help="Train by parameter mixing (or the --bagging bags) on the dask cluster at ADDRESS."),
-    bagging: Optional[int] = typer.Option(
-        None, "--bagging", help="Train N taggers on bootstrap samples of the sentences, on dask workers, and "
-        "save their token-level vote as one model (N >= 1)."),
-    stack: Optional[Path] = typer.Option(
-        None, "--stack", help="Stack on model B: B's labels (jackknifed on TRAIN) are the input column 'stack' "
-        "(templates stack[0] ...; default: B's templates plus stack[-1], stack[0], stack[1], stack[0]|w[0])."),
-    stack_folds: Optional[int] = typer.Option(None, "--stack-folds", help="Jackknife folds of --stack (default 5)."),
-    mix: Optional[str] = typer.Option(None, help="Parameter mixing: uniform (default) or errors."),
-    hash_bits: Optional[int] = typer.Option(None, help="Feature ids from a hash modulo 2^B (no feature dictionary)."),
-    cache_dir: Optional[Path] = typer.Option(None, help="Keep the encoded training corpus here; later runs map it."),
-    lexicon: Optional[list[str]] = typer.Option(
-        None, "--lexicon", help="NAME=FILE: word<TAB>value (or cluster paths) for the fields NAME[k], NAME.pK[k]."),
-    lexicon_lower: bool = typer.Option(False, "--lexicon-lower", help="Look words up in lexicons lower-cased."),
-    unlabeled: Optional[list[Path]] = typer.Option(
-        None, "--unlabeled", help="Unlabelled sentences for --semi: files in the training format without the "
-                                  "label column, or raw text, one sentence per line (split as `clusters` splits it)."),
-    semi: Optional[str] = typer.Option(None, "--semi", help="Learn from --unlabeled: self, tri or tri-disagree."),
-    rounds: int = typer.Option(2, min=1, help="Rounds of --semi training at most."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
-    json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
-    init: Optional[Path] = typer.Option(
-        None, "--init", help="Continue training this model: its weights, features and labels; the features and "
-                             "labels of TRAIN it lacks are added at 0 (a feature seen the model's --min-count times)."),
-    resumable: bool = typer.Option(
-        False, "--resumable", help="Also save the perceptron's averaging state, for an exact --init later."),
-):
-    """Train a tagger or chunker and save it.
-
-    An option of a learning rule (--l2, --cost ...) that the chosen --trainer does not take is an error.
-    """
-    from structperc.ensembles.vote import check_train_options
-    from structperc._kernels.cache import training_kernels
-    from structperc.train import TRAINERS, epoch_kernels
-    from structperc.estimator.tagger import Tagger
-
-    start = time.perf_counter()
-    check_train_options({
-        "--init": init, "--resume": resume, "--checkpoint-every": checkpoint_every, "--resumable": resumable,
-        "--semi": semi, "--unlabeled": unlabeled, "--dev": dev, "--mix": mix, "--cache-dir": cache_dir,
-        "--bagging": bagging, "--stack": stack, "--stack-folds": stack_folds, "--workers": workers,
-        "--scheduler": scheduler})
-    structure = dict(min_count=min_count, rare_threshold=rare_threshold, constrain=constrain, order=order,
-                     tag_dict=tag_dict, all_pairs=all_pairs, hash_bits=hash_bits, dense_count=dense_count)
-    continued = Tagger.load(init) if init is not None else None
-    if continued is not None:
-        from structperc.estimator.training import continued_structure
-
-        structure = continued_structure(continued, structure, lexicon)  # the model's; another value is an error
-        templates = templates or continued.model_.encoder.template_strings_
-    structure = {k: v for k, v in structure.items() if v is not None}
-    if stack is not None and templates is None:
-        from structperc.ensembles.stacking import default_templates
-
-        templates = default_templates(stack)
-    tagger = Tagger(
-        templates=templates, trainer=trainer, epochs=epochs, average=average, **structure, seed=seed,
-        missing_label=missing_label, l2=l2, eta0=eta0, batch_size=batch_size, cost=cost, average_start=average_start,
-        workers=workers or 1, scheduler=scheduler, mix=mix or "uniform", cache_dir=cache_dir,
-        l1=l1, promotion=promotion, demotion=demotion, initial_weight=initial_weight,
-        lexicons=lexicon or None, lexicon_lower=lexicon_lower, resumable=resumable,
-    )
-    tagger.trainer_options()  # a bad option is reported before the corpus is read
-    tagger.check_engine()
-    if continued is not None:
-        tagger.model_ = continued.model_
-    announce_compiling(training_kernels(epoch_kernels(trainer, l1=bool(l1)) if trainer in TRAINERS else (), dev,
-                                        mixing=(workers or 1) > 1 or scheduler is not None))
-    checkpoint = checkpoint_path(model) if checkpoint_every else None
-    progress = Progress(epochs, quiet, checkpoint, checkpoint_every,
-                        header=lambda: _structure_line(tagger))
-    reader_options = dict(format=format, columns=_split_list(columns), label=label, encoding=encoding,
-                          only_types=_split_list(only_types), **({} if tag_sep is None else {"tag_sep": tag_sep}))
-    if bagging is not None:
-        from structperc.cli.ensemble import train_bagging
-
-        return train_bagging(tagger, train_file, model, bagging, seed, dev, workers, scheduler, reader_options,
-                             quiet, json_output, start)
-    if semi is not None or unlabeled:
-        from structperc.ensembles.semisupervised import semi_fit_file
-
-        tagger = semi_fit_file(tagger, train_file, unlabeled, semi, rounds, seed=seed, **reader_options)
-    elif stack is not None:
-        from structperc.ensembles.stacking import stack_fit_file
-
-        tagger = stack_fit_file(tagger, train_file, stack, stack_folds, seed=seed, dev=dev, progress=progress,
-                                callback=progress.epoch_done, fold_progress=progress.fold_done, **reader_options)
-    else:
-        tagger.fit_file(train_file, dev=dev, progress=progress, callback=progress.epoch_done,
-                        checkpoint=checkpoint, checkpoint_every=checkpoint_every or 1, resume=resume,
-                        partial=init is not None, **reader_options)
-    tagger.save(model)
-    training = tagger.model_.metadata["training"]
-    summary = {
-        "model": str(model), "sentences": training["n_sentences"], "tokens": training["n_tokens"],
-        "labels": len(tagger.labels_), "features": tagger.model_.encoder.n_features_,
-        "best_epoch": tagger.n_iter_, "seconds": time.perf_counter() - start,
-    }
-    if dev is not None:
-        summary["dev"] = next(r.dev for r in tagger.history_ if r.epoch == tagger.n_iter_)
-    if stack is not None:
-        summary["ensemble"] = tagger.info
-    if json_output:
-        typer.echo(json.dumps(summary))
-    elif not quiet:
-        typer.echo(
-            f"saved {model}: {summary['labels']} labels, {summary['features']:,} features, "
-            f"best epoch {tagger.n_iter_}, {summary['seconds']:.2f}s",
-            err=True,
-        )
-
-
-def _structure_line(tagger):
-    """What a training run used (and chose from the data), once the Tagger has chosen."""
-    if not hasattr(tagger, "templates_"):
-        return None
-    return describe_structure(tagger.templates_, tagger.constrain_, tagger.structure_reason_)
+app.command("train", epilog=examples(TRAIN_EPILOG))(train_command)
 
 
 # ---------------------------------------------------------------------------------------- tag
+Marginals = choices("Marginals", ("best", "all"))
+OutputFormat = choices("OutputFormat", ("tagged",))
+
+
 @app.command(epilog=examples("""Examples:
 
   structperc tag corpora/conll2000/test.txt --model np.npz > tagged.txt
 
   cat sentences.txt | structperc tag - --model pos.npz --format raw --output tagged.txt --json
 """))
-@handles_errors(interrupted="interrupted; no output written")
 def tag(
-    input: str = typer.Argument(..., help="Input file, or - for stdin."),
-    model: Path = typer.Option(..., "--model", "-m", help="Model file."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    format: Optional[str] = typer.Option(None, "--format", help="Override the model's input format."),
-    tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged (default /)."),
-    marginals: Optional[str] = typer.Option(
+    input: Annotated[str, typer.Argument(help="Input file, or - for stdin.")],
+    model: ModelFile,
+    output: Output = None,
+    format: InputFormat = None,
+    tag_sep: TagSep = None,
+    encoding: Encoding = None,
+    marginals: Optional[Marginals] = typer.Option(
         None, help="Append P(label | x) per token: 'best' (the predicted label's; a bare --marginals "
         "means this) or 'all' (one column per label). crf and memm models only."),
     probability: bool = typer.Option(False, help="Write '# probability P(y|x)' before each sentence (crf, memm)."),
     force_column: Optional[int] = typer.Option(
-        None, "--force-column", help="1-based input column of labels to keep fixed; the missing symbol "
+        None, "--force-column", min=1, help="1-based input column of labels to keep fixed; the missing symbol "
         "(the model's --missing-label, else '?') leaves a token free."),
-    output_format: Optional[str] = typer.Option(
+    output_format: Optional[OutputFormat] = typer.Option(
         None, "--output-format", help="tagged: one sentence a line of word/TAG tokens (default: as the input)."),
     keep_gold: bool = typer.Option(
         False, "--keep-gold", help="CoNLL-U: keep the gold label and add the prediction as an 11th column."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
-    json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout (needs --output)."),
+    quiet: Quiet = False,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print the summary as JSON on stdout (needs --output).")] = False,
 ):
     """Tag a corpus: the input columns plus the predicted label as the last column (CoNLL-U: in the
     label's own column). --format raw reads raw text, one sentence a line.
 
     The columns, format and label mapping are the model's. The input is read lazily, batch by
-    batch, so files larger than memory stream through.
+    batch, so files larger than memory stream through. An empty input gives an empty output.
     """
     from structperc._kernels.cache import tagging_kernels
     from structperc.ensembles.files import load_model
 
-    if marginals not in (None, "best", "all"):
-        raise ConfigError(f"--marginals takes 'best' or 'all', got {marginals!r}")
-    if json_output and output is None:
-        raise ConfigError("--json prints on stdout; give --output for the tagged text")
+    marginals = value_of(marginals)
+    check_json(json_output, output, "the tagged text")
     tagger = load_model(model)
     announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input,
                                        tagger.model_.decoder))
-    stats = tagger.prepare().tag_file(input, output, format, marginals=marginals, probability=probability,
-                                      tag_sep=tag_sep, force_column=force_column, output_format=output_format,
-                                      keep_gold=keep_gold)
+    stats = tagger.prepare().tag_file(input, output, value_of(format), marginals=marginals, probability=probability,
+                                      tag_sep=tag_sep, force_column=force_column, encoding=encoding,
+                                      output_format=value_of(output_format), keep_gold=keep_gold)
     if json_output:
         typer.echo(json.dumps({"output": str(output), **stats}))
     elif not quiet:
-        typer.echo(
-            f"tagged {stats['sentences']:,} sentences, {stats['tokens']:,} tokens in {stats['seconds']:.3f}s "
-            f"({stats['tokens_per_second']:,.0f} tokens/s)",
-            err=True,
-        )
+        typer.echo(f"tagged {plural(stats['sentences'], 'sentence')}, {plural(stats['tokens'], 'token')} in "
+                   f"{stats['seconds']:.3f}s ({stats['tokens_per_second']:,.0f} tokens/s)", err=True)
 
 
 # ---------------------------------------------------------------------------------------- eval
@@ -330,13 +186,13 @@ def tag(
 
   structperc eval test.conllu --model pos.npz --json | jq .accuracy
 """))
-@handles_errors
 def eval_(
-    test_file: Path = typer.Argument(..., help="Labelled test corpus."),
-    model: Path = typer.Option(..., "--model", "-m", help="Model file."),
-    format: Optional[str] = typer.Option(None, "--format", help="Override the model's input format."),
-    tag_sep: Optional[str] = typer.Option(None, "--tag-sep", help="Word/tag separator of --format tagged (default /)."),
-    json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+    test_file: Annotated[Path, typer.Argument(help="Labelled test corpus.")],
+    model: ModelFile,
+    format: InputFormat = None,
+    tag_sep: TagSep = None,
+    encoding: Encoding = None,
+    json_output: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ):
     """Score a model: token accuracy, chunk P/R/F1 (conlleval-compatible, via seqeval), tokens/s."""
     from structperc._kernels.cache import tagging_kernels
@@ -344,7 +200,7 @@ def eval_(
 
     tagger = load_model(model)
     announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder))
-    result = tagger.prepare().evaluate_file(test_file, format, tag_sep=tag_sep)
+    result = tagger.prepare().evaluate_file(test_file, value_of(format), tag_sep=tag_sep, encoding=encoding)
     result.pop("tokens_per_second", None)
     if json_output:
         result.setdefault("precision", None)
@@ -374,27 +230,27 @@ def format_report(result):
 
 # ---------------------------------------------------------------------------------------- info
 @app.command(epilog=examples("Example:\n\n  structperc info np.npz --top 5"))
-@handles_errors
 def info(
-    model: Path = typer.Argument(..., help="Model file."),
-    top: int = typer.Option(10, help="Top weighted features to show per label."),
-    json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+    model: Annotated[Path, typer.Argument(help="Model file.")],
+    top: int = typer.Option(10, min=0, help="Top weighted features to show per label."),
+    json_output: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ):
     """Labels, feature count, training configuration and the top weighted features per label."""
     from structperc.ensembles.files import load_model
+    from structperc.features.presets import describe_structure
 
     summary = load_model(model).describe(top)
     if json_output:
         typer.echo(json.dumps(summary))
         return
+    chosen = summary.get("training", {}).get("chosen")
+    if chosen:
+        typer.echo(describe_structure(chosen.get("templates"), chosen.get("constrain"), chosen["reason"]))
     typer.echo(f"labels ({len(summary['labels'])}): {' '.join(summary['labels'])}")
     typer.echo(f"features: {summary['features']:,} emission, {summary['pair_features']:,} pair; "
                f"{summary['weights']:,} weights; order {summary['order']}; "
                f"constraint {summary['constrain'] or 'none'}")
     typer.echo(f"templates: {', '.join(summary['templates'])}")
-    chosen = summary.get("training", {}).get("chosen")
-    if chosen:
-        typer.echo(describe_structure(chosen.get("templates"), chosen.get("constrain"), chosen["reason"]))
     if "hashing" in summary:
         hashing = summary["hashing"]
         rate = hashing.get("collision_rate")
@@ -411,26 +267,27 @@ def info(
 
 # ---------------------------------------------------------------------------------------- data
 @data_app.command("fetch", epilog=examples("Example:\n\n  structperc data fetch conll2000 --mirror ../shared/corpora"))
-@handles_errors
 def data_fetch(
-    name: str = typer.Argument(..., help="Corpus name (see `structperc data list`)."),
+    name: Annotated[str, typer.Argument(help="Corpus name (see `structperc data list`).")],
     mirror: Optional[Path] = typer.Option(None, help="Copy from this mirror folder instead of downloading."),
-    dest: Optional[Path] = typer.Option(None, help="Destination root (default: the project's corpora/)."),
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Destination root (default: the project's corpora/).")] = None,
+    dest: Optional[Path] = hidden("--dest"),
     force: bool = typer.Option(False, help="Fetch again even if present and verified."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
-    json_output: bool = typer.Option(False, "--json", help="Print {\"name\", \"path\"} as JSON on stdout."),
+    quiet: Quiet = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print {\"name\", \"path\"} as JSON on stdout.")] = False,
 ):
     """Copy (from --mirror or $STRUCTPERC_MIRROR) or download a corpus, verify sha256, write corpora/NAME/."""
     from structperc.data.fetch import fetch
 
-    path = fetch(name, mirror=mirror, dest=dest, force=force,
+    output = renamed(output, dest, "--dest", "--output")
+    path = fetch(name, mirror=mirror, dest=output, force=force,
                  progress=None if quiet else (lambda msg: typer.echo(msg, err=True)))
     typer.echo(json.dumps({"name": name, "path": str(path)}) if json_output else str(path))
 
 
 @data_app.command("list", epilog=examples("Example:\n\n  structperc data list --json"))
-@handles_errors
-def data_list(json_output: bool = typer.Option(False, "--json", help="One JSON array on stdout.")):
+def data_list(json_output: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False):
     """The known corpora, their formats and licences."""
     from structperc.data.fetch import list_corpora
 
@@ -448,22 +305,25 @@ def _register_extensions():
     from structperc.cli import reproduce as cli_reproduce
     from structperc.cli import rerank as cli_rerank
 
-    cli_rerank.register(app, handles_errors)
-    cli_ensemble.register(app, handles_errors)
+    cli_rerank.register(app)
+    app.command("vote", epilog=examples(cli_ensemble.VOTE_EPILOG))(cli_ensemble.vote_command)
     for name, epilog, command in (("clusters", cli_clusters.CLUSTERS_EPILOG, cli_clusters.clusters),
                                   ("reproduce", cli_reproduce.REPRODUCE_EPILOG, cli_reproduce.reproduce_command),
                                   ("compare", cli_reproduce.COMPARE_EPILOG, cli_reproduce.compare_command)):
-        app.command(name, epilog=examples(epilog))(handles_errors(command))
+        app.command(name, epilog=examples(epilog))(command)
 
 
 _register_extensions()
 
 
 def _bare_marginals(argv):
-    """Let `--marginals` stand alone (meaning 'best'), as in `structperc tag f --marginals -m M`."""
+    """Let `--marginals` stand alone (meaning 'best'), as in `structperc tag f --marginals -m M`: when
+    no value follows, or an option, or an existing file (the input); any other word is its value,
+    which the option checks."""
     out = list(argv)
     for i, arg in enumerate(out):
-        if arg == "--marginals" and (i + 1 == len(out) or out[i + 1] not in ("best", "all")):
+        if arg == "--marginals" and (i + 1 == len(out) or out[i + 1].startswith("-")
+                                     or Path(out[i + 1]).is_file()):
             out.insert(i + 1, "best")
     return out
 
@@ -472,54 +332,16 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Print a warning as one line on stderr: `file:line: warning: ...` for input warnings."""
     if isinstance(message, StructpercWarning) and message.path is not None:
         where = message.path if message.line is None else f"{message.path}:{message.line}"
-        text = f"{where}: warning: {message.message}"
+        text = f"{where}: warning: {flags_in(message.message)}"
     else:
-        text = f"structperc: warning: {message}"
+        text = f"structperc: warning: {flags_in(str(message))}"
     print(text, file=sys.stderr if file is None else file)
 
 
-def _show_usage_error(self, file=None):
-    """click's usage error (an unknown option, a bad or missing value) as one line, like every other
-    error of the command line, naming the command's --help."""
-    where = self.ctx.command_path if self.ctx is not None else "structperc"
-    print(f"structperc: error: {self.format_message().rstrip('.')}; see {where} --help",
-          file=sys.stderr if file is None else file)
-
-
 def main():
+    """The ``structperc`` program: the app with warnings as one line; exits with the command's status."""
     from structperc._kernels.cache import load_kernels_lazily
 
     warnings.showwarning = _show_warning
-    # click's UsageError, found through typer's public BadParameter (typer 0.9-0.28 use click's own
-    # classes or a copy of them)
-    next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError").show = _show_usage_error
     load_kernels_lazily()
-    try:
-        app(args=_bare_marginals(sys.argv[1:]), prog_name="structperc")
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    _end_process(code)
-
-
-def _end_process(code):
-    """Exit with ``code`` (as SystemExit would) without tearing the interpreter down.
-
-    Every command has closed its files, clusters and reader processes by now. What would remain is
-    freeing each of the 600 modules and numba's compiled code one object at a time: 0.1-0.2 s, a
-    tenth of a CoNLL-2000 training run. The output streams are flushed first (a reader gone from
-    the pipe is not an error: the command already handled that), after the atexit functions."""
-    if code is None:
-        status = 0
-    elif isinstance(code, int):
-        status = code
-    else:  # SystemExit("message"): the message on stderr, status 1
-        print(code, file=sys.stderr)
-        status = 1
-    atexit._run_exitfuncs()  # logging's shutdown among them
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            pass
-    os._exit(status)
+    app(prog_name=PROG)

@@ -1,7 +1,6 @@
-"""Progress of a training run on stderr, for the command line: a bar on a terminal, a line per
-finished epoch, fold and checkpoint."""
+"""Progress on stderr, for the command line: rich's bar on a terminal, and a plain line per finished
+epoch, fold and checkpoint (the only output when stderr is not a terminal)."""
 import sys
-import time
 from pathlib import Path
 
 import typer
@@ -29,51 +28,78 @@ def checkpoint_path(model):
     return model.with_name((model.name[:-4] if model.name.endswith(".npz") else model.name) + ".checkpoint.npz")
 
 
-class Progress:
-    """Progress on stderr: a one-line bar (sentences/s) on a terminal, and a line per finished epoch
-    (and per checkpoint written)."""
+class Bar:
+    """rich's progress bar on stderr, shown only on a terminal and without --quiet; ``line`` prints
+    a line above it (or alone, without a terminal). A context manager: the bar is gone on exit."""
+
+    def __init__(self, quiet, unit):
+        self.quiet, self.unit = quiet, unit
+        self.live = not quiet and sys.stderr.isatty()
+        self.progress = self.task = None
+
+    def __enter__(self):
+        if self.live:
+            # rich is imported only when a bar is shown (start-up of piped and quiet runs)
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TextColumn(self.unit), TimeElapsedColumn(), console=Console(stderr=True),
+                                     transient=True)
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+    def update(self, description, done, total):
+        if self.progress is None:
+            return
+        if self.task is None or self.description != description:
+            if self.task is not None:
+                self.progress.remove_task(self.task)
+            self.task, self.description = self.progress.add_task(description, total=total), description
+        self.progress.update(self.task, completed=done, total=total)
+
+    def line(self, text):
+        if self.quiet:
+            return
+        if self.progress is not None:
+            self.progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            typer.echo(text, err=True)
+
+
+class Progress(Bar):
+    """A training run: a bar over the sentences of each epoch, and a line per finished epoch (and
+    per checkpoint written) and per jackknife fold."""
 
     def __init__(self, epochs, quiet, checkpoint=None, checkpoint_every=0, header=None):
         """header : None, or a callable giving a line (or None) printed before the first epoch's:
         what the run chose from the data."""
+        super().__init__(quiet, "sentences")
         self.epochs = epochs
         self.header = header
-        self.quiet = quiet
         self.checkpoint, self.checkpoint_every = checkpoint, checkpoint_every
-        self.tty = sys.stderr.isatty()
 
     def __call__(self, epoch, done, total, stats):
-        if self.quiet or not self.tty:
-            return
-        if getattr(self, "epoch", None) != epoch:
-            self.epoch, self.epoch_started = epoch, time.perf_counter()
-        elapsed = max(time.perf_counter() - self.epoch_started, 1e-9)
-        width = 30
-        filled = int(width * done / max(total, 1))
-        bar = "#" * filled + "." * (width - filled)
-        sys.stderr.write(
-            f"\repoch {epoch}/{self.epochs} [{bar}] {done}/{total} sentences  {done / elapsed:,.0f} sent/s "
-        )
-        sys.stderr.flush()
+        self.update(f"epoch {epoch}/{self.epochs}", done, total)
 
     def fold_done(self, fold, folds, seconds):
-        if not self.quiet:
-            typer.echo(f"fold {fold}/{folds} jackknifed  {seconds:6.2f}s", err=True)
+        self.line(f"fold {fold}/{folds} jackknifed  {seconds:6.2f}s")
 
     def epoch_done(self, record):
-        if self.quiet:
-            return
-        if self.tty:
-            sys.stderr.write("\r" + " " * 100 + "\r")
         if self.header is not None:
             line, self.header = self.header(), None
             if line:
-                typer.echo(line, err=True)
+                self.line(line)
         parts = [f"epoch {record.epoch:3d}", f"{record.seconds:6.2f}s"]
         for key, value in record.stats.items():
             parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")
         if record.dev:
             parts.append(f"dev={record.dev['score']:.2f}")
-        typer.echo("  ".join(parts), err=True)
+        self.line("  ".join(parts))
         if self.checkpoint is not None and record.epoch % self.checkpoint_every == 0:
-            typer.echo(f"checkpoint {self.checkpoint} (epoch {record.epoch})", err=True)
+            self.line(f"checkpoint {self.checkpoint} (epoch {record.epoch})")

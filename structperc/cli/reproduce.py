@@ -1,7 +1,7 @@
 """The ``reproduce`` and ``compare`` commands, as plain functions with typer annotations.
 
-``cli.py`` registers them as ``reproduce`` and ``compare``, with the epilogs
-``examples(REPRODUCE_EPILOG)`` and ``examples(COMPARE_EPILOG)``, wrapped by ``handles_errors``.
+``cli/main.py`` registers them as ``reproduce`` and ``compare``, with the epilogs
+``examples(REPRODUCE_EPILOG)`` and ``examples(COMPARE_EPILOG)``.
 
 ``compare`` wraps ``structperc.evaluate.metrics.compare_tagged``. ``reproduce`` runs an experiment package
 of experiments/ (``experiments/collins2002``), which is not installed with the library: it is found
@@ -11,10 +11,11 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
+from structperc.cli.options import Json, Quiet, hidden, renamed, split_list
 from structperc.errors import ConfigError
 from structperc.evaluate.metrics import compare_tagged, format_comparison
 
@@ -22,7 +23,7 @@ REPRODUCE_EPILOG = """Examples:
 
   structperc reproduce collins2002 --quick
 
-  structperc reproduce collins2002 --only np,ewt --out experiments/results
+  structperc reproduce collins2002 --only np,ewt --output experiments/results
 
   structperc reproduce collins2002 --ptb-root /data/treebank_3/tagged/pos/wsj --only ptb
 """
@@ -70,24 +71,27 @@ def reproduce_command(
     experiment: str = typer.Argument(..., help="Which experiment: collins2002."),
     quick: bool = typer.Option(False, "--quick", help="Reduced run for CI: NP only, 3 epochs, 2,000 sentences."),
     corpora: Path = typer.Option(Path("corpora"), "--corpora", help="Folder holding the fetched corpora."),
-    out: Path = typer.Option(Path("experiments/results"), "--out", help="Where to write the .md, .json and plots."),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Where to write the .md, .json and plots (default experiments/results)."),
+    out: Optional[Path] = hidden("--out"),
     ptb_root: Optional[Path] = typer.Option(
         None, "--ptb-root", help="Penn Treebank tagged .pos files (wsj_SSNN.pos, flat or in SS/ folders)."),
     only: Optional[str] = typer.Option(None, "--only", help="Comma-separated datasets: np, ewt, wsj, ptb."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
-    json_output: bool = typer.Option(False, "--json", help="Print the written files and the time as JSON on stdout."),
+    quiet: Quiet = False,
+    json_output: Json = False,
 ):
     """Re-run a published experiment and write its results table beside the paper's numbers.
 
     collins2002: Collins (EMNLP 2002), averaged vs plain perceptron vs maximum entropy, feature
     cut-off 0 and 5, on NP chunking (CoNLL-2000) and POS tagging (UD EWT, the WSJ sample, and the
-    full WSJ with --ptb-root). Writes OUT/collins2002.md, OUT/collins2002.json and one PNG of dev
+    full WSJ with --ptb-root). Writes OUTPUT/collins2002.md, OUTPUT/collins2002.json and one PNG of dev
     curves per dataset; prints one line per finished row on stderr.
     """
     if experiment not in EXPERIMENTS:
         raise ConfigError(f"unknown experiment {experiment!r}: choose one of {', '.join(EXPERIMENTS)}")
+    out = renamed(output, out, "--out", "--output", default=Path("experiments/results"))
     run = load_experiment(experiment).run_collins2002
-    datasets = [d.strip() for d in only.split(",") if d.strip()] if only else None
+    datasets = split_list(only)
     results = run(corpora, out, quick=quick, ptb_root=ptb_root, datasets=datasets,
                   progress=None if quiet else (lambda line: typer.echo(line, err=True)))
     if json_output:
@@ -101,7 +105,7 @@ def reproduce_command(
 def compare_command(
     a: Path = typer.Argument(..., help="Tagged output A (`structperc tag` on a labelled input)."),
     b: Path = typer.Argument(..., help="Tagged output B, of the same input."),
-    json_output: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+    json_output: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
     samples: int = typer.Option(10000, "--samples", min=1, help="Bootstrap samples (chunk F1 test)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap resampling."),
     gold: Optional[str] = typer.Option(

@@ -1,39 +1,39 @@
 """Command line for n-best lists and reranking: ``structperc nbest`` and ``structperc rerank train|apply``.
 
-The commands carry no error decorator (importing ``structperc.cli.main`` here would be an import cycle);
-``register(app, handles_errors)`` wraps each with the caller's ``handles_errors`` and adds them.
+``register(app)`` adds them to the application (whose ``main`` handles their errors).
 """
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
+from structperc.cli.options import (Encoding, Json, ModelFile, Output, Quiet, check_applies, check_json, choices,
+                                    deprecated, hidden, plural, renamed, split_list, value_of)
 from structperc.cli.progress import announce_compiling, examples
-from structperc.errors import ConfigError
 
 NBEST_EPILOG = """Examples:
 
   structperc nbest corpora/conll2000/test.txt --model chunker.npz -k 20 --output test.nbest
 
-  structperc nbest corpora/conll2000/test.txt --model chunker.npz -k 20 --format svmrank \\
+  structperc nbest corpora/conll2000/test.txt --model chunker.npz -k 20 --output-format svmrank \\
       --vocab train.vocab.json --output test.svm
 
-  structperc nbest train.txt --model chunker.npz --format svmrank --vocab-out train.vocab.json --output train.svm
+  structperc nbest train.txt --model chunker.npz --output-format svmrank --vocab-out train.vocab.json --output train.svm
 """
 TRAIN_EPILOG = """Examples:
 
   structperc rerank train train.svm --model reranker.npz --epochs 10 --seed 0 --vocab train.vocab.json
 
-  structperc rerank train train.svm --model voted.npz --voted --epochs 2
+  structperc rerank train train.svm --model voted.npz --learner voted --epochs 2
 
-  structperc rerank train train.svm --model kernel.npz --kernel poly:2 --epochs 1
+  structperc rerank train train.svm --model kernel.npz --learner kernel --kernel poly:2 --epochs 1
 
-  structperc rerank train train.svm --model boost.npz --boost --rounds 2000 --epsilon 0.001
+  structperc rerank train train.svm --model boost.npz --learner boost --boost-rounds 2000 --epsilon 0.001
 """
 GROUP_EPILOG = """Examples:
 
-  structperc nbest train.txt --model chunker.npz --format svmrank --vocab-out train.vocab.json --output train.svm
+  structperc nbest train.txt --model chunker.npz --output-format svmrank --vocab-out train.vocab.json --output train.svm
 
   structperc rerank train train.svm --model reranker.npz
 
@@ -45,16 +45,23 @@ APPLY_EPILOG = """Example:
 """
 
 
-def _split_list(value):
-    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+NBestFormat = choices("NBestFormat", ("block", "svmrank"))
+Learner = choices("Learner", ("perceptron", "voted", "kernel", "boost"))
+CANDIDATES = 20
 
 
 def nbest_command(
-    input: str = typer.Argument(..., help="Input corpus (with or without the gold label column), or - for stdin."),
-    model: Path = typer.Option(..., "--model", "-m", help="First-order tagger model (.npz)."),
-    k: int = typer.Option(20, "-k", "--k", min=1, help="Candidates per sentence."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the lists here instead of stdout."),
-    format: str = typer.Option("block", "--format", help="block (readable) or svmrank (features for a reranker)."),
+    input: Annotated[str, typer.Argument(
+        help="Input corpus (with or without the gold label column), or - for stdin.")],
+    model: ModelFile,
+    candidates: Optional[int] = typer.Option(None, "--candidates", "-k", min=1,
+                                             help=f"Candidates per sentence (default {CANDIDATES})."),
+    k: Optional[int] = typer.Option(None, "--k", min=1, hidden=True),
+    output: Output = None,
+    output_format: Optional[NBestFormat] = typer.Option(
+        None, "--output-format", help="block (readable, the default) or svmrank (features for a reranker)."),
+    format: Optional[NBestFormat] = hidden("--format"),
+    encoding: Encoding = None,
     features: Optional[str] = typer.Option(None, "--features",
                                            help="svmrank: global features, comma separated "
                                                 "(default: the chunk features, GLOBAL_FEATURES)."),
@@ -62,8 +69,8 @@ def nbest_command(
                                          "learned on training lists; unseen features are dropped."),
     vocab_out: Optional[Path] = typer.Option(None, "--vocab-out", help="svmrank: learn the feature vocabulary "
                                              "on these lists and write it (JSON)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
-    json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout (needs --output)."),
+    quiet: Quiet = False,
+    json_output: Json = False,
 ):
     """Write the k best labelings of every sentence, and report the oracle vs the 1-best score.
 
@@ -75,79 +82,122 @@ def nbest_command(
     from structperc.rerank.pipeline import write_nbest_file
     from structperc.ensembles.files import load_model
 
-    if format == "block" and (features or vocab or vocab_out):
-        raise ConfigError("--features, --vocab and --vocab-out only apply to --format svmrank")
+    k = renamed(candidates, k, "--k", "--candidates", default=CANDIDATES)
+    format = value_of(renamed(output_format, format, "--format", "--output-format", default="block"))
+    if format == "block":
+        check_applies("block", {"block": "--output-format block", "svmrank": "--output-format svmrank"},
+                      {"features": ("svmrank",), "vocab": ("svmrank",), "vocab_out": ("svmrank",)},
+                      {"features": features, "vocab": vocab, "vocab_out": vocab_out})
     if vocab and vocab_out:
-        raise ConfigError("give either --vocab (fixed vocabulary) or --vocab-out (learn one), not both")
+        raise typer.BadParameter("gives a fixed vocabulary, --vocab-out learns one: give one of them",
+                                 param_hint="'--vocab'")
     check_json(json_output, output, "the lists")
     tagger = load_model(model)
     announce_compiling(TAGGING + NBEST)
     summary = write_nbest_file(tagger, input, k, output=output, format=format,
-                               features=_split_list(features), vocab=vocab, vocab_out=vocab_out)
+                               features=split_list(features), vocab=vocab, vocab_out=vocab_out, encoding=encoding)
     if json_output:
         typer.echo(json.dumps(summary))
     elif not quiet:
-        line = (f"{summary['sentences']:,} sentences, {summary['candidates']:,} candidates (k = {k}), "
+        line = (f"{plural(summary['sentences'], 'sentence')}, {plural(summary['candidates'], 'candidate')} (k = {k}), "
                 f"{summary['tokens_per_second']:,.0f} tokens/s in the k-best kernel")
         if "oracle" in summary:
             line += f"; {summary['metric']}: 1-best {summary['one_best']:.2f}, oracle {summary['oracle']:.2f}"
         typer.echo(line, err=True)
 
 
-def check_json(json_output, output, what):
-    """--json prints on stdout, so the data itself must go to --output."""
-    if json_output and output is None:
-        raise ConfigError(f"--json prints on stdout; give --output for {what}")
+# which options apply to which learner; an option not listed applies to all
+LEARNER_OPTIONS = {
+    "epochs": ("perceptron", "voted", "kernel"), "seed": ("perceptron", "voted", "kernel"),
+    "average": ("perceptron",), "no_average": ("perceptron",),
+    "boost_rounds": ("boost",), "rounds": ("boost",), "epsilon": ("boost",),
+    "kernel": ("voted", "kernel"),
+}
+LEARNER_NAMES = {name: f"--learner {name}" for name in ("perceptron", "voted", "kernel", "boost")}
+DEFAULTS = {"epochs": 10, "seed": 0, "boost_rounds": 1000, "epsilon": 0.001}
+
+
+def _learner(learner, voted, kernel, boost):
+    """(--learner or the learner the deprecated flags --voted, --kernel SPEC and --boost ask for, the
+    deprecation notices to print once the options are found consistent)."""
+    old = [flag for flag, value in (("--voted", voted), ("--boost", boost)) if value]
+    if learner is not None:
+        if old:
+            raise typer.BadParameter("is the deprecated spelling of --learner: give only --learner",
+                                     param_hint=f"'{old[0]}'")
+        return value_of(learner), []
+    if boost and (voted or kernel):
+        raise typer.BadParameter("does not combine with --voted or --kernel", param_hint="'--boost'")
+    notices = [(flag, f"--learner {flag[2:]}") for flag in old]
+    if kernel and not voted:
+        notices.append(("--kernel without --learner", "--learner kernel --kernel SPEC"))
+    return ("boost" if boost else "voted" if voted else "kernel" if kernel else "perceptron"), notices
 
 
 def rerank_train_command(
-    nbest_file: Path = typer.Argument(..., help="Training lists in SVMrank format (ours or any tool's)."),
-    model: Path = typer.Option(..., "--model", "-m", help="Where to write the reranker (.npz)."),
-    epochs: int = typer.Option(10, min=1, help="Passes over the groups."),
-    seed: int = typer.Option(0, help="Seed of the per-epoch shuffles."),
-    average: bool = typer.Option(True, "--average/--no-average", help="Average the weights."),
+    nbest_file: Annotated[Path, typer.Argument(help="Training lists in SVMrank format (ours or any tool's).")],
+    model: Annotated[Path, typer.Option("--model", "-m", help="Where to write the reranker (.npz).")],
+    learner: Optional[Learner] = typer.Option(
+        None, help="perceptron: the averaged ranking perceptron (default); voted, kernel: the voted or averaged "
+        "perceptron in dual form (Freund & Schapire); boost: ranking boosting (Collins 2000)."),
+    epochs: Optional[int] = typer.Option(None, min=1, help="Passes over the groups (default 10; not boost)."),
+    seed: Optional[int] = typer.Option(None, help="Seed of the per-epoch shuffles (default 0; not boost)."),
+    average: Optional[bool] = typer.Option(None, "--average/--no-average",
+                                           help="Average the weights (default: on; perceptron only)."),
     score_weight: Optional[float] = typer.Option(None, help="Initial weight of feature 1 (the relative base score; "
-                                                 "default 1, with --boost fitted by the exponential loss); "
+                                                 "default 1, with boost fitted by the exponential loss); "
                                                  "0 for files whose feature 1 is something else."),
     vocab: Optional[Path] = typer.Option(None, "--vocab", help="Feature vocabulary (from nbest --vocab-out) "
                                          "to store in the reranker."),
-    voted: bool = typer.Option(False, "--voted", help="Voted perceptron (Freund & Schapire), in dual form."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", help="Dual perceptron with this kernel: linear or "
-                                         "poly:D, (1 + x.z)^D; averaged unless --voted."),
-    boost: bool = typer.Option(False, "--boost", help="Ranking boosting (Collins 2000) instead of a perceptron."),
-    rounds: int = typer.Option(1000, min=0, help="--boost: feature updates."),
-    epsilon: float = typer.Option(0.001, help="--boost: smoothing of the step, 1/2 log((W+ + eZ)/(W- + eZ))."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
-    json_output: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", help="Kernel of the dual perceptron (voted, kernel): "
+                                         "linear (default) or poly:D, (1 + x.z)^D."),
+    boost_rounds: Optional[int] = typer.Option(None, "--boost-rounds", min=0,
+                                               help=f"Feature updates of boost (default {DEFAULTS['boost_rounds']})."),
+    epsilon: Optional[float] = typer.Option(None, min=0, help="Smoothing of the boost step, 1/2 log((W+ + eZ)/(W- + "
+                                            f"eZ)) (default {DEFAULTS['epsilon']})."),
+    voted: bool = typer.Option(False, "--voted", hidden=True),
+    boost: bool = typer.Option(False, "--boost", hidden=True),
+    rounds: Optional[int] = typer.Option(None, "--rounds", min=0, hidden=True),
+    quiet: Quiet = False,
+    json_output: Json = False,
 ):
     """Train a reranker on SVMrank-format n-best lists: the averaged ranking perceptron (default),
-    the voted or kernel perceptron in dual form (--voted, --kernel), or ranking boosting (--boost).
+    the voted or kernel perceptron in dual form, or ranking boosting (--learner).
 
     The gold candidate of each qid is the one with the highest target (ties: the first line);
-    a prediction is a mistake when its target is lower.
+    a prediction is a mistake when its target is lower. An option of another learner is an error.
     """
     from structperc._kernels.cache import RERANKERS
     from structperc.rerank.pipeline import train_reranker_file
 
-    if boost and (voted or kernel):
-        raise ConfigError("--boost does not combine with --voted or --kernel")
-    if boost:
-        params = {"learner": "boost", "rounds": rounds, "epsilon": epsilon,
-                  "score_weight": score_weight}
-    elif voted or kernel:
-        params = {"learner": "dual", "epochs": epochs, "kernel": kernel or "linear",
-                  "vote": "voted" if voted else "averaged",
-                  "score_weight": 1.0 if score_weight is None else score_weight}
+    learner, notices = _learner(learner, voted, kernel, boost)
+    given_options = {"epochs": epochs, "seed": seed, "average": average is True, "no_average": average is False,
+                     "boost_rounds": boost_rounds,
+                     "rounds": rounds, "epsilon": epsilon, "kernel": kernel}
+    check_applies(learner, LEARNER_NAMES, LEARNER_OPTIONS, given_options)
+    boost_rounds = renamed(boost_rounds, rounds, "--rounds", "--boost-rounds")
+    for old, new in notices:
+        deprecated(old, new)
+    given_options["boost_rounds"] = boost_rounds
+    values = {name: DEFAULTS[name] if value is None else value for name, value in given_options.items()
+              if name in DEFAULTS}
+    score_weight = 1.0 if score_weight is None and learner != "boost" else score_weight
+    if learner == "boost":
+        params = {"learner": "boost", "rounds": values["boost_rounds"], "epsilon": values["epsilon"]}
+    elif learner in ("voted", "kernel"):
+        params = {"learner": "dual", "epochs": values["epochs"], "kernel": kernel or "linear",
+                  "vote": "voted" if learner == "voted" else "averaged"}
     else:
-        params = {"epochs": epochs, "average": average, "score_weight": 1.0 if score_weight is None else score_weight}
+        params = {"epochs": values["epochs"], "average": average is not False}
     announce_compiling(RERANKERS[params.get("learner", "perceptron")])
-    reranker, summary = train_reranker_file(nbest_file, vocab=vocab, seed=seed, **params)
+    reranker, summary = train_reranker_file(nbest_file, vocab=vocab, score_weight=score_weight, seed=values["seed"],
+                                            **params)
     reranker.save(model)
     summary = {"model": str(model), **summary}
     if json_output:
         typer.echo(json.dumps(summary))
     elif not quiet:
-        if boost:
+        if learner == "boost":
             progress = f"exponential loss {summary['history'][0]['loss']:.4g} -> {summary['history'][-1]['loss']:.4g}"
         else:
             progress = f"mistakes per epoch {[h['mistakes'] for h in summary['history']]}"
@@ -156,12 +206,11 @@ def rerank_train_command(
 
 
 def rerank_apply_command(
-    nbest_file: Path = typer.Argument(..., help="Lists in SVMrank format."),
-    model: Path = typer.Option(..., "--model", "-m", help="Reranker file (.npz)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the choices here instead of stdout."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
-    json_output: bool = typer.Option(False, "--json", help="Print the scores as JSON on stdout "
-                                     "(needs --output for the choices)."),
+    nbest_file: Annotated[Path, typer.Argument(help="Lists in SVMrank format.")],
+    model: ModelFile,
+    output: Output = None,
+    quiet: Quiet = False,
+    json_output: Json = False,
 ):
     """Choose one candidate per qid. Output, one line per qid:
     "QID INDEX SCORE # COMMENT" (INDEX: 0-based position of the chosen line within its qid; SCORE: w . x).
@@ -182,13 +231,13 @@ def rerank_apply_command(
                    f"first candidate {summary['first'][key]:.2f}, best target {summary['oracle'][key]:.2f}", err=True)
 
 
-def register(app, handles_errors):
-    """Add ``nbest`` and the ``rerank`` sub-app (train, apply) to ``app``, each wrapped by handles_errors."""
-    app.command("nbest", epilog=examples(NBEST_EPILOG))(handles_errors(nbest_command))
+def register(app):
+    """Add ``nbest`` and the ``rerank`` sub-app (train, apply) to ``app``."""
+    app.command("nbest", epilog=examples(NBEST_EPILOG))(nbest_command)
     rerank_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                              help="Rerank n-best lists: ranking perceptron (averaged, voted, kernel) or boosting.",
                              epilog=examples(GROUP_EPILOG))
-    rerank_app.command("train", epilog=examples(TRAIN_EPILOG))(handles_errors(rerank_train_command))
-    rerank_app.command("apply", epilog=examples(APPLY_EPILOG))(handles_errors(rerank_apply_command))
+    rerank_app.command("train", epilog=examples(TRAIN_EPILOG))(rerank_train_command)
+    rerank_app.command("apply", epilog=examples(APPLY_EPILOG))(rerank_apply_command)
     app.add_typer(rerank_app, name="rerank")
     return rerank_app

@@ -58,7 +58,7 @@ def detect_clusters_format(path, encoding: str = "utf-8", sample_lines: int = 20
     if suffix == ".pos":
         return "ptb"
     if str(path) == "-":
-        raise ConfigError("standard input needs an explicit --format")
+        raise ConfigError("standard input needs an explicit format=NAME")
     field_counts, saw_blank = set(), False
     n_lines = 0
     for _, lines in read_chunks(path, encoding, chunk_bytes=1 << 16):
@@ -304,9 +304,9 @@ def brown_clusters(paths: Sequence, n_clusters: int = 256, min_count: int = 1,
         Unreadable input, or no word left after `min_count`.
     """
     if n_clusters < 1:
-        raise ConfigError(f"--clusters must be at least 1, got {n_clusters}")
+        raise ConfigError(f"n_clusters must be at least 1, got {n_clusters}")
     if min_count < 1:
-        raise ConfigError(f"--min-count must be at least 1, got {min_count}")
+        raise ConfigError(f"min_count must be at least 1, got {min_count}")
     if not paths:
         raise ConfigError("no input files")
     text = count_words(sentence for path in paths

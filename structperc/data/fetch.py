@@ -143,7 +143,7 @@ def _mirror_location(mirror, name: str, relative: str) -> str:
 
 def _read_source(source: str, mirror: bool) -> Iterator[bytes]:
     """Blocks of bytes from a local path or URL."""
-    hint = "" if mirror else "; no network? copy the corpus from a local mirror with --mirror DIR " \
+    hint = "" if mirror else "; no network? copy the corpus from a local mirror with mirror=DIR " \
                              "(or set STRUCTPERC_MIRROR)"
     if "://" not in source:
         try:

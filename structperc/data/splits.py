@@ -45,7 +45,7 @@ def ptb_files_by_section(root):
     """
     root = Path(root)
     if not root.is_dir():
-        raise ConfigError(f"--ptb-root {str(root)!r} is not a directory")
+        raise ConfigError(f"ptb_root {str(root)!r} is not a directory")
     sections = {}
     for path in root.rglob("*"):
         match = _WSJ_FILE.match(path.name)
@@ -62,7 +62,7 @@ def ptb_split_files(root, split_sections=PTB_SPLIT):
         out[part] = [p for s in range(lo, hi + 1) for p in sections.get(s, [])]
         if not out[part]:
             raise ConfigError(
-                f"--ptb-root {str(root)!r}: no wsj_SSNN.pos files of sections {lo:02d}-{hi:02d} ({part}); "
+                f"ptb_root {str(root)!r}: no wsj_SSNN.pos files of sections {lo:02d}-{hi:02d} ({part}); "
                 f"found sections {sorted(sections) or 'none'}")
     return out
 
@@ -157,6 +157,6 @@ def load_dataset(name, corpora_dir, ptb_root=None, train_sentences=None):
         return load_wsj_sample(corpora_dir)
     if name == "ptb":
         if ptb_root is None:
-            raise ConfigError("dataset 'ptb' needs --ptb-root DIR (a Penn Treebank tagged directory)")
+            raise ConfigError("dataset 'ptb' needs ptb_root (a Penn Treebank tagged directory)")
         return load_ptb(ptb_root)
     raise ConfigError(f"unknown dataset {name!r}: choose from {', '.join(DATASETS)}")

@@ -218,7 +218,7 @@ def semi_fit_file(tagger, path, unlabeled_paths, method, rounds=2, seed=0, **rea
     if method not in METHODS:
         raise ConfigError(f"unknown semi-supervised method {method!r}: choose one of {', '.join(METHODS)}")
     if not unlabeled_paths:
-        raise ConfigError(f"--semi {method} needs --unlabeled files")
+        raise ConfigError(f"method={method!r} needs unlabeled_paths")
     tagger.trainer_options()
     labeled = read_corpus(path, **reader_options)
     unlabeled = read_unlabeled(unlabeled_paths, labeled, reader_options=reader_options)

@@ -34,9 +34,9 @@ def _check_weights(weights, n_models):
         return np.ones(n_models)
     weights = np.asarray(weights, dtype=float)
     if weights.shape != (n_models,):
-        raise ConfigError(f"--weights needs one weight per model ({n_models}), got {len(weights)}")
+        raise ConfigError(f"weights needs one weight per model ({n_models}), got {len(weights)}")
     if np.any(weights < 0) or not weights.sum() > 0:
-        raise ConfigError("--weights must be >= 0 and not all zero")
+        raise ConfigError("weights must be >= 0 and not all zero")
     return weights
 
 
@@ -139,7 +139,8 @@ def vote(taggers, corpus, method="token", weights=None):
     return vote_marginals(predictions, [t.model_.labels for t in taggers], weights)
 
 
-def vote_file(model_paths, input, output=None, method="token", weights=None, format=None, tag_sep=None):
+def vote_file(model_paths, input, output=None, method="token", weights=None, format=None, tag_sep=None,
+              encoding=None):
     """Read ``input`` as the first model's training corpus was read, vote, and write it in the
     layout of ``Tagger.tag_file`` (the input columns, then the voted label) to ``output`` (atomically)
     or standard output. Returns sentences, tokens, seconds."""
@@ -150,7 +151,7 @@ def vote_file(model_paths, input, output=None, method="token", weights=None, for
         raise ConfigError(f"voting needs at least two models, got {len(model_paths)}")
     taggers = [Tagger.load(path).prepare() for path in model_paths]
     start = time.perf_counter()
-    corpus = taggers[0].read(input, format, require_label=False, tag_sep=tag_sep)
+    corpus = taggers[0].read(input, format, require_label=False, tag_sep=tag_sep, encoding=encoding)
     labels = vote(taggers, corpus, method, weights)
     with open_output(output) as out:
         write_tagged(out, corpus, labels)
@@ -200,50 +201,18 @@ class VotingTagger(EnsembleTagger):
         return corpus.columns[corpus.label], self.predict_corpus(corpus)[0], corpus.sentence_offsets
 
     def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
-                 force_column=None, **options):
+                 force_column=None, encoding=None, **options):
         """``Tagger.tag_file`` with the voted labels; the vote has no marginals, probabilities or
         forced labels. options : the other options of ``Tagger.tag_file`` (encoding, output_format, keep_gold)."""
         if marginals or probability:
             self._refuse("gives no marginals or probabilities")
         if force_column is not None:
-            self._refuse("takes no forced labels (--force-column)")
-        return super().tag_file(input, output, format, tag_sep=tag_sep, **options)
-
-
-# ---------------------------------------------------------------------------------------- train options
-# what each way of training several models refuses among train's options
-EXCLUDES = {
-    "--bagging": ("--init", "--resume", "--checkpoint-every", "--resumable", "--semi", "--unlabeled", "--mix",
-                  "--cache-dir", "--stack"),
-    "--stack": ("--init", "--resume", "--checkpoint-every", "--resumable", "--semi", "--unlabeled",
-                "--cache-dir"),
-    "--semi": ("--dev", "--init"),
-    "--unlabeled": ("--dev", "--init"),
-}
-REQUIRES = {"--stack-folds": "--stack"}
-
-
-def _set(value):
-    return value is not None and value is not False and value != []
-
-
-def check_train_options(given):
-    """ConfigError for train options that do not go together. given : option name -> value (None,
-    False or [] when not given)."""
-    for option, excluded in EXCLUDES.items():
-        if _set(given.get(option)):
-            for name in excluded:
-                if _set(given.get(name)):
-                    raise ConfigError(f"{option} does not take {name}")
-    for option, needed in REQUIRES.items():
-        if _set(given.get(option)) and not _set(given.get(needed)):
-            raise ConfigError(f"{option} applies only with {needed}")
-    if _set(given.get("--mix")) and (given.get("--workers") or 1) == 1 and not _set(given.get("--scheduler")):
-        raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
+            self._refuse("takes no forced labels (force_column)")
+        return super().tag_file(input, output, format, tag_sep=tag_sep, encoding=encoding, **options)
 
 
 # ---------------------------------------------------------------------------------------- bagging
-BAGGING_WORKERS = 2  # the LocalCluster's size when neither --workers nor --scheduler is given
+BAGGING_WORKERS = 2  # the LocalCluster's size when neither workers nor scheduler is given
 # the engine options of a member: each bag trains serially, in one task
 _SERIAL = {"workers": 1, "scheduler": None, "mix": "uniform", "cache_dir": None}
 
@@ -323,7 +292,7 @@ def bagging_fit_file(tagger, path, n_bags, seed=0, dev=None, workers=None, sched
 
     tagger.trainer_options()
     if scheduler is not None and workers is not None:
-        raise ConfigError("--workers and --scheduler exclude each other (the scheduler's workers are used)")
+        raise ConfigError("workers=N and scheduler=ADDRESS exclude each other (the scheduler's workers are used)")
     _check_bags(n_bags)
     params = tagger.get_params()
     # the template file and the lexicons are read here: the workers need not see this machine's files

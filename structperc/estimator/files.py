@@ -202,7 +202,7 @@ class FilePipeline:
         if force_column is not None:
             columns = list(options.get("columns") or [])
             if int(force_column) < 1:
-                raise ConfigError(f"--force-column is 1-based, got {force_column!r}")
+                raise ConfigError(f"force_column is 1-based, got {force_column!r}")
             columns += [f"col{i}" for i in range(len(columns) + 1, int(force_column) + 1)]
             force_name = columns[int(force_column) - 1]
             options["columns"] = columns
@@ -210,11 +210,11 @@ class FilePipeline:
         start = time.perf_counter()
         sentences = tokens = 0
         with open_output(output) as out:
-            for batch in iter_corpus(input, **options, require_label=False):
+            for batch in iter_corpus(input, **options, require_label=False, allow_empty=True):
                 forced = None
                 if force_name is not None:
                     if force_name not in batch.columns:
-                        raise ConfigError(f"--force-column {force_column}: the input has no column {force_column}")
+                        raise ConfigError(f"force_column={force_column}: the input has no column {force_column}")
                     forced = forced_label_ids(model, batch.columns[force_name], missing, batch.path, batch.line_numbers)
                     check_forced(model, forced, batch.sentence_offsets, batch.path, batch.line_numbers)
                 extra, headers = None, None

@@ -154,7 +154,7 @@ class Tagger(Estimator, Training, FilePipeline):
             raise ConfigError(f"unknown trainer {self.trainer!r}: choose one of {', '.join(TRAINERS)}")
         if self.dense_count is not None and (self.all_pairs or int(self.dense_count) != self.dense_count
                                              or self.dense_count < 1):
-            raise ConfigError(f"dense_count (--dense-count) applies to gold pairs (all_pairs=False, --gold-pairs) "
+            raise ConfigError(f"dense_count applies to gold pairs (all_pairs=False) "
                               f"and is a positive integer, got {self.dense_count!r} with all_pairs={self.all_pairs}")
         # the options of the learning rules (None: the rule's default); only those set reach the rule
         options = {name: getattr(self, name) for name in RULE_OPTIONS if getattr(self, name) is not None}
@@ -165,18 +165,18 @@ class Tagger(Estimator, Training, FilePipeline):
         return client is not None or self.scheduler is not None or self.workers != 1
 
     def check_engine(self, client=None):
-        """ConfigError for engine options that are invalid or do not apply (--mix without mixing)."""
+        """ConfigError for engine options that are invalid or do not apply (mix without mixing)."""
         from structperc.train import TRAINERS
         from structperc.train.mixing import MIXES, check_mix
 
         if int(self.workers) != self.workers or self.workers < 1:
             raise ConfigError(f"workers must be a positive integer, got {self.workers!r}")
         if self.scheduler is not None and self.workers != 1:
-            raise ConfigError("--workers and --scheduler exclude each other (the scheduler's workers are used)")
+            raise ConfigError("workers=N and scheduler=ADDRESS exclude each other (the scheduler's workers are used)")
         if self.mix not in MIXES:
             raise ConfigError(f"unknown mix {self.mix!r}: choose one of {', '.join(MIXES)}")
         if self.mix != "uniform" and not self._mixing(client):
-            raise ConfigError("--mix applies only to parameter mixing (--workers N > 1 or --scheduler)")
+            raise ConfigError(f"mix={self.mix!r} applies only to parameter mixing (workers=N > 1 or scheduler=ADDRESS)")
         if self.resumable and self._mixing(client):
             raise ConfigError("resumable keeps the state of one serial run; parameter mixing has one per shard")
         if self.trainer in TRAINERS:
@@ -255,7 +255,7 @@ class Tagger(Estimator, Training, FilePipeline):
         tag_dict = None
         if self.tag_dict:
             if encoded.word_ids is None:
-                raise ConfigError("--tag-dict needs templates that use the word column")
+                raise ConfigError("tag_dict needs templates that use the word column")
             known = encoded.labels >= 0
             n_words = len(encoder.vocabularies_["word"]) + FIRST_ID
             tag_dict = build_tag_dict(encoded.word_ids[known], encoded.labels[known], n_words, len(encoder.labels_),

@@ -19,12 +19,12 @@ def continued_structure(fitted, given, lexicons=None):
     ``fitted`` (``train --init``): the model's own. given : name -> the value asked for (None: not
     asked); asking for another value than the model's, or for lexicons, is a ConfigError."""
     if lexicons:
-        raise ConfigError("--lexicon does not apply with --init: the model keeps the lexicon entries it was "
+        raise ConfigError("lexicons does not apply to a continued model: it keeps the lexicon entries it was "
                           "trained with")
     params = fitted.get_params()
     for name, value in given.items():
         if value is not None and value != params.get(name):
-            raise ConfigError(f"--{name.replace('_', '-')} {value} differs from the --init model's "
+            raise ConfigError(f"{name}={value} differs from the continued model's "
                               f"({params.get(name)}): a continued model keeps its own; drop the option or train anew")
     return {name: params.get(name) for name in given}
 

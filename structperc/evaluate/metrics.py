@@ -187,17 +187,17 @@ def _read_tagged(path, gold=None):
     conllu = len(names) == _CONLLU_TAGGED_WIDTH and corpus.columns[names[0]][0].isdigit()
     if gold is None:
         if conllu:
-            raise ConfigError(f"{path} looks like tagged CoNLL-U: name its gold column with --gold upos "
-                              "or --gold xpos")
+            raise ConfigError(f"{path} looks like tagged CoNLL-U: name its gold column with gold='upos' "
+                              "or gold='xpos'")
         index = len(names) - 2
     elif gold in _CONLLU_GOLD:
         if not conllu:
-            raise ConfigError(f"--gold {gold} needs tagged CoNLL-U (11 columns), {path} has {len(names)}")
+            raise ConfigError(f"gold={gold!r} needs tagged CoNLL-U (11 columns), {path} has {len(names)}")
         index = _CONLLU_GOLD[gold]
     elif gold.isdigit() and 1 <= int(gold) < len(names):
         index = int(gold) - 1
     else:
-        raise ConfigError(f"--gold takes upos, xpos or a column number from 1 to {len(names) - 1}, got {gold!r}")
+        raise ConfigError(f"gold takes upos, xpos or a column number from 1 to {len(names) - 1}, got {gold!r}")
     words = corpus.columns[names[1 if conllu else 0]]
     return corpus, words, corpus.columns[names[index]], corpus.columns[names[-1]]
 

@@ -134,7 +134,7 @@ def lexicon_fields(fields, lexicons):
             out.append(field)
         elif prefix is not None:
             raise ConfigError(f"templates use the lexicon field {field!r} but no lexicon {name!r} was given "
-                              f"(--lexicon {name}=FILE)")
+                              f"(lexicons={name}=FILE)")
     return out
 
 

@@ -108,7 +108,7 @@ class PtbParser(Parser):
             warnings.warn(StructpercWarning(
                 f"a sentence of {n_tokens} tokens (lines {first}-{last}): the PTB reader joins "
                 f"lines until a token tagged '.'; if the file has one sentence per line, read it "
-                f"with --format tagged", path=self.path, line=first), stacklevel=2)
+                f"with format='tagged'", path=self.path, line=first), stacklevel=2)
         builder.close_sentence()
 
     def finish(self) -> None:

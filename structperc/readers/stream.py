@@ -239,8 +239,8 @@ def _format_options(format: str, tag_sep: str | None) -> dict[str, object]:
 def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None = None,
                 label: str | None = None, encoding: str = "utf-8",
                 only_types: Iterable[str] | None = None, require_label: bool = False,
-                batch_sentences: int | None = 5000, tag_sep: str | None = None, byte_range=None
-                ) -> Iterator[Corpus]:
+                batch_sentences: int | None = 5000, tag_sep: str | None = None, byte_range=None,
+                allow_empty: bool = False) -> Iterator[Corpus]:
     """Read a corpus incrementally, yielding batches of whole sentences.
 
     Parameters
@@ -271,6 +271,8 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
     byte_range : None, or (start, stop, first line number): read only that part of the file, which
         starts and ends at a sentence boundary (``training_read.read_training_columns``); a part
         with no sentence yields nothing instead of raising.
+    allow_empty : an input without sentences yields nothing instead of raising (tagging: empty in,
+        empty out).
 
     Raises
     ------
@@ -305,7 +307,7 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
             batch = take(builder.n_closed if batch_sentences is None
                          else min(batch_sentences, builder.n_closed))
         yield batch
-    if builder.n_emitted == 0 and byte_range is None:
+    if builder.n_emitted == 0 and byte_range is None and not allow_empty:
         raise InputFormatError(name, None, "no sentences found")
     if only_types is not None and parser.label is not None and byte_range is None:
         check_only_types(only_types, builder.types_seen, name)

@@ -38,7 +38,8 @@ from structperc.rerank.learners import (  # noqa: F401
 )
 
 
-def write_nbest_file(tagger, input, k, output=None, format="block", features=None, vocab=None, vocab_out=None):
+def write_nbest_file(tagger, input, k, output=None, format="block", features=None, vocab=None, vocab_out=None,
+                     encoding=None):
     """The k best labelings of every sentence of a corpus file, written as "block" or "svmrank".
 
     input is read as ``tagger`` read its training corpus, with or without the label column.
@@ -53,7 +54,7 @@ def write_nbest_file(tagger, input, k, output=None, format="block", features=Non
         raise ConfigError(f"unknown n-best format {format!r}: choose one of block, svmrank")
     names = check_feature_names(features)
     vocabulary = read_vocabulary(vocab)[1] if vocab else None
-    nb = nbest_corpus(tagger, tagger.read(input, require_label=False), k)
+    nb = nbest_corpus(tagger, tagger.read(input, require_label=False, encoding=encoding), k)
     with open_output(output) as out:
         if format == "block":
             write_block(out, nb)

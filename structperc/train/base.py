@@ -32,6 +32,7 @@ class Param:
     default: object
     help: str
     type: type = float
+    choices: tuple = ()  # the values allowed, when they are few names
 
 
 @dataclass

@@ -50,7 +50,8 @@ class CRFRule(ScaledSGDRule):
     params = {
         **ScaledSGDRule.params,
         "batch_size": Param(1, "sentences per SGD step (their marginals at the same weights)", int),
-        "solver": Param("sgd", "crf's optimizer: sgd (on-line) or lbfgs (batch L-BFGS; OWL-QN with l1)", str),
+        "solver": Param("sgd", "crf's optimizer: sgd (on-line) or lbfgs (batch L-BFGS; OWL-QN with l1)", str,
+                        ("sgd", "lbfgs")),
         "epsilon": Param(None, "lbfgs: stop when |g| / max(1, |w|) < epsilon (CRFsuite's default 1e-5)"),
         "period": Param(None, "lbfgs: iterations over which delta is tested (CRFsuite's default 10)", int),
         "delta": Param(None, "lbfgs: stop when the objective improved by less than delta over period"),

@@ -141,8 +141,8 @@ def check_mix(mix, rule):
     if mix not in MIXES:
         raise ValueError(f"unknown mix {mix!r}: choose one of {', '.join(MIXES)}")
     if mix == "errors" and rule.mistakes is None:
-        raise ConfigError(f"--mix errors needs a rule that counts mistakes; the {rule.name} trainer counts none "
-                          f"(use --mix uniform)")
+        raise ConfigError(f"mix='errors' needs a rule that counts mistakes; the {rule.name} trainer counts none "
+                          f"(use mix='uniform')")
 
 
 def mixing_weights(mix, mistakes):
