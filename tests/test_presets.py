@@ -59,7 +59,7 @@ def test_a_sentence_start_resets_the_previous_label():
     (["word", "pos", "label"], ["I-PER", "I-PER", "O", "I-LOC"], [3, 1], "ner", "none"),  # IOB1
     (["word", "label"], ["DET", "NOUN", "VERB"], [3], "pos-rich", "none"),
     (["word", "upos", "space_after", "label"], ["DET", "NOUN", "VERB"], [3], "pos-ud", "none"),
-    (None, ["B-PER", "I-PER", "O"], [3], None, "bio"),  # feature dicts: no templates
+    (None, ["B-PER", "I-PER", "O"], [3], None, "none"),  # feature dicts: no templates, no constraint
 ])
 def test_choices(columns, labels, lengths, templates, constrain):
     chosen = choose_structure(None, None, columns, labels, offsets(lengths))

@@ -82,7 +82,9 @@ def with_rule_options(command):
     for name, param in RULE_OPTIONS.items():
         flag = "--" + name.replace("_", "-")
         declarations = (f"{flag}/--no-{name.replace('_', '-')}",) if param.type is bool else (flag,)
-        extra = {"click_type": click.Choice(param.choices)} if param.choices else {}
+        extra = {}
+        if param.choices:
+            extra = {"click_type": click.Choice(param.choices), "metavar": f"[{'|'.join(param.choices)}]"}
         default = "" if param.default is None else f"; default {param.default}"
         option = typer.Option(None, *declarations, help=f"{param.help}{default}{_takers(name)}.", **extra)
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
