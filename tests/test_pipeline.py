@@ -110,7 +110,8 @@ def test_cli_help_names_the_rules_that_take_each_option():
     text = " ".join(result.output.split())
     for name in TRAINERS:
         assert name in text
-    assert "Hamming cost per wrong token (hinge)" in text
+    assert "Hamming cost of one wrong token; default 1.0 (hinge)" in text
+    assert "sentences of the sample that calibrates eta0; default 1000 (crf, hinge, memm)" in text
 
 
 def test_train_prints_a_progress_line_per_epoch(tmp_path, corpus_file):

@@ -7,7 +7,8 @@ import pytest
 
 from structperc.features.encode import FIRST_ID, FeatureEncoder
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.tagger import Tagger, build_tag_dict
+from structperc.estimator.tagger import Tagger
+from structperc.estimator.training import build_tag_dict
 from structperc.corpus import as_corpus
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]

@@ -1,5 +1,6 @@
 """The pipeline on files of ``Tagger``: read a corpus file, record how it was read in the model, and
-read, tag and score later files the same way, batch by batch."""
+read, tag and score later files the same way, batch by batch. Functions of the Tagger they are
+given; ``Tagger``'s methods call them."""
 import os
 import time
 
@@ -36,7 +37,7 @@ def recorded_options(reader_options):
 
 def read_training_files(path, dev=None, **reader_options):
     """(training Corpus, dev Corpus or None, the recorded reader options) of a training file and a dev
-    file, as ``FilePipeline.fit_file`` reads them (the training file by ``read_training_corpus``)."""
+    file, as ``fit_file`` reads them (the training file by ``read_training_corpus``)."""
     from structperc.readers import read_corpus
 
     reader_options = recorded_options(reader_options)
@@ -44,199 +45,196 @@ def read_training_files(path, dev=None, **reader_options):
     return read_training_corpus(path, **reader_options), dev_corpus, reader_options
 
 
-class FilePipeline:
-    """``fit_file``, ``read``, ``evaluate_file`` and ``tag_file`` of ``Tagger`` (which provides
-    ``fit``, ``_fit_encoded``, the model and its parameters)."""
+def fit_file(tagger, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
+             resume=None, client=None, partial=False, **reader_options):
+    """Read a labelled corpus file (and a dev file) with ``read_corpus`` and fit; returns the tagger.
 
-    def fit_file(self, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
-                 resume=None, client=None, partial=False, **reader_options):
-        """Read a labelled corpus file (and a dev file) with ``read_corpus`` and fit; returns self.
+    partial : continue training the fitted model (``partial_fit``) instead of fitting anew.
+    reader_options : keyword arguments of ``read_corpus`` (format, columns, label, encoding,
+        only_types, ...). They are recorded in the model with the format and columns found, and
+        ``read``, ``tag_file`` and ``evaluate_file`` use them.
+    checkpoint, checkpoint_every, resume, client : as in ``fit``.
+    """
+    from structperc.readers import read_corpus
 
-        partial : continue training the fitted model (``partial_fit``) instead of fitting anew.
-        reader_options : keyword arguments of ``read_corpus`` (format, columns, label, encoding,
-            only_types, ...). They are recorded in the model with the format and columns found, and
-            ``read``, ``tag_file`` and ``evaluate_file`` use them.
-        checkpoint, checkpoint_every, resume, client : as in ``fit``.
-        """
-        from structperc.readers import read_corpus
+    tagger.trainer_options()  # a bad option fails before a large corpus is read
+    tagger.check_engine(client)
+    reader_options = recorded_options(reader_options)
+    dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
+    run = dict(dev=dev_corpus, progress=progress, callback=callback, checkpoint=checkpoint,
+               checkpoint_every=checkpoint_every, resume=resume, client=client)
+    if partial and hasattr(tagger, "model_"):
+        # continued training encodes with the fitted model's feature index: no cache
+        return tagger.partial_fit(read_training_corpus(path, **reader_options), input_metadata=reader_options,
+                                **run)
+    if tagger.cache_dir is not None:
+        encoder, encoded, found = cached_encoding(tagger, path, reader_options)
+        return tagger._fit_encoded(encoder, encoded, {**reader_options, **found}, **run)
+    from structperc.readers.parallel import read_training_columns
 
-        self.trainer_options()  # a bad option fails before a large corpus is read
-        self.check_engine(client)
-        reader_options = recorded_options(reader_options)
-        dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
-        run = dict(dev=dev_corpus, progress=progress, callback=callback, checkpoint=checkpoint,
-                   checkpoint_every=checkpoint_every, resume=resume, client=client)
-        if partial and hasattr(self, "model_"):
-            # continued training encodes with the fitted model's feature index: no cache
-            return self.partial_fit(read_training_corpus(path, **reader_options), input_metadata=reader_options,
-                                    **run)
-        if self.cache_dir is not None:
-            encoder, encoded, found = self._cached_encoding(path, reader_options)
-            return self._fit_encoded(encoder, encoded, {**reader_options, **found}, **run)
-        from structperc.readers.parallel import read_training_columns
+    # --workers N on this machine: N processes read N parts of the file at once, while this one
+    # imports dask for the mixing
+    local = client is None and tagger.scheduler is None
+    parts = int(tagger.workers) if local else 1
+    meanwhile = _import_dask if tagger._mixing(client) else None
+    # no reference to the training corpus is kept here: its columns go as soon as they are value ids
+    return tagger._fit(read_training_columns(path, parts=parts, meanwhile=meanwhile, **reader_options),
+                     input_metadata=reader_options, release=True, **run)
 
-        # --workers N on this machine: N processes read N parts of the file at once, while this one
-        # imports dask for the mixing
-        local = client is None and self.scheduler is None
-        parts = int(self.workers) if local else 1
-        meanwhile = _import_dask if self._mixing(client) else None
-        # no reference to the training corpus is kept here: its columns go as soon as they are value ids
-        return self._fit(read_training_columns(path, parts=parts, meanwhile=meanwhile, **reader_options),
-                         input_metadata=reader_options, release=True, **run)
 
-    def _cached_encoding(self, path, reader_options):
-        """(encoder, encoded corpus, what was read: format, columns, label) of the training file
-        ``path``, from ``cache_dir`` (memory-mapped) or read, encoded and stored there."""
-        from structperc.features.cache import load_or_build
-        from structperc.features.encoded import EncodedCorpus
-        from structperc.readers import read_corpus
+def cached_encoding(tagger, path, reader_options):
+    """(encoder, encoded corpus, what was read: format, columns, label) of the training file
+    ``path``, from ``cache_dir`` (memory-mapped) or read, encoded and stored there."""
+    from structperc.features.cache import load_or_build
+    from structperc.features.encoded import EncodedCorpus
+    from structperc.readers import read_corpus
 
-        fields = ("sentence_offsets", "feature_offsets", "feature_ids", "pair_offsets", "pair_ids", "labels",
-                  "word_ids")
+    fields = ("sentence_offsets", "feature_offsets", "feature_ids", "pair_offsets", "pair_ids", "labels",
+              "word_ids")
 
-        def build():
-            corpus = read_corpus(path, **reader_options)
-            if corpus.label is None:
-                raise ValueError("training data has no label column")
-            self._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
-            encoder = self._encoder()
-            encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
-            state, meta = encoder.state()
-            arrays = {f"encoder__{k}": v for k, v in state.items()}
-            arrays.update({f"encoded__{k}": getattr(encoded, k) for k in fields if getattr(encoded, k) is not None})
-            read = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
-            return arrays, {"encoder": meta, "input": read}
+    def build():
+        corpus = read_corpus(path, **reader_options)
+        if corpus.label is None:
+            raise ValueError("training data has no label column")
+        tagger._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
+        encoder = tagger._encoder()
+        encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+        state, meta = encoder.state()
+        arrays = {f"encoder__{k}": v for k, v in state.items()}
+        arrays.update({f"encoded__{k}": getattr(encoded, k) for k in fields if getattr(encoded, k) is not None})
+        read = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        return arrays, {"encoder": meta, "input": read}
 
-        templates = self.templates if isinstance(self.templates, (str, type(None))) else list(self.templates)
-        options = {"templates": templates, "min_count": self.min_count, "rare_threshold": self.rare_threshold,
-                   "hash_bits": self.hash_bits, "reader": reader_options}
-        if isinstance(templates, str) and os.path.isfile(templates):
-            options["template_file"] = file_sha256(templates)
-        arrays, meta, _ = load_or_build(self.cache_dir, path, options, build)
-        state = {k[len("encoder__"):]: v for k, v in arrays.items() if k.startswith("encoder__")}
-        encoder = FeatureEncoder.from_state(state, meta["encoder"])
-        encoded = EncodedCorpus(**{k: arrays.get(f"encoded__{k}") for k in fields})
-        # the same choice as build's, from the same data (a cache hit does not run build)
-        self._choose(meta["input"]["columns"], InternedColumn(encoded.labels, encoder.labels_),
-                     encoded.sentence_offsets)
-        return encoder, encoded, meta["input"]
+    templates = tagger.templates if isinstance(tagger.templates, (str, type(None))) else list(tagger.templates)
+    options = {"templates": templates, "min_count": tagger.min_count, "rare_threshold": tagger.rare_threshold,
+               "hash_bits": tagger.hash_bits, "reader": reader_options}
+    if isinstance(templates, str) and os.path.isfile(templates):
+        options["template_file"] = file_sha256(templates)
+    arrays, meta, _ = load_or_build(tagger.cache_dir, path, options, build)
+    state = {k[len("encoder__"):]: v for k, v in arrays.items() if k.startswith("encoder__")}
+    encoder = FeatureEncoder.from_state(state, meta["encoder"])
+    encoded = EncodedCorpus(**{k: arrays.get(f"encoded__{k}") for k in fields})
+    # the same choice as build's, from the same data (a cache hit does not run build)
+    tagger._choose(meta["input"]["columns"], InternedColumn(encoded.labels, encoder.labels_),
+                 encoded.sentence_offsets)
+    return encoder, encoded, meta["input"]
 
-    def reader_options(self, format=None, tag_sep=None, encoding=None):
-        """The ``read_corpus`` options recorded at fitting; ``format``, ``tag_sep`` and ``encoding``
-        replace them when given. Another format drops the recorded options of the training format
-        (its tag separator; its column names and label when the other format fixes its own)."""
-        from structperc.readers.registry import FORMATS, resolve_format
 
-        options = dict(self.model_.metadata.get("input", {}))
-        if format is not None and format != options.get("format"):
-            parser = FORMATS[resolve_format(None, format)]
-            options["format"] = format
-            options.pop("tag_sep", None)
-            if parser.fixed_columns is not None:
-                options.pop("columns", None)
-                label = options.get("label")
-                if label is not None and (parser.default_label is None
-                                          or (label not in parser.fixed_columns and "+" not in label)):
-                    options.pop("label")
-        if tag_sep is not None:
-            options["tag_sep"] = tag_sep
-        if encoding is not None:
-            options["encoding"] = encoding
-        return options
+def reader_options(tagger, format=None, tag_sep=None, encoding=None):
+    """The ``read_corpus`` options recorded at fitting; ``format``, ``tag_sep`` and ``encoding``
+    replace them when given. Another format drops the recorded options of the training format
+    (its tag separator; its column names and label when the other format fixes its own)."""
+    from structperc.readers.registry import FORMATS, resolve_format
 
-    def read(self, path, format=None, require_label=True, tag_sep=None, encoding=None):
-        """Read a corpus file as the training corpus was read (in the encoding recorded, unless given)."""
-        from structperc.readers import read_corpus
+    options = dict(tagger.model_.metadata.get("input", {}))
+    if format is not None and format != options.get("format"):
+        parser = FORMATS[resolve_format(None, format)]
+        options["format"] = format
+        options.pop("tag_sep", None)
+        if parser.fixed_columns is not None:
+            options.pop("columns", None)
+            label = options.get("label")
+            if label is not None and (parser.default_label is None
+                                      or (label not in parser.fixed_columns and "+" not in label)):
+                options.pop("label")
+    if tag_sep is not None:
+        options["tag_sep"] = tag_sep
+    if encoding is not None:
+        options["encoding"] = encoding
+    return options
 
-        self._check_templates()
-        return read_corpus(path, **self.reader_options(format, tag_sep, encoding), require_label=require_label)
 
-    def _check_templates(self):
-        if isinstance(self.model_.encoder, AttributeEncoder):
-            raise ConfigError("this model was trained on feature dicts and has no templates: "
-                              "tag its input with the Python API (Tagger.predict on dicts)")
+def read(tagger, path, format=None, require_label=True, tag_sep=None, encoding=None):
+    """Read a corpus file as the training corpus was read (in the encoding recorded, unless given)."""
+    from structperc.readers import read_corpus
 
-    def evaluate_file(self, path, format=None, tag_sep=None, encoding=None):
-        """``evaluate`` on a labelled corpus file read as the training corpus was."""
-        return self.evaluate(self.read(path, format, tag_sep=tag_sep, encoding=encoding))
+    check_templates(tagger)
+    return read_corpus(path, **tagger.reader_options(format, tag_sep, encoding), require_label=require_label)
 
-    def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
-                 force_column=None, encoding=None, output_format=None, keep_gold=False):
-        """Read, tag and write batch by batch: the input columns plus the predicted label (``write_tagged``).
 
-        input : file, or "-" for standard input; read lazily, so files larger than memory stream.
-        output : file written atomically (nothing is left on an error or an interrupt), or None for
-            standard output.
-        marginals : None, "best" (P(predicted label | x) per token) or "all" (one "label:P" column
-            per label); probability : write "# probability P(y|x)" before each sentence. Both need a
-            probabilistic model (crf, memm).
-        force_column : None, or the 1-based input column holding a forced label or the missing
-            symbol (``missing_label``, or "?" when the model was trained without one) per token;
-            decoding and the marginals keep the forced labels. A forced label that the model does
-            not know or that the transition constraint forbids is an InputFormatError at its line.
-        encoding : the input's encoding (default: the one recorded at fitting).
-        output_format : None (as the input: one token a line, or CoNLL-U for CoNLL-U input) or "tagged"
-            (one sentence a line of word/TAG tokens).
-        keep_gold : CoNLL-U input: keep the label's own field and add the prediction as a column.
+def check_templates(tagger):
+    if isinstance(tagger.model_.encoder, AttributeEncoder):
+        raise ConfigError("this model was trained on feature dicts and has no templates: "
+                          "tag its input with the Python API (Tagger.predict on dicts)")
 
-        Returns counts and the time from opening the input to the last write: sentences, tokens,
-        seconds, tokens_per_second.
-        """
-        from structperc.utils.atomic import open_output
-        from structperc.readers import iter_corpus, write_tagged
-        from structperc.readers.writer import OUTPUT_FORMATS
 
-        if marginals not in (None, "best", "all"):
-            raise ConfigError(f"marginals takes 'best' or 'all', got {marginals!r}")
-        if output_format is not None and output_format not in OUTPUT_FORMATS:
-            raise ConfigError(f"unknown output format {output_format!r}; choose from {', '.join(OUTPUT_FORMATS)}")
-        self._check_templates()
-        model = self.model_
-        if marginals or probability:
-            from structperc.model.marginals import check_probabilistic
-            from structperc.model.marginals import marginals as label_marginals
+def tag_file(tagger, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
+             force_column=None, encoding=None, output_format=None, keep_gold=False):
+    """Read, tag and write batch by batch: the input columns plus the predicted label (``write_tagged``).
 
-            check_probabilistic(model)
-        options = self.reader_options(format, tag_sep, encoding)
-        force_name = None
-        if force_column is not None:
-            columns = list(options.get("columns") or [])
-            if int(force_column) < 1:
-                raise ConfigError(f"force_column is 1-based, got {force_column!r}")
-            columns += [f"col{i}" for i in range(len(columns) + 1, int(force_column) + 1)]
-            force_name = columns[int(force_column) - 1]
-            options["columns"] = columns
-        missing = self.missing_symbol()
-        start = time.perf_counter()
-        sentences = tokens = 0
-        with open_output(output) as out:
-            for batch in iter_corpus(input, **options, require_label=False, allow_empty=True):
-                forced = None
-                if force_name is not None:
-                    if force_name not in batch.columns:
-                        raise ConfigError(f"force_column={force_column}: the input has no column {force_column}")
-                    forced = forced_label_ids(model, batch.columns[force_name], missing, batch.path, batch.line_numbers)
-                    check_forced(model, forced, batch.sentence_offsets, batch.path, batch.line_numbers)
-                extra, headers = None, None
-                if not (marginals or probability):
-                    names, _ = self.predict_corpus(batch, forced)
-                else:
-                    ids, _, encoded = self._decode_input(batch, forced)
-                    names = model.label_names(ids).tolist()
-                    node, log_probability = label_marginals(model, encoded, forced=forced)
-                    if marginals == "best":
-                        extra = [[f"{p:.4f}" for p in node[np.arange(len(ids)), ids]]]
-                    elif marginals == "all":
-                        extra = [[f"{label}:{p:.4f}" for p in node[:, c]] for c, label in enumerate(model.labels)]
-                    if probability:
-                        headers = [f"# probability {np.exp(lp):.6f}" for lp in log_probability]
-                write_tagged(out, batch, names, extra_columns=extra, sentence_headers=headers,
-                             output_format=output_format, keep_gold=keep_gold, tag_sep=options.get("tag_sep") or "/")
-                sentences += batch.n_sentences
-                tokens += batch.n_tokens
-            seconds = time.perf_counter() - start
-        return {"sentences": sentences, "tokens": tokens, "seconds": seconds,
-                "tokens_per_second": tokens / seconds if seconds > 0 else float("inf")}
+    input : file, or "-" for standard input; read lazily, so files larger than memory stream.
+    output : file written atomically (nothing is left on an error or an interrupt), or None for
+        standard output.
+    marginals : None, "best" (P(predicted label | x) per token) or "all" (one "label:P" column
+        per label); probability : write "# probability P(y|x)" before each sentence. Both need a
+        probabilistic model (crf, memm).
+    force_column : None, or the 1-based input column holding a forced label or the missing
+        symbol (``missing_label``, or "?" when the model was trained without one) per token;
+        decoding and the marginals keep the forced labels. A forced label that the model does
+        not know or that the transition constraint forbids is an InputFormatError at its line.
+    encoding : the input's encoding (default: the one recorded at fitting).
+    output_format : None (as the input: one token a line, or CoNLL-U for CoNLL-U input) or "tagged"
+        (one sentence a line of word/TAG tokens).
+    keep_gold : CoNLL-U input: keep the label's own field and add the prediction as a column.
+
+    Returns counts and the time from opening the input to the last write: sentences, tokens,
+    seconds, tokens_per_second.
+    """
+    from structperc.utils.atomic import open_output
+    from structperc.readers import iter_corpus, write_tagged
+    from structperc.readers.writer import OUTPUT_FORMATS
+
+    if marginals not in (None, "best", "all"):
+        raise ConfigError(f"marginals takes 'best' or 'all', got {marginals!r}")
+    if output_format is not None and output_format not in OUTPUT_FORMATS:
+        raise ConfigError(f"unknown output format {output_format!r}; choose from {', '.join(OUTPUT_FORMATS)}")
+    check_templates(tagger)
+    model = tagger.model_
+    if marginals or probability:
+        from structperc.model.marginals import check_probabilistic
+        from structperc.model.marginals import marginals as label_marginals
+
+        check_probabilistic(model)
+    options = tagger.reader_options(format, tag_sep, encoding)
+    force_name = None
+    if force_column is not None:
+        columns = list(options.get("columns") or [])
+        if int(force_column) < 1:
+            raise ConfigError(f"force_column is 1-based, got {force_column!r}")
+        columns += [f"col{i}" for i in range(len(columns) + 1, int(force_column) + 1)]
+        force_name = columns[int(force_column) - 1]
+        options["columns"] = columns
+    missing = tagger.missing_symbol()
+    start = time.perf_counter()
+    sentences = tokens = 0
+    with open_output(output) as out:
+        for batch in iter_corpus(input, **options, require_label=False, allow_empty=True):
+            forced = None
+            if force_name is not None:
+                if force_name not in batch.columns:
+                    raise ConfigError(f"force_column={force_column}: the input has no column {force_column}")
+                forced = forced_label_ids(model, batch.columns[force_name], missing, batch.path, batch.line_numbers)
+                check_forced(model, forced, batch.sentence_offsets, batch.path, batch.line_numbers)
+            extra, headers = None, None
+            if not (marginals or probability):
+                names, _ = tagger.predict_corpus(batch, forced)
+            else:
+                ids, _, encoded = tagger._decode_input(batch, forced)
+                names = model.label_names(ids).tolist()
+                node, log_probability = label_marginals(model, encoded, forced=forced)
+                if marginals == "best":
+                    extra = [[f"{p:.4f}" for p in node[np.arange(len(ids)), ids]]]
+                elif marginals == "all":
+                    extra = [[f"{label}:{p:.4f}" for p in node[:, c]] for c, label in enumerate(model.labels)]
+                if probability:
+                    headers = [f"# probability {np.exp(lp):.6f}" for lp in log_probability]
+            write_tagged(out, batch, names, extra_columns=extra, sentence_headers=headers,
+                         output_format=output_format, keep_gold=keep_gold, tag_sep=options.get("tag_sep") or "/")
+            sentences += batch.n_sentences
+            tokens += batch.n_tokens
+        seconds = time.perf_counter() - start
+    return {"sentences": sentences, "tokens": tokens, "seconds": seconds,
+            "tokens_per_second": tokens / seconds if seconds > 0 else float("inf")}
 
 
 def _import_dask():

@@ -9,36 +9,23 @@ import time
 import numpy as np
 
 from structperc.utils import heap
-from structperc._kernels.score.emission import gold_pairs
 from structperc.features.dicts import AttributeEncoder, is_dict_corpus
 from structperc.train.checkpoint import read_checkpoint  # noqa: F401  (public here too)
 from structperc.chunks import is_bio
-from structperc.features.encode import FIRST_ID, FeatureEncoder
+from structperc.features.encode import FeatureEncoder
 from structperc.features.presets import choose_structure
 from structperc.errors import ConfigError, DataError, ModelFileError
 from structperc.estimator.base import Estimator
 from structperc.utils.npz import is_ensemble_file
 from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
-from structperc.model.forcing import check_forced, drop_missing_label, forced_label_ids
+from structperc.model.forcing import drop_missing_label, sentence_forced_ids
 from structperc.features.lexicon import read_lexicons
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator.training import ALL_PAIRS_DEFAULT, Training
+from structperc.estimator import files, training
+from structperc.estimator.training import ALL_PAIRS_DEFAULT
 from structperc.corpus import as_corpus, flat_labels
-from structperc.estimator.files import FilePipeline, read_training_corpus  # noqa: F401  (read_training_corpus: public)
 
-def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
-    """Allowed labels per word id: words seen at least ``threshold`` times may only take the labels
-    they were seen with; every other word id may take all labels. Returns CSR (offsets, labels)."""
-    counts = np.bincount(word_ids, minlength=n_words)
-    seen = np.zeros((n_words, n_labels), dtype=bool)
-    seen[word_ids, labels] = True
-    allowed = np.where((counts >= threshold)[:, None], seen, True)
-    offsets = np.zeros(n_words + 1, dtype=np.int64)
-    np.cumsum(allowed.sum(axis=1), out=offsets[1:])
-    return offsets, np.nonzero(allowed)[1].astype(np.int64)
-
-
-class Tagger(Estimator, Training, FilePipeline):
+class Tagger(Estimator):
     """A sequence tagger trained on-line by one of ``structperc.train.TRAINERS``.
 
     Parameters
@@ -252,35 +239,25 @@ class Tagger(Estimator, Training, FilePipeline):
         self.check_engine(client)
         if self.missing_label is not None:
             drop_missing_label(encoder, encoded, self.missing_label)
-        tag_dict = None
-        if self.tag_dict:
-            if encoded.word_ids is None:
-                raise ConfigError("tag_dict needs templates that use the word column")
-            known = encoded.labels >= 0
-            n_words = len(encoder.vocabularies_["word"]) + FIRST_ID
-            tag_dict = build_tag_dict(encoded.word_ids[known], encoded.labels[known], n_words, len(encoder.labels_),
-                                      self.tag_dict)
-        else:
-            encoded.word_ids = None  # only the tag dictionary reads the word ids
-        emission_pairs = None
-        if not self.all_pairs:
-            emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
-                                        encoder.n_features_, len(encoder.labels_), int(self.dense_count or 0))
         rule = make_rule(self.trainer, **options)
-        constrain = None if self.constrain_ == "none" else self.constrain_  # None: files as before
-        model = LinearChainModel(encoder, order=self.order, constrain=constrain, tag_dict=tag_dict,
-                                 normalization=rule.normalization, emission_pairs=emission_pairs)
-        del emission_pairs  # one label per pair: the model keeps the lists of the rows that need one
+        model = training.new_model(self, encoder, encoded, rule)
         self.model_ = model
         self.labels_ = model.labels
-        self._train(rule, model, encoded, options, read, dev, dev_y, progress, callback, checkpoint=checkpoint,
-                    checkpoint_every=checkpoint_every, resume=resume, client=client)
+        training.run_training(self, rule, model, encoded, options, read, dev, dev_y, progress, callback,
+                              checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume, client=client)
         return self
 
     def _choose(self, columns, labels, sentence_offsets):
         """Set templates_, constrain_ and structure_reason_ (``choose_structure``)."""
         self.templates_, self.constrain_, self.structure_reason_ = choose_structure(
             self.templates, self.constrain, columns, labels, sentence_offsets, self.missing_label)
+
+    def partial_fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, input_metadata=None,
+                    checkpoint=None, checkpoint_every=1, resume=None, client=None):
+        """Continue training the fitted (or loaded) model on X for ``epochs`` more epochs; returns
+        self (``training.continue_training``). Without a fitted model this is ``fit``."""
+        return training.continue_training(self, X, y, dev, dev_y, progress, callback, input_metadata, checkpoint,
+                                          checkpoint_every, resume, client)
 
     # ------------------------------------------------------------------ prediction
     def predict_corpus(self, corpus, forced=None):
@@ -314,22 +291,8 @@ class Tagger(Estimator, Training, FilePipeline):
         return self.missing_label if self.missing_label is not None else "?"
 
     def forced_ids(self, corpus, forced):
-        """Label ids of ``forced`` (per-sentence lists of labels, or None for a free sentence; a
-        token's None or ``missing_label`` is free) for the sentences of ``corpus`` (a Corpus or an encoded
-        corpus), checked."""
-        o = corpus.sentence_offsets
-        if len(forced) != len(o) - 1:
-            raise ValueError(f"forced has {len(forced)} sentences, X has {len(o) - 1}")
-        flat = []
-        for i, labels in enumerate(forced):
-            n = int(o[i + 1] - o[i])
-            labels = [None] * n if labels is None else list(labels)
-            if len(labels) != n:
-                raise ValueError(f"forced sentence {i} has {len(labels)} labels, X has {n} tokens")
-            flat.extend(labels)
-        ids = forced_label_ids(self.model_, flat, self.missing_symbol())
-        check_forced(self.model_, ids, o)
-        return ids
+        """Label ids of ``forced`` for the sentences of ``corpus``, checked (``forcing.sentence_forced_ids``)."""
+        return sentence_forced_ids(self.model_, corpus.sentence_offsets, forced, self.missing_symbol())
 
     def _encode(self, X, y=None):
         """(EncodedCorpus, flat gold label strings or None) of X: feature dicts, a Corpus or token lists."""
@@ -440,6 +403,32 @@ class Tagger(Estimator, Training, FilePipeline):
         return self
 
     # ------------------------------------------------------------------ files
+    def fit_file(self, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
+                 resume=None, client=None, partial=False, **reader_options):
+        """Read a labelled corpus file (and a dev file) and fit, recording how the file was read in
+        the model; returns self (``files.fit_file``)."""
+        return files.fit_file(self, path, dev, callback, progress, checkpoint, checkpoint_every, resume, client,
+                              partial, **reader_options)
+
+    def reader_options(self, format=None, tag_sep=None, encoding=None):
+        """The ``read_corpus`` options recorded at fitting, with the given ones replacing them."""
+        return files.reader_options(self, format, tag_sep, encoding)
+
+    def read(self, path, format=None, require_label=True, tag_sep=None, encoding=None):
+        """Read a corpus file as the training corpus was read (``files.read``)."""
+        return files.read(self, path, format, require_label, tag_sep, encoding)
+
+    def evaluate_file(self, path, format=None, tag_sep=None, encoding=None):
+        """``evaluate`` on a labelled corpus file read as the training corpus was."""
+        return self.evaluate(self.read(path, format, tag_sep=tag_sep, encoding=encoding))
+
+    def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
+                 force_column=None, encoding=None, output_format=None, keep_gold=False):
+        """Read, tag and write batch by batch, the file streamed (``files.tag_file``); returns counts
+        and speed: sentences, tokens, seconds, tokens_per_second."""
+        return files.tag_file(self, input, output, format, marginals, probability, tag_sep, force_column, encoding,
+                              output_format, keep_gold)
+
     def describe(self, top=10):
         """Labels, sizes, the model's metadata (training options, input options) and the ``top``
         highest weighted emission features per label as (description, weight) pairs."""

@@ -1,4 +1,7 @@
-"""The training run of ``Tagger``: dev scoring, checkpoints, parameter mixing, continued training."""
+"""The training run of ``Tagger``: the model it trains, dev scoring, checkpoints, parameter mixing,
+continued training. Functions of the Tagger they are given; ``Tagger``'s methods call them."""
+
+import numpy as np
 
 from structperc.utils import heap
 from structperc._kernels.score.emission import gold_pairs
@@ -8,10 +11,49 @@ from structperc.chunks import is_bio
 from structperc.corpus import Corpus, as_corpus, flat_labels  # noqa: F401
 from structperc.errors import ConfigError
 from structperc.evaluate.metrics import evaluate_labels
+from structperc.features.encode import FIRST_ID
 from structperc.model.forcing import drop_missing_label
+from structperc.model.linear_chain import LinearChainModel
 
 # whether a model keeps a weight for every (feature, label) pair; chosen by measuring (benchmarks/labels.md)
 ALL_PAIRS_DEFAULT = True
+
+
+def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
+    """Allowed labels per word id: words seen at least ``threshold`` times may only take the labels
+    they were seen with; every other word id may take all labels. Returns CSR (offsets, labels)."""
+    counts = np.bincount(word_ids, minlength=n_words)
+    seen = np.zeros((n_words, n_labels), dtype=bool)
+    seen[word_ids, labels] = True
+    allowed = np.where((counts >= threshold)[:, None], seen, True)
+    offsets = np.zeros(n_words + 1, dtype=np.int64)
+    np.cumsum(allowed.sum(axis=1), out=offsets[1:])
+    return offsets, np.nonzero(allowed)[1].astype(np.int64)
+
+
+def new_model(tagger, encoder, encoded, rule):
+    """The LinearChainModel that ``rule`` trains on the encoded training data: the tagger's order and
+    constraint, its tag dictionary and gold feature-label pairs when asked for (``encoded.word_ids``
+    is dropped when no tag dictionary reads it)."""
+    tag_dict = None
+    if tagger.tag_dict:
+        if encoded.word_ids is None:
+            raise ConfigError("tag_dict needs templates that use the word column")
+        known = encoded.labels >= 0
+        n_words = len(encoder.vocabularies_["word"]) + FIRST_ID
+        tag_dict = build_tag_dict(encoded.word_ids[known], encoded.labels[known], n_words, len(encoder.labels_),
+                                  tagger.tag_dict)
+    else:
+        encoded.word_ids = None  # only the tag dictionary reads the word ids
+    emission_pairs = None
+    if not tagger.all_pairs:
+        emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
+                                    encoder.n_features_, len(encoder.labels_), int(tagger.dense_count or 0))
+    constrain = None if tagger.constrain_ == "none" else tagger.constrain_  # None: files as before
+    model = LinearChainModel(encoder, order=tagger.order, constrain=constrain, tag_dict=tag_dict,
+                             normalization=rule.normalization, emission_pairs=emission_pairs)
+    del emission_pairs  # one label per pair: the model keeps the lists of the rows that need one
+    return model
 
 
 def continued_structure(fitted, given, lexicons=None):
@@ -29,205 +71,204 @@ def continued_structure(fitted, given, lexicons=None):
     return {name: params.get(name) for name in given}
 
 
-class Training:
-    """``_train``, ``partial_fit`` and ``_train_mixed`` of ``Tagger``."""
+def run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progress, callback, checkpoint=None,
+                 checkpoint_every=1, resume=None, client=None, init_state=None, start_epoch=0):
+    """Run ``rule`` on the encoded training data (serially, or by parameter mixing), record the
+    run in the model's metadata, prune.
 
-    def _train(self, rule, model, encoded, options, read, dev, dev_y, progress, callback, checkpoint=None,
-               checkpoint_every=1, resume=None, client=None, init_state=None, start_epoch=0):
-        """Run ``rule`` on the encoded training data (serially, or by parameter mixing), record the
-        run in the model's metadata, prune.
+    resume : a checkpoint path (``fit``); init_state : the model's kept training state when
+        continuing a fitted model (``partial_fit``); start_epoch : the epochs that model has run."""
+    from structperc.train import Problem, train_online
 
-        resume : a checkpoint path (``fit``); init_state : the model's kept training state when
-            continuing a fitted model (``partial_fit``); start_epoch : the epochs that model has run."""
-        from structperc.train import Problem, train_online
+    encoder = model.encoder
+    dev_score = None
+    dev_sentences = None
+    if dev is not None:
+        dev_encoded, dev_gold = tagger._encode(dev, dev_y)
+        dev_sentences = dev_encoded.n_sentences
+        chunks = is_bio(model.labels)
 
-        encoder = model.encoder
-        dev_score = None
-        dev_sentences = None
-        if dev is not None:
-            dev_encoded, dev_gold = self._encode(dev, dev_y)
-            dev_sentences = dev_encoded.n_sentences
-            chunks = is_bio(model.labels)
+        def dev_score(weights):
+            predicted, _ = model.decode(dev_encoded, weights)
+            names = model.label_names(predicted)
+            result = evaluate_labels(dev_gold, names, dev_encoded.sentence_offsets, chunks)
+            result["score"] = result["f1"] if chunks else result["accuracy"]
+            return result
 
-            def dev_score(weights):
-                predicted, _ = model.decode(dev_encoded, weights)
-                names = model.label_names(predicted)
-                result = evaluate_labels(dev_gold, names, dev_encoded.sentence_offsets, chunks)
-                result["score"] = result["f1"] if chunks else result["accuracy"]
-                return result
+    last_epoch = start_epoch + tagger.epochs
+    kept_state = {}
 
-        last_epoch = start_epoch + self.epochs
-        kept_state = {}
+    def on_epoch(record):
+        record.epoch += start_epoch
+        if record.epoch == last_epoch and tagger.resumable:
+            kept_state.update(training_state(rule))
+        if callback is not None:
+            callback(record)
 
-        def on_epoch(record):
-            record.epoch += start_epoch
-            if record.epoch == last_epoch and self.resumable:
-                kept_state.update(training_state(rule))
-            if callback is not None:
-                callback(record)
+    params = tagger.get_params()
+    # how and where the run was computed is not part of the model; parameter mixing is
+    for name, default in (("workers", 1), ("scheduler", None), ("mix", "uniform"), ("hash_bits", None),
+                          ("cache_dir", None)):
+        if params[name] == default or name in ("scheduler", "cache_dir"):
+            del params[name]
+    # what was used: a choice from the data (templates or constrain None) is recorded as made, and why
+    chosen = {name: getattr(tagger, f"{name}_") for name in ("templates", "constrain") if params[name] is None}
+    params.update(chosen)
+    if not isinstance(params["templates"], (str, type(None))):  # None: feature dicts
+        params["templates"] = list(params["templates"])
+    if chosen:
+        params["chosen"] = {**chosen, "reason": tagger.structure_reason_}
+    lexicons = getattr(encoder, "lexicons", None)  # feature dicts have none
+    params["lexicons"] = {name: lex.source for name, lex in (lexicons or {}).items()} or None
+    if params["all_pairs"] == ALL_PAIRS_DEFAULT:
+        del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
+    if not params["resumable"]:
+        del params["resumable"]  # recorded only when set, like all_pairs
+    if params["dense_count"] is None:
+        del params["dense_count"]
+    # what a checkpoint must share with the run that continues it (epochs may grow)
+    run_key = plain_json({
+        "params": {k: v for k, v in params.items() if k != "epochs"}, "trainer_options": options,
+        "input": read, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
+        "features_seen": encoder.n_features_, "pair_features_seen": encoder.n_pair_features_,
+        "dev_sentences": dev_sentences,
+    })
+    loop_state = None
+    if resume is not None:
+        loop_state = read_checkpoint(resume, run_key, tagger.epochs)
+    save_checkpoint = None
+    if checkpoint is not None:
+        if int(checkpoint_every) != checkpoint_every or checkpoint_every < 1:
+            raise ConfigError(f"checkpoint_every must be a positive integer, got {checkpoint_every!r}")
 
-        params = self.get_params()
-        # how and where the run was computed is not part of the model; parameter mixing is
-        for name, default in (("workers", 1), ("scheduler", None), ("mix", "uniform"), ("hash_bits", None),
-                              ("cache_dir", None)):
-            if params[name] == default or name in ("scheduler", "cache_dir"):
-                del params[name]
-        # what was used: a choice from the data (templates or constrain None) is recorded as made, and why
-        chosen = {name: getattr(self, f"{name}_") for name in ("templates", "constrain") if params[name] is None}
-        params.update(chosen)
-        if not isinstance(params["templates"], (str, type(None))):  # None: feature dicts
-            params["templates"] = list(params["templates"])
-        if chosen:
-            params["chosen"] = {**chosen, "reason": self.structure_reason_}
-        lexicons = getattr(encoder, "lexicons", None)  # feature dicts have none
-        params["lexicons"] = {name: lex.source for name, lex in (lexicons or {}).items()} or None
-        if params["all_pairs"] == ALL_PAIRS_DEFAULT:
-            del params["all_pairs"]  # recorded only when not the default: files with the default stay as they were
-        if not params["resumable"]:
-            del params["resumable"]  # recorded only when set, like all_pairs
-        if params["dense_count"] is None:
-            del params["dense_count"]
-        # what a checkpoint must share with the run that continues it (epochs may grow)
-        run_key = plain_json({
-            "params": {k: v for k, v in params.items() if k != "epochs"}, "trainer_options": options,
-            "input": read, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
-            "features_seen": encoder.n_features_, "pair_features_seen": encoder.n_pair_features_,
-            "dev_sentences": dev_sentences,
-        })
-        loop_state = None
-        if resume is not None:
-            loop_state = read_checkpoint(resume, run_key, self.epochs)
-        save_checkpoint = None
-        if checkpoint is not None:
-            if int(checkpoint_every) != checkpoint_every or checkpoint_every < 1:
-                raise ConfigError(f"checkpoint_every must be a positive integer, got {checkpoint_every!r}")
+        def save_checkpoint(state):
+            if state.epoch % checkpoint_every == 0:
+                write_checkpoint(checkpoint, model, state, run_key, read)
 
-            def save_checkpoint(state):
-                if state.epoch % checkpoint_every == 0:
-                    write_checkpoint(checkpoint, model, state, run_key, read)
+    problem = Problem(model, model.data(encoded))
+    heap.trim()  # what building the model freed (gold pairs with one label per pair, bit sets)
+    problem.resume = init_state
+    if tagger._mixing(client):
+        tagger.history_, tagger.n_iter_ = mixing_run(tagger, rule, problem, dev_score, progress, on_epoch, client,
+                                                         save_checkpoint, loop_state, start_epoch)
+        params["workers"] = tagger.n_shards_
+        params["mix"] = tagger.mix
+    else:
+        tagger.history_, tagger.n_iter_ = train_online(
+            rule, problem, tagger.epochs, seed=tagger.seed, dev_score=dev_score, progress=progress,
+            callback=on_epoch, checkpoint=save_checkpoint, resume=loop_state, start_epoch=start_epoch,
+        )
+    tagger.n_iter_ += start_epoch
+    previous = model.metadata.get("training")
+    model.metadata["training"] = {
+        **params, "trainer_options": options,
+        "best_epoch": tagger.n_iter_, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
+    }
+    if previous is not None:
+        history = previous.pop("runs", [])
+        model.metadata["training"]["runs"] = history + [previous]
+    if start_epoch:
+        model.metadata["training"]["epochs_done"] = last_epoch
+    model.metadata["input"] = read
+    if dev is not None:
+        model.metadata["dev_history"] = [r.dev for r in tagger.history_]
+    model.metadata["training"]["features_seen"] = encoder.n_features_
+    model.metadata["training"]["pair_features_seen"] = encoder.n_pair_features_
+    model.training_state = kept_state or None
+    # what only the epochs needed: the rule's buffers (raw weights, averaging sums) and the
+    # encoded training data (each fit encodes its own; no caller reads it afterwards)
+    rule.release()
+    problem = None
+    encoded.release()
+    model.prune()
 
-        problem = Problem(model, model.data(encoded))
-        heap.trim()  # what building the model freed (gold pairs with one label per pair, bit sets)
-        problem.resume = init_state
-        if self._mixing(client):
-            self.history_, self.n_iter_ = self._train_mixed(rule, problem, dev_score, progress, on_epoch, client,
-                                                             save_checkpoint, loop_state, start_epoch)
-            params["workers"] = self.n_shards_
-            params["mix"] = self.mix
-        else:
-            self.history_, self.n_iter_ = train_online(
-                rule, problem, self.epochs, seed=self.seed, dev_score=dev_score, progress=progress,
-                callback=on_epoch, checkpoint=save_checkpoint, resume=loop_state, start_epoch=start_epoch,
-            )
-        self.n_iter_ += start_epoch
-        previous = model.metadata.get("training")
-        model.metadata["training"] = {
-            **params, "trainer_options": options,
-            "best_epoch": self.n_iter_, "n_sentences": encoded.n_sentences, "n_tokens": encoded.n_tokens,
-        }
-        if previous is not None:
-            history = previous.pop("runs", [])
-            model.metadata["training"]["runs"] = history + [previous]
-        if start_epoch:
-            model.metadata["training"]["epochs_done"] = last_epoch
-        model.metadata["input"] = read
-        if dev is not None:
-            model.metadata["dev_history"] = [r.dev for r in self.history_]
-        model.metadata["training"]["features_seen"] = encoder.n_features_
-        model.metadata["training"]["pair_features_seen"] = encoder.n_pair_features_
-        model.training_state = kept_state or None
-        # what only the epochs needed: the rule's buffers (raw weights, averaging sums) and the
-        # encoded training data (each fit encodes its own; no caller reads it afterwards)
-        rule.release()
-        problem = None
-        encoded.release()
-        model.prune()
 
-    def partial_fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, input_metadata=None,
-                    checkpoint=None, checkpoint_every=1, resume=None, client=None):
-        """Continue training the fitted (or loaded) model on X for ``epochs`` more epochs; returns self.
+def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, callback=None, input_metadata=None,
+                      checkpoint=None, checkpoint_every=1, resume=None, client=None):
+    """Continue training the fitted (or loaded) model on X for ``epochs`` more epochs; returns the tagger.
 
-        The templates must be the model's. New features (template instances, pair features, or
-        attributes of dict input) and new labels get zero weights first; existing ids keep their
-        weights (``FeatureEncoder.extend``, ``LinearChainModel.grow``). A new feature must occur
-        ``min_count`` times in X (counts from X alone). A model of gold feature-label pairs gains
-        the pairs of X (a feature with each gold label it occurs with), for new and existing
-        features. The shuffles continue the seed's sequence after the epochs already run.
-        A perceptron continues its averaging exactly when the model carries its training state
-        (fitted with ``resumable=True``); the other rules start their schedule and average afresh
-        from the kept weights. Without a fitted model this is ``fit``. The other arguments are
-        ``fit``'s.
-        """
-        from structperc.features.templates import load_templates
-        from structperc.train import make_rule
+    The templates must be the model's. New features (template instances, pair features, or
+    attributes of dict input) and new labels get zero weights first; existing ids keep their
+    weights (``FeatureEncoder.extend``, ``LinearChainModel.grow``). A new feature must occur
+    ``min_count`` times in X (counts from X alone). A model of gold feature-label pairs gains
+    the pairs of X (a feature with each gold label it occurs with), for new and existing
+    features. The shuffles continue the seed's sequence after the epochs already run.
+    A perceptron continues its averaging exactly when the model carries its training state
+    (fitted with ``resumable=True``); the other rules start their schedule and average afresh
+    from the kept weights. Without a fitted model this is ``fit``. The other arguments are
+    ``fit``'s.
+    """
+    from structperc.features.templates import load_templates
+    from structperc.train import make_rule
 
-        run = dict(checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume, client=client)
-        if not hasattr(self, "model_"):
-            return self.fit(X, y, dev=dev, dev_y=dev_y, progress=progress, callback=callback,
-                            input_metadata=input_metadata, **run)
-        options = self.trainer_options()
-        self.check_engine(client)
-        model, encoder = self.model_, self.model_.encoder
-        if not hasattr(self, "constrain_"):  # a model handed over by setting model_: its structure
-            self._adopt_structure(model)
-        rule = make_rule(self.trainer, **options)
-        if rule.normalization != model.normalization:
-            raise ConfigError(f"a {self.trainer} model has {rule.normalization} normalization; "
-                              f"this model has {model.normalization}")
-        if is_dict_corpus(X):
-            if not isinstance(encoder, AttributeEncoder):
-                raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
-            encoded = encoder.extend(X, flat_labels(X, y))
-            read = {**(input_metadata or {}), "format": "dicts"}
-        else:
-            if isinstance(encoder, AttributeEncoder):
-                raise ConfigError("this model was trained on feature dicts and has no templates")
-            corpus = as_corpus(X, y, self.columns)
-            templates = self.templates if self.templates is not None else self.templates_  # None: the fitted choice
-            wanted = [str(t) for t in load_templates(templates, corpus.columns)]
-            if wanted != encoder.template_strings_:
-                raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
-                                  f"{', '.join(encoder.template_strings_)}")
-            if corpus.label is None:
-                raise ValueError("training data has no label column")
-            labels = corpus.columns[corpus.label]
-            known = set(encoder.labels_)
-            if self.missing_label is not None:
-                known.add(self.missing_label)
-            encoder.labels_ = encoder.labels_ + sorted({label for label in labels if label not in known})
-            if self.missing_label is not None and self.missing_label in labels:
-                # the missing symbol takes the id after the labels for the encoding, then becomes -1
-                encoder.labels_.append(self.missing_label)
-            encoded = encoder.extend(corpus)
-            if self.missing_label is not None:
-                drop_missing_label(encoder, encoded, self.missing_label)
-            read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
-                    "label": corpus.label}
-        if model.tag_dict is None:
-            encoded.word_ids = None
-        pairs = None
-        if model.emission_pairs is not None:
-            pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels, encoder.n_features_,
-                               len(encoder.labels_), int(self.dense_count or 0))
-        model.grow(encoder.n_features_, encoder.labels_, encoder.n_pair_features_, pairs)
-        previous = model.metadata.get("training", {})
-        init_state = model.training_state if previous.get("trainer") == self.trainer else None
-        self.labels_ = model.labels
-        self._train(rule, model, encoded, options, read, dev, dev_y, progress, callback, init_state=init_state,
-                    start_epoch=int(previous.get("epochs_done", previous.get("epochs", 0))), **run)
-        return self
+    run = dict(checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume, client=client)
+    if not hasattr(tagger, "model_"):
+        return tagger.fit(X, y, dev=dev, dev_y=dev_y, progress=progress, callback=callback,
+                        input_metadata=input_metadata, **run)
+    options = tagger.trainer_options()
+    tagger.check_engine(client)
+    model, encoder = tagger.model_, tagger.model_.encoder
+    if not hasattr(tagger, "constrain_"):  # a model handed over by setting model_: its structure
+        tagger._adopt_structure(model)
+    rule = make_rule(tagger.trainer, **options)
+    if rule.normalization != model.normalization:
+        raise ConfigError(f"a {tagger.trainer} model has {rule.normalization} normalization; "
+                          f"this model has {model.normalization}")
+    if is_dict_corpus(X):
+        if not isinstance(encoder, AttributeEncoder):
+            raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
+        encoded = encoder.extend(X, flat_labels(X, y))
+        read = {**(input_metadata or {}), "format": "dicts"}
+    else:
+        if isinstance(encoder, AttributeEncoder):
+            raise ConfigError("this model was trained on feature dicts and has no templates")
+        corpus = as_corpus(X, y, tagger.columns)
+        templates = tagger.templates if tagger.templates is not None else tagger.templates_  # None: the fitted choice
+        wanted = [str(t) for t in load_templates(templates, corpus.columns)]
+        if wanted != encoder.template_strings_:
+            raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
+                              f"{', '.join(encoder.template_strings_)}")
+        if corpus.label is None:
+            raise ValueError("training data has no label column")
+        labels = corpus.columns[corpus.label]
+        known = set(encoder.labels_)
+        if tagger.missing_label is not None:
+            known.add(tagger.missing_label)
+        encoder.labels_ = encoder.labels_ + sorted({label for label in labels if label not in known})
+        if tagger.missing_label is not None and tagger.missing_label in labels:
+            # the missing symbol takes the id after the labels for the encoding, then becomes -1
+            encoder.labels_.append(tagger.missing_label)
+        encoded = encoder.extend(corpus)
+        if tagger.missing_label is not None:
+            drop_missing_label(encoder, encoded, tagger.missing_label)
+        read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
+                "label": corpus.label}
+    if model.tag_dict is None:
+        encoded.word_ids = None
+    pairs = None
+    if model.emission_pairs is not None:
+        pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels, encoder.n_features_,
+                           len(encoder.labels_), int(tagger.dense_count or 0))
+    model.grow(encoder.n_features_, encoder.labels_, encoder.n_pair_features_, pairs)
+    previous = model.metadata.get("training", {})
+    init_state = model.training_state if previous.get("trainer") == tagger.trainer else None
+    tagger.labels_ = model.labels
+    run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progress, callback, init_state=init_state,
+                start_epoch=int(previous.get("epochs_done", previous.get("epochs", 0))), **run)
+    return tagger
 
-    def _train_mixed(self, rule, problem, dev_score, progress, callback, client, checkpoint=None, resume=None,
-                     start_epoch=0):
-        from structperc.train.mixing import dask_client, train_mixed
 
-        def run(client):
-            self.n_shards_ = len(client.scheduler_info(n_workers=-1)["workers"])
-            return train_mixed(rule, problem, self.epochs, client, seed=self.seed, mix=self.mix,
-                               dev_score=dev_score, progress=progress, callback=callback, checkpoint=checkpoint,
-                               resume=resume, start_epoch=start_epoch)
+def mixing_run(tagger, rule, problem, dev_score, progress, callback, client, checkpoint=None, resume=None,
+               start_epoch=0):
+    from structperc.train.mixing import dask_client, train_mixed
 
-        if client is not None:
-            return run(client)
-        with dask_client(self.workers, self.scheduler) as client:
-            return run(client)
+    def run(client):
+        tagger.n_shards_ = len(client.scheduler_info(n_workers=-1)["workers"])
+        return train_mixed(rule, problem, tagger.epochs, client, seed=tagger.seed, mix=tagger.mix,
+                           dev_score=dev_score, progress=progress, callback=callback, checkpoint=checkpoint,
+                           resume=resume, start_epoch=start_epoch)
+
+    if client is not None:
+        return run(client)
+    with dask_client(tagger.workers, tagger.scheduler) as client:
+        return run(client)

@@ -39,6 +39,25 @@ def forced_label_ids(model, forced, missing_label, path="<forced>", line_numbers
     return ids
 
 
+def sentence_forced_ids(model, sentence_offsets, forced, missing_label):
+    """Label ids (n_tokens,) of ``forced``: per sentence a list of labels, one per token, or None for
+    a free sentence; a token's None or ``missing_label`` is free (-1). Checked against the sentence
+    lengths and the model (``check_forced``)."""
+    o = sentence_offsets
+    if len(forced) != len(o) - 1:
+        raise ValueError(f"forced has {len(forced)} sentences, X has {len(o) - 1}")
+    flat = []
+    for i, labels in enumerate(forced):
+        n = int(o[i + 1] - o[i])
+        labels = [None] * n if labels is None else list(labels)
+        if len(labels) != n:
+            raise ValueError(f"forced sentence {i} has {len(labels)} labels, X has {n} tokens")
+        flat.extend(labels)
+    ids = forced_label_ids(model, flat, missing_label)
+    check_forced(model, ids, o)
+    return ids
+
+
 def check_forced(model, ids, sentence_offsets, path="<forced>", line_numbers=None):
     """InputFormatError when the transition constraint forbids a forced label after the start of
     its sentence or after the forced label of the token before it."""
