@@ -132,9 +132,12 @@ def test_dual_linear_averaged_equals_primal(seed, epochs, score_weight):
     primal = Reranker(epochs=epochs, average=True, seed=seed, score_weight=score_weight).fit_ranking(train)
     dual = DualReranker(epochs=epochs, kernel="linear", vote="averaged", seed=seed,
                         score_weight=score_weight).fit_ranking(train)
-    assert dual.choose(test).tolist() == primal.choose(test).tolist()
     total = dual.survival_.sum()
-    assert np.allclose(dual.decision_function(test) / total, primal.decision_function(test))
+    scores = dual.decision_function(test) / total
+    assert np.allclose(scores, primal.decision_function(test))
+    # the same choice in every group, unless two candidates tie up to rounding (seed 65537 has one)
+    for a, b in zip(dual.choose(test).tolist(), primal.choose(test).tolist()):
+        assert a == b or np.isclose(scores[a], scores[b], rtol=0, atol=1e-9)
 
 
 def test_dual_grows_past_its_initial_capacity():

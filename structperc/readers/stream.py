@@ -93,8 +93,9 @@ def read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_range
                 line = first_line + data.count(b"\n", 0, error.start)
                 raise InputFormatError(
                     name, line, f"cannot decode byte {data[error.start:error.start + 1]!r} as "
-                    f"{encoding} ({error.reason}): the file has another encoding; give it "
-                    f"(such as {'latin-1' if encoding.replace('-', '').lower() == 'utf8' else 'utf-8'})") from None
+                    f"{encoding} ({error.reason}): the file has another encoding; give "
+                    f"encoding={'latin-1' if encoding.replace('-', '').lower() == 'utf8' else 'utf-8'} or the "
+                    f"file's own") from None
             except LookupError:
                 raise ConfigError(f"unknown encoding {encoding!r}") from None
             if check_utf8 and not data.isascii():
