@@ -208,7 +208,8 @@ def test_boosting_equals_naive(seed, alpha0, epsilon):
         k = int(booster.picks_[r])
         # the same pick up to exact ties, which go to the lowest id
         assert gains.get(k, 0.0) == pytest.approx(top, rel=1e-9, abs=1e-12)
-        assert k == min(f for f, v in gains.items() if v >= top * (1 - 1e-9))
+        # (gains equal only up to rounding may go either way: seed 762 has two, also on 49b77db)
+        assert k == min(f for f, v in gains.items() if v == gains.get(k, 0.0))
         delta = 0.5 * math.log((w_plus[k] + epsilon * z) / (w_minus[k] + epsilon * z))
         assert booster.steps_[r] == pytest.approx(delta, rel=1e-9, abs=1e-12)
         alpha[k] += delta
