@@ -28,7 +28,7 @@ from structperc.chunks import chunk_spans
 from structperc.ensembles.vote import vote_chunks, vote_marginals, vote_tokens
 from structperc.evaluate.metrics import evaluate_labels, paired_bootstrap, split
 from structperc.nbest.lists import nbest_corpus
-from structperc.model.marginals import marginals
+from structperc.estimator.marginals import marginals
 from structperc.readers import read_corpus
 from structperc.estimator.tagger import Tagger
 from structperc.corpus import as_corpus

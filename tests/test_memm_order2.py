@@ -15,7 +15,7 @@ from structperc._kernels.score import scoring
 from structperc._kernels.decode.second_order import viterbi2, viterbi2_context
 from structperc.features.encode import FIRST_ID, FeatureEncoder
 from structperc.model.linear_chain import LinearChainModel
-from structperc.model.marginals import check_probabilistic, marginals
+from structperc.estimator.marginals import check_probabilistic, marginals
 from structperc.estimator.tagger import Tagger
 from structperc.estimator.training import build_tag_dict
 from structperc.corpus import as_corpus

@@ -5,7 +5,7 @@ import pytest
 from naive import all_labelings, brute_force_log_z, brute_force_marginals, sequence_score
 from structperc._kernels.score import scoring
 from structperc.errors import StructpercError
-from structperc.model.marginals import NotProbabilisticError, marginals
+from structperc.estimator.marginals import NotProbabilisticError, marginals
 from structperc.estimator.tagger import Tagger
 from structperc.corpus import as_corpus
 from builders import TEMPLATES, potentials, random_sentences

@@ -12,7 +12,7 @@ from structperc.features.encode import FeatureEncoder
 from structperc.errors import InputFormatError
 from structperc.readers import read_corpus
 from structperc.readers.parallel import _ranges, read_training_columns
-from structperc.features.vocabulary import InternedColumn, intern_column
+from structperc.utils.interning import InternedColumn, intern_column
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ["the", "pound", "fell", "Rates", "rose", "in", "May", ",", "7.5", "de", "café"]

@@ -14,7 +14,7 @@ from structperc._kernels.learn import crf as crf_kernels
 from structperc._kernels.learn import memm as memm_kernels
 from structperc._kernels.decode.nbest import kbest_corpus
 from structperc.features.dicts import EncodedAttributes
-from structperc.model.marginals import marginals
+from structperc.estimator.marginals import marginals
 from structperc.estimator.tagger import Tagger
 from structperc.train import Problem
 from structperc.train.crf import CRFRule

@@ -6,8 +6,8 @@ module per learning rule's epoch, SGD's lazy scaling), ``encode/`` (template key
 
 Kernels take contiguous numpy arrays, scalars and the records of ``records.py`` (``Data``, the
 encoded sentences; ``Layout``, the weight vector's blocks), validate nothing and raise nothing; the
-public wrappers (``structperc.model.linear_chain``, ``structperc.model.marginals``, ``structperc.nbest.lists`` and the
-learning rules of ``structperc.train``) check their inputs first.
+public wrappers (``structperc.model.linear_chain``, ``structperc.estimator.marginals``,
+``structperc.nbest.lists`` and the learning rules of ``structperc.train``) check their inputs first.
 
 Score conventions shared by all decoders (L labels, n tokens)::
 

@@ -114,7 +114,7 @@ def confidence(tagger, corpus):
     ids, _ = model.decode(encoded)
     labels = model.label_names(ids)
     if rule is not None and rule.probabilistic:
-        from structperc.model.marginals import marginals
+        from structperc.estimator.marginals import marginals
 
         _, log_probability = marginals(model, encoded)
         return labels, np.exp(log_probability)

@@ -106,7 +106,7 @@ def vote_marginals(marginals, label_sets, weights=None):
 def predict_all(taggers, corpus, method):
     """Each tagger's flat label strings on ``corpus`` (for "soft": its marginals and labels)."""
     if method == "soft":
-        from structperc.model.marginals import marginals
+        from structperc.estimator.marginals import marginals
 
         nodes = []
         for tagger in taggers:
@@ -127,7 +127,7 @@ def vote(taggers, corpus, method="token", weights=None):
     if method == "chunk" and not all(is_bio(t.model_.labels) for t in taggers):
         raise ConfigError("chunk voting needs chunk (BIO) label sets in every model")
     if method == "soft":
-        from structperc.model.marginals import check_probabilistic
+        from structperc.estimator.marginals import check_probabilistic
 
         for tagger in taggers:
             check_probabilistic(tagger.model_)

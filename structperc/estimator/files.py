@@ -9,7 +9,7 @@ import numpy as np
 from structperc.features.dicts import AttributeEncoder
 from structperc.utils.digest import file_sha256
 from structperc.features.encode import FeatureEncoder
-from structperc.features.vocabulary import InternedColumn
+from structperc.utils.interning import InternedColumn
 from structperc.errors import ConfigError
 from structperc.model.forcing import check_forced, forced_label_ids
 
@@ -191,8 +191,8 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
     check_templates(tagger)
     model = tagger.model_
     if marginals or probability:
-        from structperc.model.marginals import check_probabilistic
-        from structperc.model.marginals import marginals as label_marginals
+        from structperc.estimator.marginals import check_probabilistic
+        from structperc.estimator.marginals import marginals as label_marginals
 
         check_probabilistic(model)
     options = tagger.reader_options(format, tag_sep, encoding)

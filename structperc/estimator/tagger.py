@@ -339,8 +339,8 @@ class Tagger(Estimator):
     def predict_marginals(self, X):
         """P(y_t = label | x) as scikit-learn-crfsuite gives it: per sentence, per token, a dict
         {label: probability}. Needs a probabilistic model (crf, memm)."""
-        from structperc.model.marginals import check_probabilistic
-        from structperc.model.marginals import marginals as label_marginals
+        from structperc.estimator.marginals import check_probabilistic
+        from structperc.estimator.marginals import marginals as label_marginals
 
         check_probabilistic(self.model_)
         encoded, _ = self._encode(X)

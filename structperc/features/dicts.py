@@ -19,7 +19,7 @@ import numpy as np
 from structperc.corpus import Corpus
 from structperc.features.encoded import EncodedCorpus
 from structperc.errors import ConfigError
-from structperc.features.vocabulary import Index, Interner
+from structperc.utils.interning import Index, Interner
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 

@@ -27,8 +27,9 @@ from structperc._kernels.encode import keys
 from structperc.features.encoded import EncodedCorpus, no_rows
 from structperc.features.growth import IndexGrowth, known_ids
 from structperc.errors import ConfigError
-from structperc.features.templates import ATTRIBUTES, load_templates, parse_template, presets_over
-from structperc.features.vocabulary import FIRST_ID, LEFT, RIGHT, UNKNOWN, FieldValues, Index, intern_column
+from structperc.features.templates import ATTRIBUTES, column_error, load_templates, parse_template
+from structperc.features.vocabulary import FIRST_ID, LEFT, RIGHT, UNKNOWN, FieldValues
+from structperc.utils.interning import Index, intern_column
 
 _MAX_KEY = 2**62
 _MAX_HASH_BITS = 40
@@ -126,25 +127,14 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         label = corpus.label
         if not (label is not None and label in needed) and needed <= set(corpus.columns):
             return
-        others = [name for name in corpus.columns if name != label]
-        fitting = presets_over(others)
-        presets = f"; presets over the other columns: {', '.join(fitting)}" if fitting else ""
+        leaking = None
         if label is not None and label in needed:
-            template = next((str(t) for t in self._emission_templates + self._pair_templates
-                             if label in t.fields), None)
-            if template is None:  # the word is the label, and an attribute or an @rare template reads it
-                template = next(str(t) for t in self._emission_templates + self._pair_templates
-                                if t.fields & self._attributes or t.rare_only)
-            raise ConfigError(
-                f"{corpus.path}: template {template!r} reads column {label!r}, the label column: a feature may "
-                f"not read the label it predicts (the input's other columns: {', '.join(others) or 'none'}{presets})")
-        missing = sorted(needed - set(corpus.columns))
-        if missing:  # always, here
-            has = ", ".join(others) or "no other column"
-            has += f", and the label column {label}" if label is not None else ""
-            raise ConfigError(
-                f"{corpus.path}: templates use column(s) {', '.join(missing)}, which the input lacks: it has {has} "
-                f"(templates need {', '.join(sorted(needed))}{presets}; or give a lexicon for a field NAME)")
+            leaking = next((str(t) for t in self._emission_templates + self._pair_templates if label in t.fields),
+                           None)
+            if leaking is None:  # the word is the label, and an attribute or an @rare template reads it
+                leaking = next(str(t) for t in self._emission_templates + self._pair_templates
+                               if t.fields & self._attributes or t.rare_only)
+        raise column_error(corpus.path, needed, list(corpus.columns), label, leaking)
 
     # ---------------------------------------------------------------- keys
     def _radix(self, field):

@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 
 from structperc.chunks import is_bio
-from structperc.features.vocabulary import InternedColumn
+from structperc.utils.interning import InternedColumn
 
 # Measured with the default perceptron (one run each): on a held-out last tenth of CoNLL-2000 train,
 # `chunk` 94.40 and `ner` 94.49 F1; on CoNLL-2002 Dutch testa, `ner` 77.90 and `chunk` 55.86. `ner`

@@ -242,6 +242,26 @@ def presets_over(columns):
     return fitting
 
 
+def column_error(path, needed, columns, label, leaking=None):
+    """The ConfigError of templates that read the label column (``leaking``: the first template that
+    does) or a column the input lacks. needed : the columns the templates read; columns : the
+    input's, the label column ``label`` among them. It names the columns the templates need, the
+    label column, and the presets that read only the other columns."""
+    others = [name for name in columns if name != label]
+    fitting = presets_over(others)
+    presets = f"; presets over the other columns: {', '.join(fitting)}" if fitting else ""
+    if leaking is not None:
+        return ConfigError(
+            f"{path}: template {leaking!r} reads column {label!r}, the label column: a feature may "
+            f"not read the label it predicts (the input's other columns: {', '.join(others) or 'none'}{presets})")
+    missing = sorted(set(needed) - set(columns))
+    has = ", ".join(others) or "no other column"
+    has += f", and the label column {label}" if label is not None else ""
+    return ConfigError(
+        f"{path}: templates use column(s) {', '.join(missing)}, which the input lacks: it has {has} "
+        f"(templates need {', '.join(sorted(needed))}{presets}; or give a lexicon for a field NAME)")
+
+
 def load_templates(spec, columns=None, derived=()):
     """Templates from a preset name, a template file, or a list of template strings.
 

@@ -30,7 +30,7 @@ from structperc.chunks import check_only_types, chunk_types, map_only_types
 from structperc.corpus import Corpus
 from structperc.errors import StructpercError
 from structperc.readers.conll import raw_text_error
-from structperc.features.vocabulary import InternedColumn, Interner
+from structperc.utils.interning import InternedColumn, Interner
 
 _BATCH = 1000  # sentences per batch of a part's reader
 _SPLIT_FORMATS = ("conll", "conllu")  # sentences end at blank lines

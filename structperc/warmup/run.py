@@ -109,7 +109,7 @@ def main():
                             tag_dict=1 if order == 2 else None).fit(X, y, dev=X, dev_y=y)
             tagger.predict(X + X)  # 80 sentences: the parallel decoder (the dev scoring ran the serial one)
             if rule.probabilistic:
-                from structperc.model.marginals import marginals
+                from structperc.estimator.marginals import marginals
 
                 marginals(tagger.model_, tagger.model_.encoder.transform(corpus, with_labels=False))
             if order == 1:
