@@ -1,3 +1,3 @@
 """The linear-chain model: labels, the flat weight vector and its layouts, constraints and forced
-labels, decoding, marginals and the model file. Imports features and the kernels.
+labels, decoding and the model file. Imports features and the kernels.
 """
