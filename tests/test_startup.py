@@ -58,8 +58,11 @@ def test_cold_cache_prints_the_notice_once_and_a_warm_one_not_at_all(tiny_model,
 def test_tag_imports_neither_scipy_linalg_nor_conllu_nor_training_kernels(tiny_model):
     corpus, model = tiny_model
     script = (
-        "import atexit, json, sys\n"
-        "atexit.register(lambda: sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n'))\n"
+        "import atexit, json, os, sys\n"
+        "report = lambda: sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')\n"
+        "atexit.register(report)\n"
+        "quick_exit = os._exit\n"
+        "os._exit = lambda code: (report(), sys.stderr.flush(), quick_exit(code))\n"
         "from structperc.cli.main import main\n"
         f"sys.argv = ['structperc', 'tag', {str(corpus)!r}, '--model', {str(model)!r}, '--quiet']\n"
         "main()\n"

@@ -6,6 +6,7 @@ file) are printed as one line on stderr and the command exits with status 2, wit
 status 130; files being written are removed, never left half-written (``utils.atomic``).
 """
 import json
+import os
 import re
 import sys
 import warnings
@@ -23,6 +24,8 @@ from structperc.errors import StructpercError, StructpercWarning
 
 PROG = "structperc"
 # what Ctrl-C leaves behind, by command (every output is written to a temp file and renamed)
+# commands that exit without the interpreter's teardown (``main``)
+QUICK_EXIT = {"tag", "eval", "info"}
 INTERRUPTED = {"train": "interrupted; no model written", "tag": "interrupted; no output written"}
 
 
@@ -344,4 +347,14 @@ def main():
 
     warnings.showwarning = _show_warning
     load_kernels_lazily()
-    app(prog_name=PROG)
+    code = app(prog_name=PROG, standalone_mode=False)
+    if _command_name(sys.argv[1:]) in QUICK_EXIT:
+        # these commands start no process, thread or cluster that needs its exit handlers: skip the
+        # interpreter's teardown of numba and numpy, which costs a tiny `tag` a third of its time
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except OSError:  # a reader that went away (`| head`): nothing more to write
+                pass
+        os._exit(code)
+    sys.exit(code)
