@@ -7,16 +7,25 @@ MIRROR_DIR := ../shared/corpora
 MIRROR := $(if $(wildcard $(MIRROR_DIR)),--mirror $(MIRROR_DIR),)
 NP_MODEL := corpora/np-chunker.npz
 
-.PHONY: install data demo test test-slow bench bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test test-slow bench bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench,plot]'
-	$(BIN)/python -m structperc.warmup
+	$(BIN)/pip install --quiet -e '.[dev,bench,plot,docs]'
 	touch $@
 
+# No warm-up here: each command compiles the kernels it calls on first use (with the notice
+# "compiling kernels, once"), so `make demo` and `make test` wait only for what they run.
 install: $(BIN)/.installed
+
+# Compile every kernel of the package ahead (about 2 minutes), e.g. before timing anything.
+warm: install
+	$(BIN)/python -m structperc.warmup
+
+# The documentation site, into site/ (gitignored); --strict turns every warning into an error.
+docs: install
+	$(BIN)/mkdocs build --strict --site-dir site
 
 data: install
 	$(SP) data fetch conll2000 $(MIRROR)
@@ -42,6 +51,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_order2.py
 	$(BIN)/python benchmarks/bench_dicts.py --corpus $(MIRROR_DIR)/conll2002_nl
 	$(BIN)/python benchmarks/bench_startup.py
+	$(BIN)/python benchmarks/headline.py
 
 bench-scale: install
 	$(SP) data fetch conll2000 $(MIRROR)

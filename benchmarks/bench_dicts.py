@@ -16,7 +16,7 @@ Timing is in-process wall clock (time.perf_counter) around each library's ``fit`
 alone; the feature extraction is timed once and shared. structperc first fits two sentences so that
 its compiled kernels are loaded from numba's cache outside the timed fit. With --runs N every fit
 and predict is repeated N times and the median is reported. Writes benchmarks/dicts.md and the
-table in the `bench-dicts` sections of README.md and benchmarks/results.md.
+table in the `bench-dicts` section of benchmarks/results.md, and refreshes the figures blocks quoting them.
 """
 import argparse
 import os
@@ -25,10 +25,9 @@ import statistics
 import time
 from pathlib import Path
 
-from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
+from sections import refresh_figures, write_section  # benchmarks/sections.py (the script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
 SECTION = "bench-dicts"  # the marked section of README.md and of benchmarks/results.md
 RESULTS = ROOT / "benchmarks" / "results.md"
 
@@ -210,10 +209,8 @@ def main():
         "",
     ])
     Path(args.output).write_text(text, encoding="utf-8")
-    table = "\n".join(["| system | F1 | fit (s) | fit / sklearn-crfsuite fit | predict (s) |", "|---|---|---|---|---|",
-                       *rows])
-    write_section(README, SECTION, table, append=False)
     write_section(RESULTS, SECTION, text.replace("# Feature dicts:", "## Feature dicts:", 1))
+    refresh_figures()  # README.md and docs/ quote the results files between figures markers
     print(text)
 
 
