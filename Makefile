@@ -7,7 +7,7 @@ MIRROR_DIR := ../shared/corpora
 MIRROR := $(if $(wildcard $(MIRROR_DIR)),--mirror $(MIRROR_DIR),)
 NP_MODEL := corpora/np-chunker.npz
 
-.PHONY: install warm docs data demo test test-slow bench bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test test-slow bench bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,7 @@ warm: install
 
 # The documentation site, into site/ (gitignored); --strict turns every warning into an error.
 docs: install
+	$(BIN)/python benchmarks/docs_figures.py
 	$(BIN)/mkdocs build --strict --site-dir site
 
 data: install
@@ -52,6 +53,10 @@ bench: install
 	$(BIN)/python benchmarks/bench_dicts.py --corpus $(MIRROR_DIR)/conll2002_nl
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/headline.py
+
+# make demo from a fresh clone against python-crfsuite training the same chunker; writes benchmarks/first_run.md
+bench-first-run: install
+	$(BIN)/python benchmarks/bench_first_run.py
 
 bench-scale: install
 	$(SP) data fetch conll2000 $(MIRROR)
