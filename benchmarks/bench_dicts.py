@@ -104,7 +104,8 @@ def entity_f1(gold, predicted):
     return evaluate_labels(flat_gold, flat_predicted, offsets, True)["f1"]
 
 
-# The crf's settings, chosen on ned.testa (entity F1; eta0 0.1 is what the calibration on 1,000
+# Recorded from earlier runs of this script's grid at commit dc240db (`git show dc240db`), not measured
+# by a run of this script: the crf's settings, chosen on ned.testa (entity F1; eta0 0.1 is what the calibration on 1,000
 # sentences picks, CRFsuite's procedure, and the larger rates converge in fewer epochs under
 # averaging). Epochs x averaging from epoch 1 / 3:
 #   eta0 0.025: 10: 67.81 / 68.49   15: 68.71 / 69.09
@@ -196,7 +197,8 @@ def main():
          "(chosen on ned.testa, the development set, among η0 0.025-0.4 x 8-30 epochs x averaging from "
          "epoch 1 or 3, with the epochs capped at 10 for the time target: dev F1 71.77; the best dev "
          "setting without the cap, η0 0.2 and 15 epochs, has 71.90; the calibrated η0 0.1 needs 30 epochs "
-         "for 71.43; the grid is in the script); perceptron: averaged, 10 epochs, no options."),
+         "for 71.43; figures recorded from the grid run at commit dc240db, in the script); "
+         "perceptron: averaged, 10 epochs, no options."),
         (f"F1: entity level (exact span and type) on ned.testb. Times: in-process wall clock of `fit` and "
          f"`predict` alone, median of {args.runs} run(s), all systems in the same process one after the other."),
         (f"Machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; load average "
