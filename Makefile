@@ -26,7 +26,7 @@ warm: install
 # The documentation site, into site/ (gitignored); --strict turns every warning into an error.
 docs: install
 	$(BIN)/python benchmarks/docs_figures.py
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 data: install
 	$(SP) data fetch conll2000 $(MIRROR)

@@ -1,4 +1,4 @@
-"""The pictures of the documentation site, into docs/figures/ (gitignored); `make docs` runs this.
+"""The pictures of the documentation site, into docs/ as *.png (gitignored); `make docs` runs this.
 
     python benchmarks/docs_figures.py
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from headline import table_rows  # benchmarks/headline.py (the script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
-FIGURES = ROOT / "docs" / "figures"
+FIGURES = ROOT / "docs"  # beside the pages: the Collins results file links its plots by bare name
 COPIED = [ROOT / "benchmarks" / "scale.png", *sorted((ROOT / "experiments" / "results").glob("collins2002_*.png"))]
 
 
@@ -47,7 +47,7 @@ def main():
     for source in COPIED:
         shutil.copyfile(source, FIGURES / source.name)
     peers_plot(FIGURES / "peers.png")
-    print(f"wrote {len(COPIED) + 1} figures into {FIGURES.relative_to(ROOT)}")
+    print(f"wrote {len(COPIED) + 1} figures into {FIGURES.relative_to(ROOT)}/")
 
 
 if __name__ == "__main__":
