@@ -6,6 +6,8 @@ SP     := $(BIN)/structperc
 MIRROR_DIR := ../shared/corpora
 MIRROR := $(if $(wildcard $(MIRROR_DIR)),--mirror $(MIRROR_DIR),)
 NP_MODEL := corpora/np-chunker.npz
+# every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
+REFRESH := $(BIN)/python benchmarks/sections.py
 
 .PHONY: install warm docs data demo test test-slow bench bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
@@ -57,35 +59,43 @@ bench: install
 # make demo from a fresh clone against python-crfsuite training the same chunker; writes benchmarks/first_run.md
 bench-first-run: install
 	$(BIN)/python benchmarks/bench_first_run.py
+	$(REFRESH)
 
 bench-scale: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python benchmarks/bench_scale.py
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python benchmarks/bench_labels.py --out benchmarks/labels321.md
+	$(REFRESH)
 
 reproduce: install data
 	$(SP) reproduce collins2002
+	$(REFRESH)
 
 reproduce-ner: install
 	$(SP) data fetch conll2002_nl $(MIRROR)
 	$(BIN)/python experiments/collins2002_ner.py
+	$(REFRESH)
 
 rerank-experiment: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/rerank_conll2000.py
+	$(REFRESH)
 
 ensembles: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/ensembles.py
+	$(REFRESH)
 
 partial-labels: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/partial_labels.py
+	$(REFRESH)
 
 ewt-features: install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python experiments/ewt_features.py
+	$(REFRESH)
 
 CLUSTER_PATHS := corpora/clusters/paths.txt
 
@@ -103,6 +113,7 @@ semisupervised: install $(CLUSTER_PATHS)
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	CLUSTER_PATHS=$(CLUSTER_PATHS) UNLABELED_DIR=$(MIRROR_DIR)/unlabeled_en \
 	    $(BIN)/python experiments/semisupervised.py
+	$(REFRESH)
 
 lint: install
 	$(BIN)/ruff check structperc tests benchmarks experiments
