@@ -11,9 +11,14 @@ REFRESH := $(BIN)/python benchmarks/sections.py
 
 .PHONY: install warm docs data demo test test-slow bench bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
-$(BIN)/.installed: pyproject.toml
+# The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
+$(BIN)/.core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+# The extras on top: tests, the peers of the benchmarks, plots, the documentation site.
+$(BIN)/.installed: $(BIN)/.core
 	$(BIN)/pip install --quiet -e '.[dev,bench,plot,docs]'
 	touch $@
 
@@ -35,7 +40,7 @@ data: install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(SP) data fetch wsj_sample $(MIRROR)
 
-demo: install
+demo: $(BIN)/.core
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(SP) train corpora/conll2000/train.txt --model $(NP_MODEL) \
 	    --columns word,pos,chunk --only-types NP --templates chunk --epochs 10 --constrain bio
