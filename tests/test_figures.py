@@ -83,3 +83,8 @@ def test_the_checks_catch_an_edited_figure_and_a_typed_one():
     assert figures_in_prose("Training takes 1.88 s, 0.222 × python-crfsuite, on 211,727 tokens.") == \
         ["1.88", "0.222 ×", "211,727"]
     assert figures_in_prose("CoNLL-2000, F1, Collins (2002), 10 epochs, `--epochs 20`, order 2.") == []
+
+
+def test_the_readme_stays_short():
+    words = len((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert words <= 1500, f"README.md has {words} words; move the detail into docs/"
