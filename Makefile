@@ -6,24 +6,41 @@ SP     := $(BIN)/structperc
 MIRROR_DIR := ../shared/corpora
 MIRROR := $(if $(wildcard $(MIRROR_DIR)),--mirror $(MIRROR_DIR),)
 NP_MODEL := corpora/np-chunker.npz
+# every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
+REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install data demo test test-slow bench bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test test-slow bench bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
-$(BIN)/.installed: pyproject.toml
+# The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
+$(BIN)/.core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench,plot]'
-	$(BIN)/python -m structperc.warmup
+	$(BIN)/pip install --quiet -e .
 	touch $@
 
+# The extras on top: tests, the peers of the benchmarks, plots, the documentation site.
+$(BIN)/.installed: $(BIN)/.core
+	$(BIN)/pip install --quiet -e '.[dev,bench,plot,docs]'
+	touch $@
+
+# No warm-up here: each command compiles the kernels it calls on first use (with the notice
+# "compiling kernels, once"), so `make demo` and `make test` wait only for what they run.
 install: $(BIN)/.installed
+
+# Compile every kernel of the package ahead (about 2 minutes), e.g. before timing anything.
+warm: install
+	$(BIN)/python -m structperc.warmup
+
+# The documentation site, into site/ (gitignored); --strict turns every warning into an error.
+docs: install
+	$(BIN)/python benchmarks/docs_figures.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 data: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(SP) data fetch wsj_sample $(MIRROR)
 
-demo: install
+demo: $(BIN)/.core
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(SP) train corpora/conll2000/train.txt --model $(NP_MODEL) \
 	    --columns word,pos,chunk --only-types NP --templates chunk --epochs 10 --constrain bio
@@ -43,35 +60,48 @@ bench: install
 	$(BIN)/python benchmarks/bench_order2.py
 	$(BIN)/python benchmarks/bench_dicts.py --corpus $(MIRROR_DIR)/conll2002_nl
 	$(BIN)/python benchmarks/bench_startup.py
+	$(BIN)/python benchmarks/headline.py
+
+# make demo from a fresh clone against python-crfsuite training the same chunker; writes benchmarks/first_run.md
+bench-first-run: install
+	$(BIN)/python benchmarks/bench_first_run.py
+	$(REFRESH)
 
 bench-scale: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python benchmarks/bench_scale.py
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python benchmarks/bench_labels.py --out benchmarks/labels321.md
+	$(REFRESH)
 
 reproduce: install data
 	$(SP) reproduce collins2002
+	$(REFRESH)
 
 reproduce-ner: install
 	$(SP) data fetch conll2002_nl $(MIRROR)
 	$(BIN)/python experiments/collins2002_ner.py
+	$(REFRESH)
 
 rerank-experiment: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/rerank_conll2000.py
+	$(REFRESH)
 
 ensembles: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/ensembles.py
+	$(REFRESH)
 
 partial-labels: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/partial_labels.py
+	$(REFRESH)
 
 ewt-features: install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python experiments/ewt_features.py
+	$(REFRESH)
 
 CLUSTER_PATHS := corpora/clusters/paths.txt
 
@@ -89,6 +119,7 @@ semisupervised: install $(CLUSTER_PATHS)
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	CLUSTER_PATHS=$(CLUSTER_PATHS) UNLABELED_DIR=$(MIRROR_DIR)/unlabeled_en \
 	    $(BIN)/python experiments/semisupervised.py
+	$(REFRESH)
 
 lint: install
 	$(BIN)/ruff check structperc tests benchmarks experiments

@@ -9,7 +9,7 @@ a side-by-side figure, in rounds (its encoded copy of the text removed before ea
     PYTHONPATH=$PWD python benchmarks/bench_clusters.py --runs 3 --clusters 100
     python benchmarks/bench_clusters.py --runs 3 --wcluster PATH --report benchmarks/clusters.md
 
-With --report, the table also goes into the `bench-clusters` section of README.md.
+With --report, the report is written there and every figures block of README.md and docs/ that quotes it is refreshed.
 
 Timing on a shared machine is noisy: report the median of several runs and the spread.
 """
@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from process import run_process  # benchmarks/process.py (the script's folder is on sys.path)
-from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
+from sections import refresh_figures  # benchmarks/sections.py (the script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 MIRROR = Path(os.environ.get("STRUCTPERC_MIRROR", "/work/shared/corpora"))
@@ -106,7 +106,7 @@ def main():
     print(text_out)
     if args.report:
         Path(args.report).write_text(text_out, encoding="utf-8")
-        write_section(ROOT / "README.md", "bench-clusters", "\n".join(lines[4:]), append=False)
+        refresh_figures()  # README.md and docs/ quote the report between figures markers
     if folder is not None:
         folder.cleanup()
     if args.output is None:

@@ -8,7 +8,7 @@ maximum of that one run of the script, never a kept fast run, and each ratio als
 of its per-round ratios. structperc's cold time is measured with an empty numba cache each
 time, its warm time with the cache the cold runs filled.
 
-Writes benchmarks/results.md and the table between the `bench-conll2000` markers of README.md.
+Writes benchmarks/results.md and refreshes the figures blocks of README.md and docs/ that quote it.
 
 usage: python benchmarks/bench_conll2000.py [--corpus corpora/conll2000] [--skip-crfsuite] [--repeats 3]
 """
@@ -22,12 +22,11 @@ import tempfile
 from pathlib import Path
 
 from process import run_process  # benchmarks/process.py (the script's folder is on sys.path)
-from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
+from sections import refresh_figures, write_section  # benchmarks/sections.py (the script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 CRFSUITE_JOB = ROOT / "benchmarks" / "crfsuite_job.py"
-README = ROOT / "README.md"
 SECTION = "bench-conll2000"  # the marked section of README.md and of the results file
 TRAIN_TOKENS, TEST_TOKENS = 211727, 47377
 
@@ -167,7 +166,7 @@ def main():
     table = "\n".join(lines)
     header = f"# CoNLL-2000 benchmark\n\nMachine: {os.cpu_count()} cores; `make bench`.\n\n"
     write_section(args.output, SECTION, header + table)
-    write_section(README, SECTION, table, append=False)
+    refresh_figures()  # README.md and docs/ quote the results file between figures markers
     print(header + table)
 
 

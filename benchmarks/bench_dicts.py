@@ -29,10 +29,9 @@ import time
 from pathlib import Path
 
 from process import run_process  # benchmarks/process.py (the script's folder is on sys.path)
-from sections import write_section  # benchmarks/sections.py
+from sections import refresh_figures, write_section  # benchmarks/sections.py
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
 SECTION = "bench-dicts"  # the marked section of README.md and of benchmarks/results.md
 RESULTS = ROOT / "benchmarks" / "results.md"
 
@@ -213,8 +212,8 @@ def main():
         "",
     ])
     Path(args.output).write_text(text, encoding="utf-8")
-    write_section(README, SECTION, "\n".join(header + rows), append=False)
     write_section(RESULTS, SECTION, text.replace("# Feature dicts:", "## Feature dicts:", 1))
+    refresh_figures()  # README.md and docs/ quote the results files between figures markers
     print(text)
 
 

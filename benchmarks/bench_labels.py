@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from process import run_process  # benchmarks/process.py (the script's folder is on sys.path)
-from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
+from sections import refresh_figures  # benchmarks/sections.py (the script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "bench-labels"  # README.md's copy of the table (with --out)
@@ -170,7 +170,7 @@ def main():
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
-        write_section(ROOT / "README.md", SECTION, text, append=False)
+        refresh_figures()  # README.md and docs/ quote the report between figures markers
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Averaged perceptron, `pos` templates, 3 epochs, in one process with the kernels compiled before
 timing. Training speed is over the median epoch (training tokens per second of an epoch); tagging
 speed over the median of 3 decodings of the test file (encoded already). Writes benchmarks/order2.md
-and the `bench-order2` section of README.md.
+and refreshes the figures blocks of README.md and docs/ that quote it.
 
 usage: python benchmarks/bench_order2.py
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
+from sections import refresh_figures  # benchmarks/sections.py (the script's folder is on sys.path)
 from structperc.data.splits import load_ewt
 from structperc.estimator.tagger import Tagger
 
@@ -65,7 +65,7 @@ def main():
     lines += ["", f"The tag dictionary makes trigram training {with_dict[0] / without[0]:.1f} times faster and "
               f"trigram tagging {with_dict[1] / without[1]:.1f} times faster."]
     RESULT.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    write_section(ROOT / "README.md", "bench-order2", "\n".join(lines[6:]), append=False)
+    refresh_figures()  # README.md and docs/ quote the results file between figures markers
     print(f"wrote {RESULT}", file=sys.stderr)
 
 

@@ -7,7 +7,7 @@ commands one after the other, each a whole process timed from outside (wall cloc
 that a drift of the machine's speed touches both alike. A third command, a bare script that imports
 numpy and numba and loads numba's compiler registries (what any numba program pays before its
 first compiled call), shows how much of the gap is numba's own. Reports the medians and the median of
-the per-round ratios; writes benchmarks/startup.md and the `bench-startup` section of README.md.
+the per-round ratios; writes benchmarks/startup.md and refreshes the figures blocks that quote it.
 """
 import argparse
 import os
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from process import run_process  # benchmarks/process.py (the script's folder is on sys.path)
-from sections import write_section  # benchmarks/sections.py (the script's folder is on sys.path)
+from sections import refresh_figures  # benchmarks/sections.py (the script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTRIES = ("import sys, numpy, numba\n"
@@ -67,7 +67,7 @@ def main():
                      f"{ratio:.2f} |")
     text = "\n".join(lines) + "\n\nTarget: tagging at most 2 × `import numpy, numba`.\n"
     args.output.write_text(text, encoding="utf-8")
-    write_section(ROOT / "README.md", "bench-startup", "\n".join(lines[4:]), append=False)
+    refresh_figures()  # README.md and docs/ quote the results file between figures markers
     print(text)
 
 

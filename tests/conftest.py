@@ -42,3 +42,21 @@ def corpus_mirror():
         if path and Path(path).is_dir():
             return Path(path)
     pytest.skip(f"no corpora mirror: STRUCTPERC_MIRROR is not set to a folder and {_MIRROR_BESIDE} does not exist")
+
+
+@pytest.fixture(scope="session")
+def warm_cli_kernels(tmp_path_factory):
+    """Train and tag a tiny corpus once through the command line, so that the kernels of the default
+    training and tagging paths are in numba's cache: tests that compare a command's stderr line for
+    line must not see the compile notice (make install compiles nothing ahead)."""
+    import subprocess
+
+    folder = tmp_path_factory.mktemp("warm")
+    corpus = folder / "train.txt"
+    corpus.write_text("the DT B-NP\ncat NN I-NP\nsat VBD O\n\na DT B-NP\ndog NN I-NP\n\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    for args in (["train", corpus, "--model", folder / "m.npz", "--epochs", "1", "--quiet"],
+                 ["tag", corpus, "--model", folder / "m.npz", "--quiet"]):
+        done = subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], env=env, capture_output=True,
+                              text=True, timeout=900)
+        assert done.returncode == 0, done.stderr

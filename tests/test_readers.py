@@ -203,7 +203,7 @@ def run_cli(*args, cwd):
                           capture_output=True, text=True, timeout=120)
 
 
-def test_cli_bad_input_and_warning_are_one_line(tmp_path):
+def test_cli_bad_input_and_warning_are_one_line(tmp_path, warm_cli_kernels):
     bad = tmp_path / "bad.txt"
     bad.write_text("a DT B-NP\nb NN I-NP\n\nc VB\n", encoding="utf-8")
     result = run_cli("train", bad, "--model", tmp_path / "m.npz", "--quiet", cwd=tmp_path)
@@ -228,7 +228,7 @@ def test_cli_bad_input_and_warning_are_one_line(tmp_path):
     assert "--format tagged" in lines[0]
 
 
-def test_cli_tagged_round_trip_with_separator(tmp_path):
+def test_cli_tagged_round_trip_with_separator(tmp_path, warm_cli_kernels):
     train = tmp_path / "train.tagged"
     train.write_text("The_DT dog_NN barks_VBZ\nA_DT cat_NN sleeps_VBZ\n", encoding="utf-8")
     model = tmp_path / "m.npz"

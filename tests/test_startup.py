@@ -182,12 +182,14 @@ def hashes(text):
 HASH_SYMBOL = b"_numba_hashsecret"
 
 
-def test_no_cached_kernel_needs_the_symbols_of_numba_hashing(tmp_path):
+def test_no_cached_kernel_needs_the_symbols_of_numba_hashing(tiny_model, tmp_path):
     # the lazy loader does not import numba.cpython.hashing, whose import defines the symbols that
-    # compiled code hashing a value links against; a kernel that hashed would crash when loaded
-    caches = list((ROOT / "structperc" / "_kernels" / "__pycache__").glob("*.nbc"))
-    if not caches:
-        pytest.skip("no cached kernels (python -m structperc.warmup.run compiles them)")
+    # compiled code hashing a value links against; a kernel that hashed would crash when loaded.
+    # make install compiles nothing ahead: tag once, so that at least the tagging kernels are cached
+    corpus, model = tiny_model
+    assert _run("-m", "structperc", "tag", corpus, "--model", model, "--quiet").returncode == 0
+    caches = list((ROOT / "structperc" / "_kernels").rglob("__pycache__/*.nbc"))
+    assert caches, "tagging left no cached kernel under structperc/_kernels"
     # the check sees such a kernel: one that hashes names the symbol in its cache file
     (tmp_path / "hashing_kernel.py").write_text(HASHING_MODULE)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))

@@ -1,0 +1,167 @@
+"""The examples of README.md and docs/*.md, run as tests (sybil): a command or snippet that stops working
+fails the suite.
+
+- ```` ```python ```` blocks run in one namespace per page, in order.
+- ```` ```console ```` blocks: each ``$ command`` (``\\`` continues a line) runs in bash, and must exit 0.
+  The lines after it are its expected output: each must match a line of stdout or stderr, where
+  ``...`` stands for any text. A line ``(exit status N)`` expects status N instead of 0.
+- Every page runs in a fresh folder that holds small slices of the corpora at the paths the pages
+  use (``corpora/conll2000/train.txt``, ...), with ``../shared/corpora`` pointing at the mirror, so
+  ``data fetch`` works as it does in a checkout. ``structperc`` on the PATH runs this checkout.
+- ``<!-- slow -->`` just above a block marks it slow: it runs under ``make test-slow`` only.
+- ``<!-- skip: next missing(...) -->`` skips the next block, with the reason, while a feature it
+  shows is not on this branch (``missing`` below); once the feature is there the block runs.
+"""
+import fnmatch
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+from unittest import SkipTest
+
+import pytest
+from sybil import Sybil
+from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
+
+ROOT = Path(__file__).resolve().parents[1]
+MIRROR = Path(os.environ.get("STRUCTPERC_MIRROR") or ROOT.parent / "shared" / "corpora")
+SLOW_MARK = "<!-- slow -->"
+
+# (mirror path, sandbox path, sentences kept): slices small enough that every page runs in seconds
+SLICES = [
+    ("conll2000/train.txt", "corpora/conll2000/train.txt", 400),
+    ("conll2000/test.txt", "corpora/conll2000/test.txt", 100),
+    ("conll2002_nl/ned.train", "corpora/conll2002_nl/ned.train", 400),
+    ("conll2002_nl/ned.testa", "corpora/conll2002_nl/ned.testa", 100),
+    ("conll2002_nl/ned.testb", "corpora/conll2002_nl/ned.testb", 100),
+    ("ud_english_ewt/en_ewt-ud-train.conllu", "corpora/ud_english_ewt/en_ewt-ud-train.conllu", 300),
+    ("ud_english_ewt/en_ewt-ud-dev.conllu", "corpora/ud_english_ewt/en_ewt-ud-dev.conllu", 100),
+    ("ud_english_ewt/en_ewt-ud-test.conllu", "corpora/ud_english_ewt/en_ewt-ud-test.conllu", 100),
+    ("unlabeled_en/abc.txt", "corpora/unlabeled/abc.txt", 300),
+]
+
+
+def _slice(source, target, n_sentences):
+    """The first ``n_sentences`` blank-line-separated sentences (or lines, for raw text) of ``source``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = source.read_text(encoding="utf-8")
+    if "\n\n" in text:
+        chunks = [c for c in text.split("\n\n") if c.strip() and not c.startswith("-DOCSTART-")]
+        target.write_text("\n\n".join(chunks[:n_sentences]) + "\n\n", encoding="utf-8")
+    else:
+        target.write_text("\n".join(text.splitlines()[:n_sentences]) + "\n", encoding="utf-8")
+
+
+@cache
+def _help(command):
+    done = subprocess.run([sys.executable, "-m", "structperc", *command.split(), "--help"], capture_output=True,
+                          text=True, env=_env(os.environ.get("PATH", "")), timeout=120)
+    return done.stdout + done.stderr
+
+
+def missing(feature):
+    """The reason to skip an example while ``feature`` is not on this branch, else None. ``feature``:
+    ``"structperc.NAME"`` (a public name), ``"Tagger.NAME"`` (a method), ``"preset:NAME"``, or
+    ``"COMMAND --option"`` (an option in that command's --help)."""
+    if feature.startswith("structperc."):
+        import structperc
+
+        found = hasattr(structperc, feature.split(".", 1)[1])
+    elif feature.startswith("Tagger."):
+        from structperc import Tagger
+
+        found = hasattr(Tagger, feature.split(".", 1)[1])
+    elif feature.startswith("preset:"):
+        from structperc.features import templates
+
+        found = feature.split(":", 1)[1] in templates.PRESETS
+    else:
+        command, _, option = feature.rpartition(" ")
+        found = option in _help(command)
+    return None if found else f"{feature} is not on this branch yet (issues 23-25); the example runs once it is"
+
+
+def _env(path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), PATH=path)
+    env.pop("NUMBA_DISABLE_JIT", None)
+    return env
+
+
+def setup(namespace):
+    """A fresh folder per page with the corpus slices, a ``structperc`` on the PATH, and the
+    working directory there (restored by ``teardown``)."""
+    if not MIRROR.is_dir():
+        raise SkipTest(f"no corpus mirror at {MIRROR} (set STRUCTPERC_MIRROR)")
+    folder = Path(tempfile.mkdtemp(prefix="structperc-docs-"))
+    work = folder / "work"
+    (work / "bin").mkdir(parents=True)
+    (folder / "shared").symlink_to(MIRROR.parent)
+    for source, target, n in SLICES:
+        _slice(MIRROR / source, work / target, n)
+    launcher = work / "bin" / "structperc"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m structperc "$@"\n')
+    launcher.chmod(0o755)
+    env = _env(f"{work / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    env["STRUCTPERC_CORPORA"] = str(work / "corpora")  # data fetch writes into the page's folder
+    namespace.update(folder=folder, work=work, previous_cwd=os.getcwd(), missing=missing, env=env)
+    os.chdir(work)
+
+
+def teardown(namespace):
+    os.chdir(namespace["previous_cwd"])
+    shutil.rmtree(namespace["folder"], ignore_errors=True)
+
+
+def _commands(source):
+    """(command, expected output lines, expected exit status) for each ``$`` line of a console block."""
+    commands = []
+    for line in source.splitlines():
+        if line.startswith("$ "):
+            commands.append([line[2:], [], 0])
+        elif commands and commands[-1][0].endswith("\\"):
+            commands[-1][0] = commands[-1][0][:-1] + " " + line.strip()
+        elif commands and line.startswith("(exit status "):
+            commands[-1][2] = int(line.removeprefix("(exit status ").rstrip(")"))
+        elif commands and line.strip():
+            commands[-1][1].append(line.strip())
+    return commands
+
+
+def run_console(example):
+    for command, expected, status in _commands(example.parsed):
+        done = subprocess.run(["bash", "-c", command], cwd=example.namespace["work"], env=example.namespace["env"],
+                              capture_output=True, text=True, timeout=900)
+        output = [line.strip() for line in (done.stdout + "\n" + done.stderr).splitlines()]
+        if done.returncode != status:
+            return f"`{command}` exited {done.returncode}, expected {status}:\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
+        for want in expected:
+            pattern = fnmatch.translate(want.replace("[", "[[]").replace("...", "*"))
+            if not any(fnmatch.fnmatch(line, want.replace("[", "[[]").replace("...", "*")) for line in output):
+                return f"`{command}`: no output line matches {want!r} ({pattern}):\n" + "\n".join(output[-40:])
+    return None
+
+
+def is_slow(example):
+    """True when a ``<!-- slow -->`` line stands among the directives just above the block."""
+    above = example.document.text[: example.region.start].rstrip().splitlines()[-3:]
+    return SLOW_MARK in [line.strip() for line in above]
+
+
+pytest_collect_file = Sybil(
+    parsers=[PythonCodeBlockParser(), CodeBlockParser("console", run_console), SkipParser()],
+    patterns=["README.md", "docs/*.md"],
+    path=str(ROOT),
+    setup=setup,
+    teardown=teardown,
+).pytest()
+
+
+@pytest.hookimpl(tryfirst=True)  # before the -m selection of pytest's mark plugin reads the marks
+def pytest_collection_modifyitems(items):
+    for item in items:
+        example = getattr(item, "example", None)
+        if example is not None and is_slow(example):
+            item.add_marker(pytest.mark.slow)
