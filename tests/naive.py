@@ -314,3 +314,37 @@ def naive_memm_log_probability(model, enc, s, w, y):
         total += scores[label] - np.logaddexp.reduce(scores)
         prev = label
     return total
+
+
+def labelings_in(sets):
+    """Every labeling whose token t takes a label of sets[t] (lists of label ids)."""
+    return [np.array(y, dtype=np.int64) for y in itertools.product(*sets)]
+
+
+def ranked_labelings_in(emission, transition, end, sets):
+    """``ranked_labelings`` over the labelings inside the candidate sets only."""
+    scored = []
+    for y in labelings_in(sets):
+        s = sequence_score(emission, transition, end, y)
+        if np.isfinite(s):
+            scored.append((-s, tuple(y[::-1]), y))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return [(y, -neg) for neg, _, y in scored]
+
+
+def marginals_in(emission, transition, end, sets):
+    """(log Z, node (n, L), edge (n, L+1, L)) summed over the labelings inside the candidate sets."""
+    n, n_labels = emission.shape
+    labelings = labelings_in(sets)
+    scores = np.array([sequence_score(emission, transition, end, y) for y in labelings])
+    log_z = float(np.logaddexp.reduce(scores))
+    node = np.zeros((n, n_labels))
+    edge = np.zeros((n, n_labels + 1, n_labels))
+    for y, s in zip(labelings, scores):
+        p = np.exp(s - log_z) if np.isfinite(s) else 0.0
+        prev = n_labels
+        for t, c in enumerate(y):
+            node[t, c] += p
+            edge[t, prev, c] += p
+            prev = c
+    return log_z, node, edge

@@ -90,3 +90,32 @@ def trigram_chains(draw, pruned=None):
             prev2, prev = prev, c
         end[prev] = weights(())
     return emission, transition2, end, cand_offsets, cand_labels
+
+
+@st.composite
+def pruned_chains(draw, integer=None, scale=1.0):
+    """A ``chains`` instance (n 1..5, L 1..4) with random non-empty ascending candidate sets per
+    token, (emission, transition, end, cand_offsets, cand_labels); one labeling inside the sets is
+    re-opened (finite) when the instance is masked."""
+    emission, transition, end = draw(chains(integer=integer, scale=scale))
+    n, n_labels = emission.shape
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    sets = []
+    for _ in range(n):
+        keep = rng.random(n_labels) < 0.5
+        keep[rng.integers(n_labels)] = True
+        sets.append(np.flatnonzero(keep))
+    cand_offsets = np.concatenate([[0], np.cumsum([len(s) for s in sets])]).astype(np.int64)
+    cand_labels = np.concatenate(sets).astype(np.int64)
+    y = [rng.choice(s) for s in sets]
+    per_token = transition.shape[0] > 1
+    prev = n_labels
+    for t, c in enumerate(y):
+        if not np.isfinite(emission[t, c]):
+            emission[t, c] = 0.5
+        if not np.isfinite(transition[t if per_token else 0, prev, c]):
+            transition[t if per_token else 0, prev, c] = -0.5
+        prev = c
+    if not np.isfinite(end[prev]):
+        end[prev] = 0.0
+    return emission, transition, end, cand_offsets, cand_labels

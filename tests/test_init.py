@@ -434,7 +434,7 @@ def test_a_new_word_may_take_every_label_of_the_tag_dictionary():
     offsets2, labels2 = tagger.model_.tag_dict
     assert len(offsets2) == len(offsets) + 1  # a row for "gnu", the one new word
     gnu = tagger.model_.encoder.vocabularies_["word"].index("gnu") + FIRST_ID
-    assert labels2[offsets2[gnu]: offsets2[gnu + 1]].tolist() == list(range(len(tagger.labels_)))
+    assert offsets2[gnu + 1] == offsets2[gnu]  # an empty row: every label
     X3, _ = with_new_word(*token_data(28, n=20), seed=28)
     at_new_word = [label for sentence, labels in zip(X3, tagger.predict(X3))
                    for (word, _), label in zip(sentence, labels) if word == "gnu"]

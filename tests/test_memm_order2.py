@@ -17,7 +17,7 @@ from structperc.features.encode import FIRST_ID, FeatureEncoder
 from structperc.model.linear_chain import LinearChainModel
 from structperc.estimator.marginals import check_probabilistic, marginals
 from structperc.estimator.tagger import Tagger
-from structperc.estimator.training import build_tag_dict
+from structperc.model.layouts import build_tag_dict
 from structperc.corpus import as_corpus
 from structperc.train import Problem
 from structperc.train.memm import MEMMRule

@@ -149,13 +149,15 @@ def test_dense_count_gives_frequent_features_every_label_and_applies_to_gold_pai
             Tagger(templates=TEMPLATES, epochs=1, **bad).fit(X, y)
 
 
-def test_cli_dense_count_without_gold_pairs_is_one_line_before_reading(tmp_path):
+def test_cli_dense_count_with_all_pairs_is_one_line_before_reading(tmp_path):
+    # a dense count alone implies gold pairs (``model.layouts.choose_layout``); with --all-pairs it is an error
     import subprocess
     import sys
 
     missing = tmp_path / "not-read.txt"  # the option is refused before the corpus is opened
     done = subprocess.run([sys.executable, "-m", "structperc", "train", str(missing), "--model",
-                           str(tmp_path / "m.npz"), "--dense-count", "5"], capture_output=True, text=True)
+                           str(tmp_path / "m.npz"), "--dense-count", "5", "--all-pairs"], capture_output=True,
+                          text=True)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "structperc: error: --dense-count applies to gold pairs (--gold-pairs) "

@@ -8,7 +8,7 @@ import pytest
 from structperc.features.encode import FIRST_ID, FeatureEncoder
 from structperc.model.linear_chain import LinearChainModel
 from structperc.estimator.tagger import Tagger
-from structperc.estimator.training import build_tag_dict
+from structperc.model.layouts import build_tag_dict
 from structperc.corpus import as_corpus
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red"]
@@ -78,7 +78,7 @@ def test_tag_dictionary_restricts_frequent_words_only():
         if counts[word] >= 2:
             assert row == set(encoded.labels[encoded.word_ids == word].tolist())
         else:
-            assert row == set(range(4))
+            assert row == set()  # an empty row: the word may take every label
     # the dictionary actually prunes something in this corpus, so the test above has teeth
     assert len(labels) < 4 * (len(offsets) - 1)
 

@@ -17,6 +17,7 @@ Data (N tokens in S sentences)::
     gold              int64 (N,)      gold label ids, or empty when decoding
     cand_offsets      int64 (N + 1,)  labels allowed at token i (the tag dictionary):
     cand_labels       int64               cand_labels[cand_offsets[i]: cand_offsets[i + 1]], ascending;
+                                          an empty row: every label at that token;
                                           empty cand_offsets: every label everywhere
 
 Layout of the flat weight vector w (L labels, F emission features, P pair features)::

@@ -259,6 +259,8 @@ def info(
         rate = hashing.get("collision_rate")
         typer.echo(f"hashing: 2^{hashing['hash_bits']} ids" + ("" if rate is None else
                    f"; collision rate {100 * rate:.2f}% ({hashing['keys']:,} keys on {hashing['ids']:,} ids)"))
+    if "layout" in summary:
+        typer.echo(f"layout: {summary['layout']['text']}")
     for key in ("input", "training", "ensemble"):
         if key in summary:
             typer.echo(f"{key}: {json.dumps(summary[key])}")

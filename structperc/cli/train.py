@@ -263,7 +263,9 @@ def structure_line(tagger):
 
     if not hasattr(tagger, "templates_"):
         return None
-    return describe_structure(tagger.templates_, tagger.constrain_, tagger.structure_reason_)
+    line = describe_structure(tagger.templates_, tagger.constrain_, tagger.structure_reason_)
+    layout = getattr(tagger, "model_", None) and tagger.model_.metadata.get("layout", {}).get("text")
+    return f"{line}\nlayout: {layout}" if layout else line
 
 
 # ---------------------------------------------------------------------------------------- the ways of training

@@ -1,7 +1,6 @@
 """The training run of ``Tagger``: the model it trains, dev scoring, checkpoints, parameter mixing,
 continued training. Functions of the Tagger they are given; ``Tagger``'s methods call them."""
 
-import numpy as np
 
 from structperc.utils import heap
 from structperc._kernels.score.emission import gold_pairs
@@ -13,46 +12,40 @@ from structperc.errors import ConfigError
 from structperc.evaluate.metrics import evaluate_labels
 from structperc.features.encode import FIRST_ID
 from structperc.model.forcing import drop_missing_label
+from structperc.model.layouts import build_tag_dict, choose_layout, layout_metadata
 from structperc.model.linear_chain import LinearChainModel
 
-# whether a model keeps a weight for every (feature, label) pair; chosen by measuring (benchmarks/labels.md)
-ALL_PAIRS_DEFAULT = True
-
-
-def build_tag_dict(word_ids, labels, n_words, n_labels, threshold):
-    """Allowed labels per word id: words seen at least ``threshold`` times may only take the labels
-    they were seen with; every other word id may take all labels. Returns CSR (offsets, labels)."""
-    counts = np.bincount(word_ids, minlength=n_words)
-    seen = np.zeros((n_words, n_labels), dtype=bool)
-    seen[word_ids, labels] = True
-    allowed = np.where((counts >= threshold)[:, None], seen, True)
-    offsets = np.zeros(n_words + 1, dtype=np.int64)
-    np.cumsum(allowed.sum(axis=1), out=offsets[1:])
-    return offsets, np.nonzero(allowed)[1].astype(np.int64)
+# whether a model keeps a weight for every (feature, label) pair: None chooses from the number of labels
+# (``structperc.model.layouts.choose_layout``)
+ALL_PAIRS_DEFAULT = None
 
 
 def new_model(tagger, encoder, encoded, rule):
     """The LinearChainModel that ``rule`` trains on the encoded training data: the tagger's order and
-    constraint, its tag dictionary and gold feature-label pairs when asked for (``encoded.word_ids``
-    is dropped when no tag dictionary reads it)."""
+    constraint, and the layout of its weights (``model.layouts.choose_layout``: gold pairs with a
+    dense count and a tag dictionary, when asked for or when the labels are many). ``encoded.word_ids``
+    is dropped when no tag dictionary reads it."""
+    layout = choose_layout(len(encoder.labels_), encoded.n_tokens, tagger.get_params(),
+                           words=getattr(encoded, "word_ids", None) is not None)
     tag_dict = None
-    if tagger.tag_dict:
+    if layout.tag_dict:
         if encoded.word_ids is None:
             raise ConfigError("tag_dict needs templates that use the word column")
         known = encoded.labels >= 0
         n_words = len(encoder.vocabularies_["word"]) + FIRST_ID
         tag_dict = build_tag_dict(encoded.word_ids[known], encoded.labels[known], n_words, len(encoder.labels_),
-                                  tagger.tag_dict)
+                                  layout.tag_dict)
     else:
         encoded.word_ids = None  # only the tag dictionary reads the word ids
     emission_pairs = None
-    if not tagger.all_pairs:
+    if not layout.all_pairs:
         emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
-                                    encoder.n_features_, len(encoder.labels_), int(tagger.dense_count or 0))
+                                    encoder.n_features_, len(encoder.labels_), int(layout.dense_count or 0))
     constrain = None if tagger.constrain_ == "none" else tagger.constrain_  # None: files as before
     model = LinearChainModel(encoder, order=tagger.order, constrain=constrain, tag_dict=tag_dict,
                              normalization=rule.normalization, emission_pairs=emission_pairs)
     del emission_pairs  # one label per pair: the model keeps the lists of the rows that need one
+    model.metadata["layout"] = layout_metadata(layout)
     return model
 
 
@@ -248,7 +241,8 @@ def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, ca
     pairs = None
     if model.emission_pairs is not None:
         pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels, encoder.n_features_,
-                           len(encoder.labels_), int(tagger.dense_count or 0))
+                           len(encoder.labels_), int(model.metadata.get("layout", {}).get("dense_count")
+                                                     or tagger.dense_count or 0))
     model.grow(encoder.n_features_, encoder.labels_, encoder.n_pair_features_, pairs)
     previous = model.metadata.get("training", {})
     init_state = model.training_state if previous.get("trainer") == tagger.trainer else None

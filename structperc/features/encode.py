@@ -381,7 +381,8 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         sentence = np.array([0, 1], dtype=np.int64)
         rare = np.zeros(1, dtype=np.bool_)
         if self.hash_bits is None:
-            keys.lookup_template(spec, 0, one, sentence, rare, np.zeros(1, dtype=np.int64), _NO_SLOTS, _NO_SLOTS, out)
+            keys.lookup_template(spec, 0, one, sentence, rare, keys.IdTable(np.zeros(1, dtype=np.int64), _NO_SLOTS,
+                                                                            _NO_SLOTS), out)
         else:
             keys.hash_template(spec, 0, one, sentence, rare, self.hash_bits, out)
         keys.columns_to_csr(out, _EMPTY)
@@ -390,7 +391,8 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
         ids = np.empty((len(templates), matrix.shape[1]), dtype=np.int32)
         for j, (direct, slot_keys, slot_ids) in enumerate(self._template_tables(kind)):
-            keys.lookup_template(spec, j, matrix, sentence_offsets, rare, direct, slot_keys, slot_ids, ids)
+            keys.lookup_template(spec, j, matrix, sentence_offsets, rare, keys.IdTable(direct, slot_keys, slot_ids),
+                                 ids)
         return keys.columns_to_csr(ids, _EMPTY)
 
     def transform(self, corpus, with_labels=True):

@@ -61,19 +61,18 @@ def transition_penalty(labels, constrain):
 
 def _grow_tag_dict(tag_dict, n_words, n_labels):
     """The tag dictionary CSR (offsets, labels) over n_words word ids: the word ids past its rows
-    (words new to the encoder) may take every label."""
+    (words new to the encoder) may take every label (an empty row)."""
     offsets, allowed = tag_dict
     extra = n_words - (len(offsets) - 1)
     if extra <= 0:
         return tag_dict
-    return (np.concatenate([offsets, offsets[-1] + n_labels * np.arange(1, extra + 1, dtype=np.int64)]),
-            np.concatenate([allowed, np.tile(np.arange(n_labels, dtype=np.int64), extra)]))
+    return np.concatenate([offsets, np.full(extra, offsets[-1], dtype=np.int64)]), allowed
 
 
 def force_candidates(candidates, forced, n_labels):
     """Candidate CSR (cand_offsets, cand_labels) with token i restricted to the label forced[i]
     where forced[i] >= 0; the other tokens keep their candidates (every label when ``candidates``
-    is empty). Labels stay ascending within a token."""
+    is empty, or at a token whose row is empty). Labels stay ascending within a token."""
     cand_offsets, cand_labels = candidates
     n = len(forced)
     if len(cand_offsets) == 0:
@@ -81,6 +80,7 @@ def force_candidates(candidates, forced, n_labels):
     else:
         allowed = np.zeros((n, n_labels), dtype=bool)
         allowed[np.repeat(np.arange(n), np.diff(cand_offsets)), cand_labels] = True
+        allowed[np.diff(cand_offsets) == 0] = True
     rows = np.flatnonzero(forced >= 0)
     allowed[rows] = False
     allowed[rows, forced[rows]] = True

@@ -9,8 +9,8 @@ import time
 
 import numpy as np
 
-from structperc._kernels.rank.dual_ranking import dual_epoch, dual_predict
-from structperc._kernels.rank.rank_boosting import boost_rounds, pair_differences
+from structperc._kernels.rank.dual_ranking import Postings, Rows, Support, dual_epoch, dual_predict
+from structperc._kernels.rank.rank_boosting import FeaturePairs, PairRows, boost_rounds, pair_differences
 from structperc._kernels.rank.ranking import group_argmax, predict_groups, ranking_epoch
 from structperc._kernels.records import Groups
 from structperc.errors import ConfigError, ModelFileError
@@ -271,8 +271,9 @@ class DualReranker(_RerankerBase):
         def postings(capacity):
             # room for the 2 rows of every possible mistake
             entries = 2 * capacity * widest if degree != 1 else 0
-            return (np.full(n_weights if degree != 1 else 0, -1, dtype=np.int64), np.empty(entries, dtype=np.int64),
-                    np.empty(entries, dtype=np.int64), np.empty(entries), np.zeros(1, dtype=np.int64))
+            return Postings(np.full(n_weights if degree != 1 else 0, -1, dtype=np.int64),
+                            np.empty(entries, dtype=np.int64), np.empty(entries, dtype=np.int64), np.empty(entries),
+                            np.zeros(1, dtype=np.int64))
 
         index = postings(len(mistakes))
         self.history_ = []
@@ -282,8 +283,8 @@ class DualReranker(_RerankerBase):
             while True:
                 saved, saved_w = survival.copy(), w.copy()
                 saved_index = tuple(array.copy() for array in index)
-                result, made, evaluations = dual_epoch(w0, w, mistakes, n_mistakes, survival, index, groups, degree,
-                                                       order)
+                result, made, evaluations = dual_epoch(w0, w, Support(mistakes, survival), n_mistakes, index,
+                                                       groups, degree, order)
                 if result >= 0:
                     n_mistakes = result
                     break
@@ -319,9 +320,10 @@ class DualReranker(_RerankerBase):
     def vote_and_average(self, data):
         """(voted choice int64 (G,), averaged scores float64 (C,)) of every group, from one pass
         over the mistakes per group."""
-        return dual_predict(self._w0(), self.support_offsets_, self.support_ids_, self.support_values_,
-                            self.survival_, data.group_offsets, data.row_offsets, data.feature_ids,
-                            self._scaled_values(data), kernel_degree(self.kernel))
+        support = Rows(self.support_offsets_, self.support_ids_, self.support_values_)
+        candidates = Rows(data.row_offsets, data.feature_ids, self._scaled_values(data))
+        return dual_predict(self._w0(), support, self.survival_, data.group_offsets, candidates,
+                            kernel_degree(self.kernel))
 
     def decision_function(self, data):
         """Averaged scores Σ_m survival[m] v_m · φ(x) of every row (float64 (C,)); the voted choice
@@ -437,9 +439,11 @@ class BoostReranker(_RerankerBase):
         loss_before = float(np.exp(-margins).sum())
         self.picks_ = np.full(self.rounds, -1, dtype=np.int64)
         self.steps_ = np.zeros(self.rounds)
-        loss = boost_rounds(margins, pair_offsets, pair_features, pair_signs, feature_offsets.astype(np.int64),
-                            pair_of_entry[by_feature].astype(np.int64), pair_signs[by_feature], alpha,
-                            int(self.rounds), float(self.epsilon), self.picks_, self.steps_)
+        pairs = PairRows(pair_offsets, pair_features, pair_signs)
+        by_feature = FeaturePairs(feature_offsets.astype(np.int64), pair_of_entry[by_feature].astype(np.int64),
+                                  pair_signs[by_feature])
+        loss = boost_rounds(margins, pairs, by_feature, alpha, int(self.rounds), float(self.epsilon), self.picks_,
+                            self.steps_)
         self.weights_ = alpha
         self.history_ = [{"rounds": 0, "loss": loss_before}, {"rounds": int(self.rounds), "loss": float(loss)}]
         self.vocabulary_ = vocabulary

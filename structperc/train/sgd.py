@@ -4,8 +4,8 @@ calibration of the initial learning rate on a sample.
 """
 import numpy as np
 
-from structperc._kernels.learn.sgd import (EXAMPLES, SCALE, SCALE_SUM, Rate, l1_catch_up_all, learning_rate, new_state,
-                                          real_weights, restart_average)
+from structperc._kernels.learn.sgd import (EXAMPLES, SCALE, SCALE_SUM, Penalized, Rate, l1_catch_up_all, learning_rate,
+                                          new_state, real_weights, restart_average)
 from structperc.errors import ConfigError
 from structperc.train.base import LearningRule, Param
 
@@ -136,7 +136,7 @@ class ScaledSGDRule(LearningRule):
         """``_pass`` with the lazy cumulative L1 penalty around each step (``_kernels/elastic.py``)."""
         from structperc._kernels.learn.elastic import crf_l1_epoch, hinge_l1_epoch, memm_l1_epoch
 
-        args = (self.v, self.u, self.q, self.state, self.layout, self.problem.data, visit_order, rate)
+        args = (Penalized(self.v, self.u, self.q, self.state), self.layout, self.problem.data, visit_order, rate)
         l1 = float(self.l1)
         if self.name == "crf":
             log_likelihood, skipped = crf_l1_epoch(*args, int(self.batch_size), l1)

@@ -47,10 +47,13 @@ class WinnowRule(LearningRule):
         self.counter = 0.0
 
     def run(self, visit_order):
-        from structperc._kernels.learn.winnow import winnow_epoch  # here, not at import: `tag` needs no training kernel
-        self.counter, sentence_errors, token_errors = winnow_epoch(
-            self.w, self.plus, self.minus, self.u, self.counter, self.net, self.layout, self.problem.data,
-            visit_order, math.log(self.promotion), math.log(self.demotion), float(self.initial_weight))
+        # here, not at import: `tag` needs no training kernel
+        from structperc._kernels.learn.winnow import WinnowRate, WinnowVectors, winnow_epoch
+
+        vectors = WinnowVectors(self.w, self.plus, self.minus, self.u, self.net)
+        rate = WinnowRate(math.log(self.promotion), math.log(self.demotion), float(self.initial_weight))
+        self.counter, sentence_errors, token_errors = winnow_epoch(vectors, self.counter, rate, self.layout,
+                                                                   self.problem.data, visit_order)
         return {"sentence_errors": sentence_errors, "token_errors": token_errors}
 
     def weights(self):

@@ -9,19 +9,30 @@ only. A new decoder is its inference file, a function here and a line in ``DECOD
 import numpy as np
 from numba import njit, prange
 
-from ..score.scoring import local_context_scores2, local_scores, second_order_scores, sentence_scores
+from ..score.scoring import (local_context_scores2, local_scores, second_order_scores, sentence_candidates,
+                             sentence_scores)
 from .second_order import viterbi2, viterbi2_context
-from .viterbi import viterbi
+from .viterbi import viterbi, viterbi_candidates
 
 VITERBI, VITERBI2, MEMM, MEMM2 = range(4)
 DECODERS = {"viterbi": VITERBI, "viterbi2": VITERBI2, "memm": MEMM, "memm2": MEMM2}
 
 
 @njit(cache=True)
-def decode_viterbi(w, layout, data, a, b, scores):
-    """First-order Viterbi."""
-    emission, transition, end = scores
+def first_order_viterbi(layout, data, a, b, emission, transition, end):
+    """First-order Viterbi of tokens [a, b) over their candidates when the data has a tag
+    dictionary (|C_t| |C_{t-1}| per token), over every label pair otherwise."""
+    if data.cand_offsets.shape[0] > 0:
+        offsets, labels = sentence_candidates(layout, data, a, b)
+        return viterbi_candidates(emission, transition, end, offsets, labels)
     return viterbi(emission, transition, end)
+
+
+@njit(cache=True)
+def decode_viterbi(w, layout, data, a, b, scores):
+    """First-order Viterbi (over the candidates of each token, with a tag dictionary)."""
+    emission, transition, end = scores
+    return first_order_viterbi(layout, data, a, b, emission, transition, end)
 
 
 @njit(cache=True)
@@ -36,7 +47,7 @@ def decode_viterbi2(w, layout, data, a, b, scores):
 def decode_memm(w, layout, data, a, b, scores):
     """Best sum_t log P(y_t | y_{t-1}, x)."""
     emission, transition, end = local_scores(*scores)
-    return viterbi(emission, transition, end)
+    return first_order_viterbi(layout, data, a, b, emission, transition, end)
 
 
 @njit(cache=True)

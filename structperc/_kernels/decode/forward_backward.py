@@ -303,3 +303,104 @@ def forward_backward_scaled(emission, transition, end):
             for c in range(n_labels):
                 out[c] = ap * row[c] * weighted[c]
     return log_z, node, edge
+
+
+@njit(cache=True)
+def _forward_candidates(emission, transition, cand_offsets, cand_labels):
+    """alpha (cand_offsets[n],): alpha[cand_offsets[t] + j] = log of the summed exp-scores of the
+    prefixes inside the candidate sets that end in c_j = cand_labels[cand_offsets[t] + j] at t."""
+    # alpha[t, j] = emission[t, c_j] + logsumexp_i (alpha[t-1, i] + transition[t', c_i, c_j]), i over C_{t-1}
+    n, n_labels = emission.shape
+    per_token = transition.shape[0] > 1
+    alpha = np.empty(cand_offsets[n])
+    max_count = 1
+    for t in range(n):
+        max_count = max(max_count, cand_offsets[t + 1] - cand_offsets[t])
+    terms = np.empty(max_count)
+    for j in range(cand_offsets[1]):
+        c = cand_labels[j]
+        alpha[j] = emission[0, c] + transition[0, n_labels, c]
+    for t in range(1, n):
+        tt = t if per_token else 0
+        base_i, base_j = cand_offsets[t - 1], cand_offsets[t]
+        n_i = base_j - base_i
+        for j in range(cand_offsets[t + 1] - base_j):
+            c = cand_labels[base_j + j]
+            for i in range(n_i):
+                terms[i] = alpha[base_i + i] + transition[tt, cand_labels[base_i + i], c]
+            alpha[base_j + j] = emission[t, c] + log_sum_exp(terms[:n_i])
+    return alpha
+
+
+@njit(cache=True)
+def _log_z_candidates(alpha, end, cand_offsets, cand_labels):
+    # log Z = logsumexp_j (alpha[n-1, j] + end[c_j]), j over C_{n-1}
+    n = cand_offsets.shape[0] - 1
+    base = cand_offsets[n - 1]
+    terms = np.empty(cand_offsets[n] - base)
+    for j in range(terms.shape[0]):
+        terms[j] = alpha[base + j] + end[cand_labels[base + j]]
+    return log_sum_exp(terms)
+
+
+@njit(cache=True)
+def log_partition_candidates(emission, transition, end, cand_offsets, cand_labels):
+    """``log_partition`` over the labelings inside the candidate sets (``viterbi.viterbi_candidates``
+    describes cand_offsets and cand_labels)."""
+    if emission.shape[0] == 0:
+        return 0.0
+    return _log_z_candidates(_forward_candidates(emission, transition, cand_offsets, cand_labels), end,
+                             cand_offsets, cand_labels)
+
+
+@njit(cache=True)
+def forward_backward_candidates(emission, transition, end, cand_offsets, cand_labels):
+    """``forward_backward`` over the labelings inside the candidate sets: the same returns, with
+    probability 0 off the sets. Token t after token t-1 costs |C_t| |C_{t-1}| instead of L² (beside
+    clearing the (n, L+1, L) edge array). With every label at every token it sums the same terms in
+    the same order as ``forward_backward``."""
+    n, n_labels = emission.shape
+    node = np.zeros((n, n_labels))
+    edge = np.zeros((n, n_labels + 1, n_labels))
+    if n == 0:
+        return 0.0, node, edge
+    per_token = transition.shape[0] > 1
+    alpha = _forward_candidates(emission, transition, cand_offsets, cand_labels)
+    log_z = _log_z_candidates(alpha, end, cand_offsets, cand_labels)
+    if log_z == -np.inf:
+        return log_z, node, edge
+    max_count = 1
+    for t in range(n):
+        max_count = max(max_count, cand_offsets[t + 1] - cand_offsets[t])
+
+    # beta[n-1, i] = end[c_i]
+    # beta[t, i] = logsumexp_j (transition[(t+1)', c_i, c_j] + emission[t+1, c_j] + beta[t+1, j]), j over C_{t+1}
+    beta = np.empty(cand_offsets[n])
+    terms = np.empty(max_count)
+    base = cand_offsets[n - 1]
+    for i in range(cand_offsets[n] - base):
+        beta[base + i] = end[cand_labels[base + i]]
+    for t in range(n - 2, -1, -1):
+        tt = t + 1 if per_token else 0
+        base_i, base_j = cand_offsets[t], cand_offsets[t + 1]
+        n_j = cand_offsets[t + 2] - base_j
+        for i in range(base_j - base_i):
+            p = cand_labels[base_i + i]
+            for j in range(n_j):
+                c = cand_labels[base_j + j]
+                terms[j] = transition[tt, p, c] + emission[t + 1, c] + beta[base_j + j]
+            beta[base_i + i] = log_sum_exp(terms[:n_j])
+
+    for t in range(n):
+        for j in range(cand_offsets[t], cand_offsets[t + 1]):
+            node[t, cand_labels[j]] = _probability(alpha[j] + beta[j], log_z)
+    for j in range(cand_offsets[1]):
+        edge[0, n_labels, cand_labels[j]] = node[0, cand_labels[j]]
+    for t in range(1, n):
+        tt = t if per_token else 0
+        for i in range(cand_offsets[t - 1], cand_offsets[t]):
+            p = cand_labels[i]
+            for j in range(cand_offsets[t], cand_offsets[t + 1]):
+                c = cand_labels[j]
+                edge[t, p, c] = _probability(alpha[i] + transition[tt, p, c] + emission[t, c] + beta[j], log_z)
+    return log_z, node, edge

@@ -15,16 +15,20 @@ import numpy as np
 from numba import njit, prange
 
 from .decoders import MEMM
-from .kbest import kbest_viterbi
-from ..score.scoring import local_scores, sentence_scores
+from .kbest import kbest_candidates, kbest_viterbi
+from ..score.scoring import local_scores, sentence_candidates, sentence_scores
 
 
 @njit(cache=True)
 def kbest_sentence(w, layout, data, a, b, k):
-    """(paths (k', b - a), scores (k',)) of tokens [a, b), best first; first-order models only."""
+    """(paths (k', b - a), scores (k',)) of tokens [a, b), best first; first-order models only.
+    With a tag dictionary only the labelings inside the candidate sets are ranked."""
     emission, transition, end = sentence_scores(w, layout, data, a, b)
     if layout.decoder == MEMM:
         emission, transition, end = local_scores(emission, transition, end)
+    if data.cand_offsets.shape[0] > 0:
+        offsets, labels = sentence_candidates(layout, data, a, b)
+        return kbest_candidates(emission, transition, end, k, offsets, labels)
     return kbest_viterbi(emission, transition, end, k)
 
 

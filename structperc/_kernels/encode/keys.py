@@ -28,6 +28,12 @@ LEFT, RIGHT = 1, 2
 # part_radices int64 (n_parts,): size of the part's field id space
 # rare_only bool (n_templates,)
 TemplateTable = namedtuple("TemplateTable", "part_starts part_fields part_offsets part_radices rare_only")
+# A template's ids by combined value: direct int64 (size,) the id of each value (-1 none), used when
+# non-empty, else the hash table (slot_keys, slot_ids) over the combined values (``hashing``).
+IdTable = namedtuple("IdTable", "direct slot_keys slot_ids")
+# What interning finds, one entry per local id: the distinct combined values, their occurrence
+# counts and the first token of each, all int64 (bound,).
+Interned = namedtuple("Interned", "distinct counts first")
 
 
 @njit(cache=True, inline="always")
@@ -83,17 +89,18 @@ def intern_template(spec, j, values, sentence_offsets, rare, direct_size, local,
     distinct = np.empty(bound, dtype=np.int64)
     counts = np.zeros(bound, dtype=np.int64)
     first = np.empty(bound, dtype=np.int64)
-    n_distinct = _intern_rows(spec, j, values, sentence_offsets, rare, direct_size, local[column], distinct,
-                              counts, first)
+    n_distinct = _intern_rows(spec, j, values, sentence_offsets, rare, direct_size, local[column],
+                              Interned(distinct, counts, first))
     return distinct[:n_distinct].copy(), counts[:n_distinct].copy(), first[:n_distinct].copy()
 
 
 @njit(cache=True)
-def _intern_rows(spec, j, values, sentence_offsets, rare, direct_size, local, distinct, counts, first):
-    """intern_template's loop; returns the number of distinct values.
+def _intern_rows(spec, j, values, sentence_offsets, rare, direct_size, local, interned):
+    """intern_template's loop into ``interned`` (``Interned``); returns the number of distinct values.
 
     A combined value finds its local id in a direct array (direct_size > 0) or in a hash table
     that doubles when half full (``hashing``); a value seen first gets the next id."""
+    distinct, counts, first = interned
     rare_only = spec.rare_only[j]
     use_direct = direct_size > 0
     direct = np.full(direct_size, -1, dtype=np.int32)
@@ -235,13 +242,11 @@ def _compact_rows(ids, offsets):
 
 
 @njit(cache=True)
-def lookup_template(spec, j, values, sentence_offsets, rare, direct, slot_keys, slot_ids, out):
+def lookup_template(spec, j, values, sentence_offsets, rare, table, out):
     """Feature ids of template j at every token into out[j] (int32 (n_templates, n_tokens); -1 for
-    none).
-
-    direct : int64 (size,) feature id per combined value (-1 none); used when non-empty, else the
-    hash table (slot_keys, slot_ids) over combined values.
+    none), from its ``IdTable`` ``table``.
     """
+    direct, slot_keys, slot_ids = table
     rare_only = spec.rare_only[j]
     use_direct = direct.shape[0] > 0
     bits = table_bits(slot_keys)

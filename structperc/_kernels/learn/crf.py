@@ -24,9 +24,9 @@ import numpy as np
 from numba import njit
 
 from ..score.emission import scatter_features
-from ..decode.forward_backward import forward_backward, forward_backward_scaled
-from ..score.scoring import has_missing, known_label_penalty, sentence_scores
-from .sgd import EXAMPLES, SCALE, SCALE_SUM, add_block, decay, finish_step, learning_rate, scaled_scores
+from ..decode.forward_backward import forward_backward, forward_backward_candidates, forward_backward_scaled
+from ..score.scoring import has_missing, known_label_penalty, sentence_candidates, sentence_scores
+from .sgd import EXAMPLES, SCALE, SCALE_SUM, Update, add_block, decay, finish_step, learning_rate, scaled_scores
 
 
 @njit(cache=True)
@@ -43,26 +43,36 @@ def labeling_score(emission, transition, end, y):
 
 
 @njit(cache=True)
-def add_expected_counts(target, scale, layout, data, a, b, node, edge):
-    """target += scale * E[Φ(x, y')] for tokens [a, b), from node (n, L) and edge (n, L + 1, L)
-    marginals as returned by ``forward_backward``."""
-    add_counts(target, target[:0], scale, 0.0, layout, data, a, b, node, edge)
+def chain_marginals(layout, data, a, b, emission, transition, end):
+    """(log Z, node, edge) of tokens [a, b): forward-backward over the candidates of each token when
+    the data has a tag dictionary (|C_t| |C_{t-1}| per token), the rescaled one over every label
+    pair otherwise."""
+    if data.cand_offsets.shape[0] > 0:
+        offsets, labels = sentence_candidates(layout, data, a, b)
+        return forward_backward_candidates(emission, transition, end, offsets, labels)
+    return forward_backward_scaled(emission, transition, end)
 
 
 @njit(cache=True)
-def add_counts(v, u, x, y, layout, data, a, b, node, edge):
-    """v += x * C and, when u is not empty, u += y * C, in one pass, where C are the counts of
+def add_expected_counts(target, scale, layout, data, a, b, node, edge):
+    """target += scale * E[Φ(x, y')] for tokens [a, b), from node (n, L) and edge (n, L + 1, L)
+    marginals as returned by ``forward_backward``."""
+    add_counts(Update(target, target[:0], scale, 0.0), layout, data, a, b, node, edge)
+
+
+@njit(cache=True)
+def add_counts(update, layout, data, a, b, node, edge):
+    """v += x * C and, when u is not empty, u += y * C (``sgd.Update``), in one pass, where C are the counts of
     tokens [a, b) weighted by node (n, L) and edge (n, L + 1, L): an emission feature f at token t
     counts node[t, c] for (f, c), as in E[Φ(x, y')] = C(marginals) and Φ(x, y) = C(one-hot gold)."""
+    v, u, x, y = update
     n_labels = layout.n_labels
-    feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     pair_offsets, pair_ids = data.pair_offsets, data.pair_ids
     size = (n_labels + 1) * n_labels
     n = b - a
     has_pairs = pair_offsets.shape[0] > 0
     for t in range(n):
-        scatter_features(v, layout, feature_ids, data.feature_values, feature_offsets[a + t],
-                         feature_offsets[a + t + 1], x, node[t], u, y)
+        scatter_features(v, layout, data, a + t, x, node[t], u, y)
         # edge[t, p, c] sits at p * L + c of the transition block and of each pair feature's block
         flat_edge = edge[t].reshape(size)
         add_block(v, u, layout.off_trans, x, y, flat_edge)
@@ -91,7 +101,7 @@ def crf_sentence(v, scale, layout, data, a, b):
 
     log P is -inf (and the marginals are useless) when the gold labeling is forbidden."""
     emission, transition, end = scaled_scores(v, scale, layout, data, a, b)
-    log_z, node, edge = forward_backward_scaled(emission, transition, end)
+    log_z, node, edge = chain_marginals(layout, data, a, b, emission, transition, end)
     gold_score = labeling_score(emission, transition, end, data.gold[a:b])
     if gold_score == -np.inf or log_z == -np.inf:
         return -np.inf, node, edge
@@ -105,9 +115,9 @@ def crf_partial_sentence(v, scale, layout, data, a, b):
 
     log P is -inf when no labeling is consistent with the known labels."""
     emission, transition, end = scaled_scores(v, scale, layout, data, a, b)
-    log_z, node, edge = forward_backward_scaled(emission, transition, end)
+    log_z, node, edge = chain_marginals(layout, data, a, b, emission, transition, end)
     emission += known_label_penalty(data.gold[a:b], layout.n_labels)
-    log_z_known, known_node, known_edge = forward_backward_scaled(emission, transition, end)
+    log_z_known, known_node, known_edge = chain_marginals(layout, data, a, b, emission, transition, end)
     if log_z_known == -np.inf or log_z == -np.inf:
         return -np.inf, node, edge, known_node, known_edge
     return log_z_known - log_z, node, edge, known_node, known_edge
@@ -187,7 +197,7 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
             decay(v, state, 1.0 - eta * rate.l2)
             if ll != -np.inf and node.shape[0] > 0:
                 x = eta / state[SCALE]
-                add_counts(v, u, -x, -state[SCALE_SUM] * x, layout, data, a, b, node, edge)
+                add_counts(Update(v, u, -x, -state[SCALE_SUM] * x), layout, data, a, b, node, edge)
             finish_step(state, 1)
             continue
         usable[:] = False
@@ -211,7 +221,7 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
         for j in range(lo, hi):
             a, b = sentence_offsets[visit_order[j]], sentence_offsets[visit_order[j] + 1]
             if usable[j - lo]:
-                add_counts(v, u, -x, -state[SCALE_SUM] * x, layout, data, a, b,
+                add_counts(Update(v, u, -x, -state[SCALE_SUM] * x), layout, data, a, b,
                            node_buffer[start: start + b - a], edge_buffer[start: start + b - a])
             start += b - a
         finish_step(state, hi - lo)
@@ -222,5 +232,9 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
 def crf_sentence_marginals(w, layout, data, a, b):
     """Node marginals P(y_t = c | x) (n, L) of tokens [a, b) and log Z(x)."""
     emission, transition, end = sentence_scores(w, layout, data, a, b)
-    log_z, node, _ = forward_backward(emission, transition, end)
+    if data.cand_offsets.shape[0] > 0:
+        offsets, labels = sentence_candidates(layout, data, a, b)
+        log_z, node, _ = forward_backward_candidates(emission, transition, end, offsets, labels)
+    else:
+        log_z, node, _ = forward_backward(emission, transition, end)
     return node, log_z

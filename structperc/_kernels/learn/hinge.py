@@ -31,7 +31,7 @@ def labeling_allowed(y, a, layout, data):
     for t in range(y.shape[0]):
         if mask_penalty[prev, y[t]] == -np.inf:
             return False
-        if cand_offsets.shape[0] > 0:
+        if cand_offsets.shape[0] > 0 and cand_offsets[a + t + 1] > cand_offsets[a + t]:  # empty: every label
             found = False
             for k in range(cand_offsets[a + t], cand_offsets[a + t + 1]):
                 if cand_labels[k] == y[t]:

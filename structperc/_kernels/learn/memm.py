@@ -30,7 +30,7 @@ from numba import njit
 from ..score.emission import scatter_features
 from ..score.scoring import local_context_scores2, local_log_probabilities, second_order_scores, sentence_scores
 from ..decode.second_order import history_block
-from .sgd import EXAMPLES, SCALE, SCALE_SUM, add_block, decay, finish_step, learning_rate, scaled_scores
+from .sgd import EXAMPLES, SCALE, SCALE_SUM, Update, add_block, decay, finish_step, learning_rate, scaled_scores
 
 
 @njit(cache=True)
@@ -92,14 +92,15 @@ def gold_history_probabilities2(emission, transition, second, scale, gold):
 def add_local_gradient(target, scale, layout, data, a, b, q, gold_log_q):
     """target += scale * sum_t grad log q_t(y_t) over tokens [a, b) (tokens with log q = -inf skipped);
     order 1 or 2 after ``layout``."""
-    add_local_gradients(target, target[:0], scale, 0.0, layout, data, a, b, q, gold_log_q)
+    add_local_gradients(Update(target, target[:0], scale, 0.0), layout, data, a, b, q, gold_log_q)
 
 
 @njit(cache=True)
-def add_local_gradients(v, u, x, y, layout, data, a, b, q, gold_log_q):
-    """``add_local_gradient`` of v with scale x and, when u is not empty, of u with scale y, in one pass."""
+def add_local_gradients(update, layout, data, a, b, q, gold_log_q):
+    """``add_local_gradient`` of v with scale x and, when u is not empty, of u with scale y
+    (``sgd.Update``), in one pass."""
+    v, u, x, y = update
     n_labels = layout.n_labels
-    feature_offsets, feature_ids = data.feature_offsets, data.feature_ids
     pair_offsets, pair_ids, gold = data.pair_offsets, data.pair_ids, data.gold
     size = (n_labels + 1) * n_labels
     g = np.empty(n_labels)
@@ -111,8 +112,7 @@ def add_local_gradients(v, u, x, y, layout, data, a, b, q, gold_log_q):
         for c in range(n_labels):
             g[c] = -q[t, c]
         g[gold[a + t]] += 1.0
-        scatter_features(v, layout, feature_ids, data.feature_values, feature_offsets[a + t],
-                         feature_offsets[a + t + 1], x, g, u, y)
+        scatter_features(v, layout, data, a + t, x, g, u, y)
         add_block(v, u, layout.off_trans + p * n_labels, x, y, g)
         pair_lo = pair_offsets[a + t] if has_pairs else 0
         pair_hi = pair_offsets[a + t + 1] if has_pairs else 0
@@ -154,7 +154,7 @@ def memm_epoch(v, u, state, layout, data, visit_order, rate):
         eta = learning_rate(rate, state[EXAMPLES])
         decay(v, state, 1.0 - eta * rate.l2)
         x = eta / state[SCALE]
-        add_local_gradients(v, u, x, state[SCALE_SUM] * x, layout, data, a, b, q, gold_log_q)
+        add_local_gradients(Update(v, u, x, state[SCALE_SUM] * x), layout, data, a, b, q, gold_log_q)
         finish_step(state, 1)
     return log_likelihood, skipped
 

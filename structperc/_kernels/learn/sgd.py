@@ -54,6 +54,12 @@ from ..score.scoring import add_phi, sentence_scores
 SCALE, SCALE_SUM, EXAMPLES, STEPS, FOLD, L1_TOTAL = range(6)
 RESCALE_BELOW = 1e-9
 Rate = namedtuple("Rate", "eta0 l2")
+# A sparse change of the scaled vector: v += x · C and, when u is not empty, u += y · C, for counts C
+# that the kernel taking it computes (the step on v and the averaging accumulator's share of it).
+Update = namedtuple("Update", "v u x y")
+# The vectors of the elastic net: the scaled weights v, the averaging accumulator u (length 0: no
+# averaging), the L1 penalty q each entry has received (base units) and the scalars ``state``.
+Penalized = namedtuple("Penalized", "v u q state")
 
 
 def new_state():
@@ -168,10 +174,11 @@ def l1_apply(v, u, q, state, i, credit):
 
 
 @njit(cache=True)
-def l1_sentence(v, u, q, state, layout, data, a, b, credit):
+def l1_sentence(vectors, layout, data, a, b, credit):
     """``l1_apply`` to every entry the scores of tokens [a, b) read: each firing feature's
     emission row, the transition and end blocks, the pair features' blocks (and the second-order
-    block at order 2)."""
+    block at order 2). vectors : ``Penalized``."""
+    v, u, q, state = vectors
     n_labels = layout.n_labels
     emission_offsets = layout.emission_offsets
     feature_ids, pair_offsets, pair_ids = data.feature_ids, data.pair_offsets, data.pair_ids
@@ -197,11 +204,11 @@ def l1_sentence(v, u, q, state, layout, data, a, b, credit):
 
 
 @njit(cache=True)
-def l1_batch(v, u, q, state, layout, data, sentences, credit):
+def l1_batch(vectors, layout, data, sentences, credit):
     """``l1_sentence`` for every sentence of ``sentences`` (int64)."""
     offsets = data.sentence_offsets
     for s in sentences:
-        l1_sentence(v, u, q, state, layout, data, offsets[s], offsets[s + 1], credit)
+        l1_sentence(vectors, layout, data, offsets[s], offsets[s + 1], credit)
 
 
 @njit(cache=True)
@@ -213,8 +220,9 @@ def l1_catch_up_all(v, u, q, state):
 
 
 @njit(cache=True)
-def l1_after_step(v, u, q, state, layout, data, sentences, eta, l1):
+def l1_after_step(vectors, layout, data, sentences, eta, l1):
     """After the SGD step on ``sentences`` (which ``finish_step`` has closed): add its penalty to U
     and apply it to what the step read, credited to that step (S_{k-1} = S - s)."""
+    state = vectors.state
     l1_add_step(state, eta, l1, sentences.shape[0])
-    l1_batch(v, u, q, state, layout, data, sentences, state[SCALE_SUM] - state[SCALE])
+    l1_batch(vectors, layout, data, sentences, state[SCALE_SUM] - state[SCALE])

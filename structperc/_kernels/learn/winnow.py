@@ -1,4 +1,6 @@
 """One epoch of Balanced Winnow (Littlestone 1988; the SNoW rule) as a structured learning rule."""
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -26,16 +28,23 @@ from ..score.scoring import phi_indices, phi_values
 # counter * δ_i to u_i for the same entries, so averaging costs nothing per step beyond them.
 # ``counter`` is s - 1.
 
+# The vectors the rule keeps, all float64 (n_weights,): w = w0 + θ (e^p - e^m) (what decoding
+# reads), the log-weights p (plus) and m (minus), the averaging accumulator u (length 0: no
+# averaging) and net, zero scratch for the net counts of one update.
+WinnowVectors = namedtuple("WinnowVectors", "w plus minus u net")
+# log α, log β and θ (``initial_weight``)
+WinnowRate = namedtuple("WinnowRate", "log_alpha log_beta theta")
+
 
 @njit(cache=True)
-def winnow_update(w, plus, minus, u, counter, net, phi_gold, values_gold, phi_pred, values_pred, log_alpha,
-                  log_beta, theta):
+def winnow_update(vectors, counter, rate, phi_gold, values_gold, phi_pred, values_pred):
     """Promote the entries of Φ(x, y) - Φ(x, ŷ) with positive net count, demote those with negative;
     ``values_gold``, ``values_pred`` are the values of the entries (``phi_values``; empty: all 1),
-    so a real-valued feature counts its value.
-
-    net : float64 (n_weights,) all zero on entry and on return (scratch for the net counts).
+    so a real-valued feature counts its value. vectors : ``WinnowVectors`` (net all zero on entry
+    and on return); rate : ``WinnowRate``.
     """
+    w, plus, minus, u, net = vectors
+    log_alpha, log_beta, theta = rate
     for k in range(phi_gold.shape[0]):
         net[phi_gold[k]] += values_gold[k] if values_gold.shape[0] > 0 else 1.0
     for k in range(phi_pred.shape[0]):
@@ -60,14 +69,13 @@ def winnow_update(w, plus, minus, u, counter, net, phi_gold, values_gold, phi_pr
 
 
 @njit(cache=True)
-def winnow_epoch(w, plus, minus, u, counter, net, layout, data, visit_order, log_alpha, log_beta, theta):
+def winnow_epoch(vectors, counter, rate, layout, data, visit_order):
     """Visit the sentences in ``visit_order``; on a mistake, the Balanced Winnow update above.
 
-    w : float64 (n_weights,) the scores' weights w0 + θ (e^p - e^m); plus, minus : float64
-    (n_weights,) the log-weights p, m; u : averaging accumulator (length 0: no averaging);
-    counter : examples seen so far; net : float64 (n_weights,) zero scratch. Returns (counter,
-    number of sentences with a mistake, number of wrong tokens).
+    vectors : ``WinnowVectors``; counter : examples seen so far; rate : ``WinnowRate``. Returns
+    (counter, number of sentences with a mistake, number of wrong tokens).
     """
+    w = vectors.w
     sentence_offsets, gold = data.sentence_offsets, data.gold
     no_extra = np.zeros((0, layout.n_labels))
     sentence_errors = 0
@@ -85,7 +93,7 @@ def winnow_epoch(w, plus, minus, u, counter, net, layout, data, visit_order, log
                 token_errors += wrong
                 phi_gold = phi_indices(layout, data, a, b, gold[a:b])
                 phi_pred = phi_indices(layout, data, a, b, path)
-                winnow_update(w, plus, minus, u, counter, net, phi_gold, phi_values(layout, data, a, b, gold[a:b]),
-                              phi_pred, phi_values(layout, data, a, b, path), log_alpha, log_beta, theta)
+                winnow_update(vectors, counter, rate, phi_gold, phi_values(layout, data, a, b, gold[a:b]),
+                              phi_pred, phi_values(layout, data, a, b, path))
         counter += 1.0
     return counter, sentence_errors, token_errors

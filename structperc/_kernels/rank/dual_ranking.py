@@ -22,8 +22,16 @@ the support rows (each candidate walks the postings of its own features: O(Σ_f 
 instead of 2M merges of two rows); training pays the same per visited group with the mistakes made
 so far. ``sparse_dot`` (the merge) is the reference the tests check the index against.
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
+
+# Rows of sparse vectors (CSR): row j is feature_ids / values[row_offsets[j]: row_offsets[j + 1]], ids ascending.
+Rows = namedtuple("Rows", "row_offsets feature_ids values")
+# The mistakes of training: mistakes int64 (capacity, 2) rows (gold, predicted) of mistake m, and
+# survival float64 (capacity + 1,) the survival count of v_m.
+Support = namedtuple("Support", "mistakes survival")
 
 
 @njit(cache=True)
@@ -54,12 +62,17 @@ def kernel_value(dot, degree):
 
 # Support rows are also indexed by feature, so that the dot products of one candidate with every
 # support row cost the postings of its features instead of a merge per support row: linked lists
-# head[f] -> entry e -> next_entry[e] ... (-1 ends), entry e holding (support row owner[e], value[e]).
+# head[f] -> entry e -> next_entry[e] ... (-1 ends), entry e holding (support row owner[e], value[e]);
+# n_entries int64 (1,) counts the entries in use.
+Postings = namedtuple("Postings", "head next_entry owner entry_values n_entries")
 
 
 @njit(cache=True)
-def add_postings(head, next_entry, owner, entry_values, n_entries, support_row, row_offsets, ids, values, j):
-    """Index row j of (row_offsets, ids, values) as support row ``support_row``; returns n_entries."""
+def add_postings(postings, support_row, rows, j):
+    """Index row j of ``rows`` (``Rows``) as support row ``support_row`` in ``postings`` (``Postings``)."""
+    head, next_entry, owner, entry_values, count = postings
+    row_offsets, ids, values = rows
+    n_entries = count[0]
     for k in range(row_offsets[j], row_offsets[j + 1]):
         f = ids[k]
         if f < head.shape[0]:
@@ -68,12 +81,15 @@ def add_postings(head, next_entry, owner, entry_values, n_entries, support_row, 
             next_entry[n_entries] = head[f]
             head[f] = n_entries
             n_entries += 1
-    return n_entries
+    count[0] = n_entries
 
 
 @njit(cache=True)
-def support_dots(head, next_entry, owner, entry_values, row_offsets, ids, values, j, dots):
-    """dots[s] += x_s · x_j for every support row s (dots zeroed by the caller)."""
+def support_dots(postings, rows, j, dots):
+    """dots[s] += x_s · x_j for every support row s of ``postings`` and row j of ``rows`` (dots zeroed
+    by the caller)."""
+    head, next_entry, owner, entry_values = postings.head, postings.next_entry, postings.owner, postings.entry_values
+    row_offsets, ids, values = rows
     for k in range(row_offsets[j], row_offsets[j + 1]):
         f = ids[k]
         if f < head.shape[0]:
@@ -95,23 +111,23 @@ def _linear(w0, row_offsets, ids, values, j):
 
 
 @njit(cache=True)
-def dual_epoch(w0, w, mistakes, n_mistakes, survival, postings, groups, degree, visit_order):
+def dual_epoch(w0, w, support, n_mistakes, postings, groups, degree, visit_order):
     """One epoch of the dual ranking perceptron over a ``records.Groups`` (the training rows).
 
     With the linear kernel (degree 1) the current vector is also kept in primal form, w (n_weights,)
     = v_m, so that a training score costs one sparse dot product instead of a pass over the
     mistakes; the stored mistakes and survival counts are the same. Other degrees ignore w and
-    score through ``postings`` = (head, next_entry, owner, entry_values, n_entries (int64 (1,))),
-    the feature index of the support rows (row 2m = gold, 2m + 1 = predicted of mistake m).
+    score through ``postings`` (``Postings``), the feature index of the support rows (row 2m =
+    gold, 2m + 1 = predicted of mistake m).
 
-    mistakes : int64 (capacity, 2) rows (gold, predicted) of the mistakes, filled up to n_mistakes;
-    survival : float64 (capacity + 1,), survival[m] of v_m. Returns (n_mistakes, mistakes this
+    support : ``Support``, the mistakes filled up to n_mistakes. Returns (n_mistakes, mistakes this
     epoch, kernel evaluations), or (-1, 0, 0) when the capacity is exhausted (the caller grows the
     arrays and reruns the epoch from saved copies).
     """
     group_offsets, row_offsets = groups.group_offsets, groups.row_offsets
     ids, values, targets, best = groups.feature_ids, groups.values, groups.targets, groups.best
-    head, next_entry, owner, entry_values, n_entries = postings
+    mistakes, survival = support
+    rows = Rows(row_offsets, ids, values)
     capacity = mistakes.shape[0]
     made = 0
     evaluations = 0
@@ -127,7 +143,7 @@ def dual_epoch(w0, w, mistakes, n_mistakes, survival, postings, groups, degree, 
                     scores[j - a] = _linear(w, row_offsets, ids, values, j)
                     continue
                 dots[: 2 * n_mistakes] = 0.0
-                support_dots(head, next_entry, owner, entry_values, row_offsets, ids, values, j, dots)
+                support_dots(postings, rows, j, dots)
                 s = _linear(w0, row_offsets, ids, values, j)
                 for m in range(n_mistakes):
                     s += kernel_value(dots[2 * m], degree) - kernel_value(dots[2 * m + 1], degree)
@@ -150,10 +166,8 @@ def dual_epoch(w0, w, mistakes, n_mistakes, survival, postings, groups, degree, 
                     for k in range(row_offsets[predicted], row_offsets[predicted + 1]):
                         w[ids[k]] -= values[k]
                 else:
-                    n_entries[0] = add_postings(head, next_entry, owner, entry_values, n_entries[0], 2 * n_mistakes,
-                                                row_offsets, ids, values, gold)
-                    n_entries[0] = add_postings(head, next_entry, owner, entry_values, n_entries[0],
-                                                2 * n_mistakes + 1, row_offsets, ids, values, predicted)
+                    add_postings(postings, 2 * n_mistakes, rows, gold)
+                    add_postings(postings, 2 * n_mistakes + 1, rows, predicted)
                 n_mistakes += 1
                 made += 1
         survival[n_mistakes] += 1.0
@@ -161,13 +175,16 @@ def dual_epoch(w0, w, mistakes, n_mistakes, survival, postings, groups, degree, 
 
 
 @njit(cache=True)
-def dual_predict(w0, sv_offsets, sv_ids, sv_values, survival, group_offsets, row_offsets, ids, values, degree):
-    """Voted choice and averaged scores of every group, in one pass over the mistakes per group.
+def dual_predict(w0, support_rows, survival, group_offsets, rows, degree):
+    """Voted choice and averaged scores of every group of candidate ``rows`` (``Rows``), in one pass
+    over the mistakes per group.
 
-    The support rows are 2M rows of (sv_offsets, sv_ids, sv_values): row 2m is g_m, row 2m + 1 is p_m.
-    survival : float64 (M + 1,). Returns (voted int64 (G,) chosen row, -1 for an empty group;
-    averaged float64 (C,) scores sum_m survival[m] v_m · φ(x_j)).
+    The support rows are 2M ``Rows``: row 2m is g_m, row 2m + 1 is p_m. survival : float64 (M + 1,).
+    Returns (voted int64 (G,) chosen row, -1 for an empty group; averaged float64 (C,) scores
+    sum_m survival[m] v_m · φ(x_j)).
     """
+    row_offsets, ids, values = rows
+    sv_ids = support_rows.feature_ids
     n_groups = group_offsets.shape[0] - 1
     n_mistakes = survival.shape[0] - 1
     total = 0.0
@@ -187,13 +204,11 @@ def dual_predict(w0, sv_offsets, sv_ids, sv_values, survival, group_offsets, row
     n_index = 0
     for k in range(sv_ids.shape[0]):
         n_index = max(n_index, sv_ids[k] + 1)
-    head = np.full(n_index, -1, dtype=np.int64)
-    next_entry = np.empty(sv_ids.shape[0], dtype=np.int64)
-    owner = np.empty(sv_ids.shape[0], dtype=np.int64)
-    entry_values = np.empty(sv_ids.shape[0])
-    n_entries = 0
+    postings = Postings(np.full(n_index, -1, dtype=np.int64), np.empty(sv_ids.shape[0], dtype=np.int64),
+                        np.empty(sv_ids.shape[0], dtype=np.int64), np.empty(sv_ids.shape[0]),
+                        np.zeros(1, dtype=np.int64))
     for s in range(n_support):
-        n_entries = add_postings(head, next_entry, owner, entry_values, n_entries, s, sv_offsets, sv_ids, sv_values, s)
+        add_postings(postings, s, support_rows, s)
     dots = np.zeros((0, n_support))
     for g in range(n_groups):
         a, b = group_offsets[g], group_offsets[g + 1]
@@ -205,7 +220,7 @@ def dual_predict(w0, sv_offsets, sv_ids, sv_values, survival, group_offsets, row
             dots = np.zeros((b - a, n_support))
         for j in range(a, b):
             dots[j - a, :] = 0.0
-            support_dots(head, next_entry, owner, entry_values, row_offsets, ids, values, j, dots[j - a])
+            support_dots(postings, rows, j, dots[j - a])
             current[j - a] = _linear(w0, row_offsets, ids, values, j)
             averaged[j] = total * current[j - a]
             votes[j - a] = 0.0

@@ -17,8 +17,17 @@ change of exp(-M_p): a round costs the non-zeros of the touched pairs plus one s
 Pair differences are CSR: pair_offsets int64 (P + 1,), pair_features int64 (nnz,), pair_signs
 float64 (nnz,) in {-1, +1}; feature_offsets / feature_pairs / feature_signs is the same by feature.
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
+
+# The pairs' feature differences as CSR rows (pair_differences' output): the entries of pair p are
+# [pair_offsets[p], pair_offsets[p + 1]), each a feature id and a sign (+1: the gold row's, -1: the other's).
+PairRows = namedtuple("PairRows", "pair_offsets pair_features pair_signs")
+# The same entries by feature: those of feature f are [feature_offsets[f], feature_offsets[f + 1]),
+# each the pair it belongs to and its sign.
+FeaturePairs = namedtuple("FeaturePairs", "feature_offsets feature_pairs feature_signs")
 
 
 @njit(cache=True)
@@ -66,11 +75,12 @@ def pair_differences(pair_gold, pair_other, row_offsets, ids, values, first_feat
 
 
 @njit(cache=True)
-def boost_rounds(margins, pair_offsets, pair_features, pair_signs, feature_offsets, feature_pairs, feature_signs,
-                 alpha, rounds, epsilon, picks, steps):
+def boost_rounds(margins, pairs, by_feature, alpha, rounds, epsilon, picks, steps):
     """Run ``rounds`` rounds of feature-wise boosting; updates margins (P,) and alpha (n_weights,) in
     place and writes the chosen feature and its δ of round r to picks[r], steps[r]. Returns the loss
-    Z after the last round."""
+    Z after the last round. pairs : ``PairRows``; by_feature : ``FeaturePairs``."""
+    pair_offsets, pair_features, pair_signs = pairs
+    feature_offsets, feature_pairs, feature_signs = by_feature
     n_weights = alpha.shape[0]
     w_plus = np.zeros(n_weights)
     w_minus = np.zeros(n_weights)

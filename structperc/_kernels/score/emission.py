@@ -92,12 +92,14 @@ def gather_features(w, layout, feature_ids, values, lo, hi, out):
 
 
 @njit(cache=True, inline="always")
-def scatter_features(target, layout, feature_ids, values, lo, hi, scale, row, other, other_scale):
-    """target[emission_index(f_k, c)] += scale * value_k * row[c] for the feature occurrences k in
-    [lo, hi) and every label c the model has for f_k; ``values`` empty: every value is 1. When
+def scatter_features(target, layout, data, i, scale, row, other, other_scale):
+    """target[emission_index(f_k, c)] += scale * value_k * row[c] for the feature occurrences k of
+    token i of ``data`` and every label c the model has for f_k; ``values`` empty: every value is 1. When
     ``other`` is not empty, other (indexed like target) gains other_scale * value_k * row[c] in the
     same pass (the SGD rules' weights and their averaging accumulator: one read of each feature's
     id and value and of row for both). row : float64 (L,)."""
+    feature_ids, values = data.feature_ids, data.feature_values
+    lo, hi = data.feature_offsets[i], data.feature_offsets[i + 1]
     offsets = layout.emission_offsets
     n_labels = layout.n_labels
     both = other.shape[0] > 0

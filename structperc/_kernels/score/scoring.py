@@ -25,6 +25,8 @@ def emission_scores(w, layout, data, a, b):
                         feature_offsets[a + t + 1], emission[t])
     if cand_offsets.shape[0] > 0:
         for t in range(b - a):
+            if cand_offsets[a + t + 1] == cand_offsets[a + t]:
+                continue  # an empty row: every label
             allowed = np.zeros(n_labels, dtype=np.bool_)
             for k in range(cand_offsets[a + t], cand_offsets[a + t + 1]):
                 allowed[cand_labels[k]] = True
@@ -96,19 +98,28 @@ def second_order_scores(w, layout, data, a, b, transition):
 
 @njit(cache=True)
 def sentence_candidates(layout, data, a, b):
-    """Candidate CSR rebased to the sentence [a, b); every label when no tag dictionary is given."""
+    """Candidate CSR rebased to the sentence [a, b), every set written out: every label when no tag
+    dictionary is given, and at a token whose row of ``data`` is empty (a word the dictionary leaves
+    free)."""
     n = b - a
     n_labels = layout.n_labels
     cand_offsets, cand_labels = data.cand_offsets, data.cand_labels
-    if cand_offsets.shape[0] == 0:
-        offsets = np.arange(n + 1) * n_labels
-        labels = np.empty(n * n_labels, dtype=np.int64)
-        for t in range(n):
+    no_dictionary = cand_offsets.shape[0] == 0
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    for t in range(n):
+        count = 0 if no_dictionary else cand_offsets[a + t + 1] - cand_offsets[a + t]
+        offsets[t + 1] = offsets[t] + (count if count > 0 else n_labels)
+    labels = np.empty(offsets[n], dtype=np.int64)
+    for t in range(n):
+        free = no_dictionary or cand_offsets[a + t + 1] == cand_offsets[a + t]
+        if free:
             for c in range(n_labels):
-                labels[t * n_labels + c] = c
-        return offsets.astype(np.int64), labels
-    offsets = cand_offsets[a: b + 1] - cand_offsets[a]
-    return offsets.copy(), cand_labels[cand_offsets[a]: cand_offsets[b]].copy()
+                labels[offsets[t] + c] = c
+        else:
+            base = cand_offsets[a + t]
+            for j in range(offsets[t + 1] - offsets[t]):
+                labels[offsets[t] + j] = cand_labels[base + j]
+    return offsets, labels
 
 
 @njit(cache=True)
