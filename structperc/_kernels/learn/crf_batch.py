@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from .crf import add_counts, step_counts
+from .sgd import Update
 
 SLICE = 1 << 16  # weights per task of the parallel sum of the blocks' gradients
 
@@ -50,7 +51,7 @@ def crf_objective(w, layout, data, block_offsets, gradients):
             if node.shape[0] == 0:
                 continue
             losses[k] -= log_probability
-            add_counts(gradient, gradient[:0], 1.0, 0.0, layout, data, a, b, node, edge)
+            add_counts(Update(gradient, gradient[:0], 1.0, 0.0), layout, data, a, b, node, edge)
     size = gradients.shape[1]
     n_slices = (size + SLICE - 1) // SLICE
     for j in prange(n_slices):
