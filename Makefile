@@ -72,6 +72,7 @@ bench-scale: install
 	$(BIN)/python benchmarks/bench_scale.py
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python benchmarks/bench_labels.py --out benchmarks/labels321.md
+	$(BIN)/python benchmarks/bench_labels.py --only defaults,crfsuite --runs 3 --out benchmarks/bigtags.md
 	$(BIN)/python benchmarks/bench_labels.py --big --epochs 10 --out benchmarks/bigtags_1m.md
 	$(REFRESH)
 
