@@ -10,6 +10,7 @@ from sklearn.model_selection import GridSearchCV, KFold, RandomizedSearchCV, cro
 from sklearn.utils import estimator_checks, get_tags
 
 from structperc import Tagger
+from structperc.errors import ConfigError
 from structperc.evaluate.scorers import chunk_f1_score, flat_accuracy_score, flat_f1_score
 
 
@@ -120,3 +121,37 @@ def test_pickle_and_joblib_round_trips_keep_the_predictions(tmp_path):
     joblib.dump(tagger, tmp_path / "t.joblib")
     assert joblib.load(tmp_path / "t.joblib").predict(X) == tagger.predict(X)
     np.testing.assert_array_equal(again.model_.weights, tagger.model_.weights)
+
+
+# ---------------------------------------------------------------------------------------- strict options
+def _dicts(X):
+    return [[{"w": word, "pos": pos} for word, pos in sentence] for sentence in X]
+
+
+@pytest.mark.parametrize("option, value", [("templates", "chunk"), ("rare_threshold", 2), ("lexicons", ["x=y"]),
+                                           ("lexicon_lower", True), ("columns", ["word", "pos"]), ("hash_bits", 10),
+                                           ("tag_dict", 2)])
+def test_options_of_templates_are_errors_with_feature_dicts(option, value):
+    X, y = _data(10)
+    with pytest.raises(ConfigError, match=f"^{option} "):
+        Tagger(epochs=1, **{option: value}).fit(_dicts(X), y)
+
+
+def test_columns_with_a_corpus_of_other_columns_is_an_error():
+    from structperc.corpus import as_corpus
+
+    X, y = _data(10)
+    corpus = as_corpus(X, y, ["word", "pos"])
+    with pytest.raises(ConfigError, match="columns form, tag names the values of token lists"):
+        Tagger(templates="chunk", epochs=1, columns=["form", "tag"]).fit(corpus)
+    Tagger(templates="chunk", epochs=1, columns=["word", "pos"]).fit(corpus)  # its own names: fine
+
+
+@pytest.mark.parametrize("option, value", [("order", 2), ("constrain", "none"), ("tag_dict", 3),
+                                           ("all_pairs", False), ("hash_bits", 12)])
+def test_partial_fit_refuses_another_structure(option, value):
+    X, y = _data(20)
+    tagger = Tagger(templates="chunk", epochs=1, constrain="bio").fit(X, y)
+    tagger.set_params(**{option: value})
+    with pytest.raises(ConfigError, match=f"^{option}={value!r} differs from the fitted model's"):
+        tagger.partial_fit(X, y)

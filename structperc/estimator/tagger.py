@@ -203,16 +203,14 @@ class Tagger(Estimator):
         self.trainer_options()
         self.check_engine(client)
         if is_dict_corpus(X):
-            if self.tag_dict:
-                raise ConfigError("tag_dict needs templates over a word column, not feature dicts")
-            if self.hash_bits is not None:
-                raise ConfigError("hash_bits applies to templates, not to feature dicts")
+            training.check_dict_options(self)
             encoder = AttributeEncoder(self.min_count)
             labels = flat_labels(X, y)
             self._choose(None, labels, np.cumsum([0] + [len(s) for s in y]))
             encoded = encoder.fit_transform(X, labels)
             read = {**(input_metadata or {}), "format": "dicts"}
         else:
+            training.check_corpus_columns(self, X)
             corpus = as_corpus(X, y, self.columns)
             if corpus.label is None:
                 raise ValueError("training data has no label column")

@@ -176,6 +176,43 @@ def run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progre
     model.prune()
 
 
+def check_dict_options(tagger):
+    """ConfigError for a parameter of ``tagger`` that applies to token columns with templates, set
+    while fitting feature dicts."""
+    if tagger.tag_dict:
+        raise ConfigError("tag_dict needs templates over a word column, not feature dicts")
+    for name, default in (("templates", None), ("rare_threshold", 5), ("lexicons", None), ("lexicon_lower", False),
+                          ("columns", None), ("hash_bits", None)):
+        if getattr(tagger, name) != default:
+            raise ConfigError(f"{name} applies to token columns with templates, not to feature dicts")
+
+
+def check_corpus_columns(tagger, X):
+    """ConfigError for ``columns`` given with a Corpus whose columns are others (``columns`` names
+    the values of token lists; a Corpus has its own)."""
+    if isinstance(X, Corpus) and tagger.columns is not None:
+        own = list(X.columns)
+        if list(tagger.columns) not in (own, [name for name in own if name != X.label]):
+            raise ConfigError(f"columns {', '.join(tagger.columns)} names the values of token lists; this Corpus "
+                              f"has its own: {', '.join(own)}")
+
+
+def check_unchanged_structure(tagger, model):
+    """ConfigError for a structure parameter of ``tagger`` set to another value than the fitted
+    model's: continued training keeps the model's order, constraint, layout and hashing (None, or
+    the value the model has, is fine)."""
+    layout = model.metadata.get("layout", {})
+    has = {"order": model.order, "constrain": model.constrain or "none",
+           "tag_dict": layout.get("tag_dict", model.metadata.get("training", {}).get("tag_dict")),
+           "all_pairs": layout.get("all_pairs", model.emission_pairs is None),
+           "hash_bits": getattr(model.encoder, "hash_bits", None)}
+    for name, value in has.items():
+        given = getattr(tagger, name)
+        if given is not None and given != value and not (name == "tag_dict" and not given and not value):
+            raise ConfigError(f"{name}={given!r} differs from the fitted model's ({value!r}): continued "
+                              f"training keeps the model's; leave {name} unset or train anew")
+
+
 def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, callback=None, input_metadata=None,
                       checkpoint=None, checkpoint_every=1, resume=None, client=None):
     """Continue training the fitted (or loaded) model on X for ``epochs`` more epochs; returns the tagger.
@@ -203,6 +240,7 @@ def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, ca
     model, encoder = tagger.model_, tagger.model_.encoder
     if not hasattr(tagger, "constrain_"):  # a model handed over by setting model_: its structure
         tagger._adopt_structure(model)
+    check_unchanged_structure(tagger, model)
     rule = make_rule(tagger.trainer, **options)
     if rule.normalization != model.normalization:
         raise ConfigError(f"a {tagger.trainer} model has {rule.normalization} normalization; "
