@@ -198,7 +198,7 @@ def main():
          f"({first['extract']:.1f} s to read and extract train + test in each process)."),
         ("sklearn-crfsuite: the tutorial's L-BFGS, c1 = c2 = 0.1, 100 iterations, all possible transitions. "
          "structperc: `Tagger(trainer=...)` with no other argument (the defaults: 10 epochs; the "
-         "constraint chosen from the data, `bio` for these BIO labels; crf: averaged SGD with the "
+         "constraint chosen from the data, none for feature dicts; crf: averaged SGD with the "
          "calibrated learning rate and the default L2; perceptron: averaged)."),
         ("F1: entity level (exact span and type) on ned.testb. process: the whole process (start-up, "
          "reading, feature extraction, fit, predict, scoring), wall clock; fit and predict: in-process "
