@@ -9,7 +9,7 @@ NP_MODEL := corpora/np-chunker.npz
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo test test-slow bench bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test test-slow bench ner-preset bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -59,6 +59,7 @@ bench: install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python benchmarks/bench_order2.py
 	$(BIN)/python benchmarks/bench_dicts.py --corpus $(MIRROR_DIR)/conll2002_nl
+	$(BIN)/python benchmarks/bench_crf.py --corpus $(MIRROR_DIR)/conll2002_nl
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/headline.py
 
@@ -78,6 +79,12 @@ bench-scale: install
 
 reproduce: install data
 	$(SP) reproduce collins2002
+	$(REFRESH)
+
+# the ner preset's selection on ned.testa; writes experiments/results/ner_preset.md
+ner-preset: install
+	$(SP) data fetch conll2002_nl $(MIRROR)
+	$(BIN)/python experiments/ner_preset.py
 	$(REFRESH)
 
 reproduce-ner: install
