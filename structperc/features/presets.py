@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 
 from structperc.chunks import is_bio
-from structperc.utils.interning import InternedColumn
+from structperc.utils.interning import intern_column
 
 # Measured with the default perceptron (one run each): on a held-out last tenth of CoNLL-2000 train,
 # `chunk` 94.40 and `ner` 94.49 F1; on CoNLL-2002 Dutch testa, `ner` 77.90 and `chunk` 55.86. `ner`
@@ -37,15 +37,6 @@ Structure.__doc__ = """templates : preset name, file or list (as given, or chose
 constrain : "bio" or "none"; reason : why, in a few words ("given", or what the data showed)."""
 
 
-def _label_ids(labels):
-    """(ids int32 (n_tokens,), distinct labels) of a flat label sequence."""
-    if isinstance(labels, InternedColumn):
-        return np.asarray(labels.ids), list(labels.distinct)
-    index = {}
-    ids = np.fromiter((index.setdefault(label, len(index)) for label in labels), dtype=np.int32, count=len(labels))
-    return ids, list(index)
-
-
 def keeps_bio(labels, sentence_offsets, missing_label=None):
     """Whether every I-X of the gold sequences follows B-X or I-X in its sentence (IOB2 / BIO, or
     IOBES), rather than also starting a chunk (IOB1).
@@ -53,7 +44,11 @@ def keeps_bio(labels, sentence_offsets, missing_label=None):
     labels : flat sequence of label strings (n_tokens,); sentence_offsets : int (n_sentences + 1,)
     missing_label : None, or the symbol of an unlabelled token, which may stand for any label
     """
-    ids, distinct = _label_ids(labels)
+    return _keeps_bio(*intern_column(labels), sentence_offsets, missing_label)
+
+
+def _keeps_bio(ids, distinct, sentence_offsets, missing_label):
+    """``keeps_bio`` of the interned labels: ids (n_tokens,) into ``distinct``."""
     n = len(distinct)
     # allowed[p, c]: label c may follow label p; row n is the sentence start
     allowed = np.ones((n + 1, n), dtype=bool)
@@ -81,7 +76,7 @@ def choose_structure(templates, constrain, columns, labels, sentence_offsets, mi
 
     Returns a ``Structure``.
     """
-    _, distinct = _label_ids(labels)
+    ids, distinct = intern_column(labels)
     chunked = is_bio([label for label in distinct if label != missing_label])
     reasons = []
     if templates is None and columns is not None:
@@ -102,7 +97,7 @@ def choose_structure(templates, constrain, columns, labels, sentence_offsets, mi
             # 71.12, crf 70.09 against 71.77; one run each, measured while choosing the defaults)
             constrain = "none"
             reasons.append("feature dicts")
-        elif chunked and keeps_bio(labels, sentence_offsets, missing_label):
+        elif chunked and _keeps_bio(ids, distinct, sentence_offsets, missing_label):
             constrain = "bio"
             reasons.append("every I-X after B-X or I-X")
         else:

@@ -268,11 +268,12 @@ class SteppedLBFGSB:
         self.finished = True
 
 
-def frozen_entries(layout, gold, boundary, unseen_transitions):
+def frozen_entries(layout, gold, sentence_offsets, boundary, unseen_transitions):
     """int64 indices of w held at 0: the start row of the transitions and the end block unless
-    ``boundary``; the label transitions p -> c never seen in ``gold`` (consecutive known labels)
-    unless ``unseen_transitions``. CRFsuite's model has neither start nor end weights, and without
-    all_possible_transitions only the transitions of the training labels."""
+    ``boundary``; unless ``unseen_transitions``, the label transitions p -> c never seen in ``gold``
+    (int64 (n_tokens,), -1 for an unknown label), as consecutive known labels of one sentence.
+    CRFsuite's model has neither start nor end weights, and without all_possible_transitions only
+    the transitions of the training labels."""
     n_labels = layout.n_labels
     frozen = []
     if not boundary:
@@ -280,10 +281,12 @@ def frozen_entries(layout, gold, boundary, unseen_transitions):
         frozen.append(layout.off_end + np.arange(n_labels))
     if not unseen_transitions:
         seen = np.zeros((n_labels, n_labels), dtype=bool)
-        for y in gold:
-            y = np.asarray(y)
-            both = (y[:-1] >= 0) & (y[1:] >= 0)
-            seen[y[:-1][both], y[1:][both]] = True
+        # pair t holds (gold[t], gold[t + 1]); the pair before a sentence's first token spans two
+        within = np.ones(max(len(gold) - 1, 0), dtype=bool)
+        starts = np.asarray(sentence_offsets[1:-1], dtype=np.int64)
+        within[starts[(starts > 0) & (starts < len(gold))] - 1] = False
+        both = within & (gold[:-1] >= 0) & (gold[1:] >= 0)
+        seen[gold[:-1][both], gold[1:][both]] = True
         frozen.append(layout.off_trans + np.flatnonzero(~seen))
     return np.unique(np.concatenate(frozen)).astype(np.int64) if frozen else np.zeros(0, dtype=np.int64)
 
@@ -304,7 +307,7 @@ class LBFGSTraining:
         period = PERIOD if rule.period is None else int(rule.period)
         delta = DELTA if rule.delta is None else float(rule.delta)
         layout, data = problem.model.layout(), problem.data
-        frozen = frozen_entries(layout, _sentence_labels(data), rule.boundary is not False,
+        frozen = frozen_entries(layout, data.gold, data.sentence_offsets, rule.boundary is not False,
                                 rule.unseen_transitions is not False)
         self.objective = CRFObjective(layout, data, self.c2, frozen)
         x0 = problem.model.weights.copy()
@@ -361,11 +364,6 @@ class LBFGSTraining:
     def close(self):
         if isinstance(self.solver, SteppedLBFGSB):
             self.solver.close()
-
-
-def _sentence_labels(data):
-    o = data.sentence_offsets
-    return [data.gold[o[i]: o[i + 1]] for i in range(len(o) - 1)]
 
 
 def check_lbfgs_options(rule):
