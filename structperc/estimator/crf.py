@@ -3,11 +3,11 @@ import logging
 import os
 import tempfile
 
-import numpy as np
 from sklearn.base import BaseEstimator
 
 from structperc.errors import ConfigError
 from structperc.estimator.tagger import Tagger
+from structperc.evaluate.scorers import flat_accuracy_score
 
 logger = logging.getLogger("structperc.crf")
 
@@ -237,12 +237,7 @@ class CRF(BaseEstimator):
 
     def score(self, X, y):
         """Token accuracy, a fraction (sklearn-crfsuite's flat accuracy)."""
-        predicted = self.predict(X)
-        gold = [label for sentence in y for label in sentence]
-        flat = [label for sentence in predicted for label in sentence]
-        if len(gold) != len(flat):
-            raise ValueError(f"y has {len(gold)} tokens, X has {len(flat)}")
-        return float(np.mean([a == b for a, b in zip(gold, flat)])) if gold else 0.0
+        return flat_accuracy_score(y, self.predict(X))
 
     # ------------------------------------------------------------------ the model
     @property
