@@ -50,9 +50,9 @@ def test_calibrated_rate_raises_the_sample_objective():
     encoder = FeatureEncoder(["w[0]", "w[-1]"])
     enc = encoder.fit_transform(corpus, corpus.columns["label"])
     model = LinearChainModel(encoder)
-    rule = CRFRule()
+    rule = CRFRule(average=False)  # the calibrated rate itself (averaging doubles it)
     rule.begin(Problem(model, model.data(enc)))
-    assert rule.l2_ == pytest.approx(2 / enc.n_sentences)
+    assert rule.l2_ == pytest.approx(0.2 / enc.n_sentences)  # c2 = 0.1 in CRFsuite's units
     sample = np.arange(enc.n_sentences, dtype=np.int64)  # 20 < calibration_sentences: the whole corpus
     penalty = 0.5 * rule.l2_ * enc.n_sentences
 
@@ -74,6 +74,22 @@ def test_calibrated_rate_raises_the_sample_objective():
     assert measured > before + 0.5
     # the calibration tries rates a factor 2 apart and keeps the best by its measure
     assert measured >= one_pass(rule.eta0_ * 2)[1] and measured >= one_pass(rule.eta0_ / 2)[1]
+
+
+def test_averaged_sgd_starts_at_twice_the_calibrated_rate():
+    rng = np.random.default_rng(2)
+    X = [[WORDS[i] for i in rng.integers(0, len(WORDS), rng.integers(1, 5))] for _ in range(30)]
+    corpus = as_corpus(X, [[WORDS.index(w) % 2 and "A" or "B" for w in s] for s in X])
+    encoder = FeatureEncoder(["w[0]"])
+    enc = encoder.fit_transform(corpus, corpus.columns["label"])
+    rates = {}
+    for average in (False, True):
+        model = LinearChainModel(encoder)
+        rule = CRFRule(average=average)
+        rule.begin(Problem(model, model.data(enc)))
+        rates[average] = rule.eta0_
+    assert rates[True] == pytest.approx(2 * rates[False])
+    assert rates[False] > 0
 
 
 def test_options_are_checked(small_model):

@@ -19,9 +19,9 @@ class CRFRule(ScaledSGDRule):
         epoch is one iteration of L-BFGS (scipy's L-BFGS-B) over every sentence, or of OWL-QN when
         l1 > 0 (``lbfgs.py``); the epochs are the iteration budget. The SGD options set with
         "lbfgs", or the lbfgs options set with "sgd", are a ConfigError.
-    l2 : λ per example; each example decays w by (1 - η_t λ). None: 2 / N (CRFsuite's c2 = 1).
+    l2 : λ per example; each example decays w by (1 - η_t λ). None: 0.2 / N (c2 = 0.1; ``sgd.default_l2``).
     eta0 : initial learning rate of η_t = η0 / (1 + λ η0 t), t = examples seen. None: calibrated
-        on ``calibration_sentences`` evenly spaced sentences before training.
+        on ``calibration_sentences`` evenly spaced sentences before training (twice that when averaged).
     batch_size : sentences per SGD step (their marginals are taken at the same weights).
     average : averaged SGD: use the mean of the real weights over the steps after the first
         ``average_start`` epochs, kept lazily (exact, no O(#weights) work per step).

@@ -10,7 +10,7 @@ class HingeRule(ScaledSGDRule):
 
     Parameters
     ----------
-    l2 : λ per example. None: 2 / N, as for the CRF.
+    l2 : λ per example. None: 0.2 / N (c2 = 0.1), as for the CRF.
     eta0 : the rate is η_t = η0 / (1 + λ η0 t) = 1 / (λ (t + t0)) with t0 = 1 / (λ η0), Pegasos'
         1 / (λ t) shifted so that the first steps stay small. None: calibrated on a sample.
     cost : Hamming cost of one wrong token.

@@ -5,7 +5,7 @@ CRFsuite's objective and units (``train_lbfgs.c``): over the N training sentence
     f(w) = -sum_i log P(y_i | x_i) + c1 ||w||_1 + c2 ||w||²
 
 The crf rule's per-example strengths map onto it exactly: its penalty (N λ2 / 2) ||w||² + N λ1 ||w||_1
-is c2 = N l2 / 2 and c1 = N l1 (so l2 = 2 / N, the rule's default, is CRFsuite's default c2 = 1).
+is c2 = N l2 / 2 and c1 = N l1 (so l2 = 0.2 / N, the rule's default, is c2 = 0.1: ``sgd.default_l2``).
 
 With c1 = 0, f is smooth and scipy's L-BFGS-B minimizes it (``SteppedLBFGSB``). With c1 > 0, OWL-QN
 (Andrew & Gao 2007, ``OWLQN``) minimizes it as liblbfgs does for CRFsuite: L-BFGS directions from
@@ -27,6 +27,7 @@ from collections import deque
 import numpy as np
 
 from structperc.errors import ConfigError
+from structperc.train.sgd import default_l2
 
 MEMORY = 6  # corrections kept (CRFsuite's num_memories default)
 MAX_LINESEARCH = 20  # CRFsuite's max_linesearch default
@@ -301,7 +302,7 @@ class LBFGSTraining:
 
     def __init__(self, rule, problem):
         n = problem.n_sentences
-        self.l2 = float(rule.l2) if rule.l2 is not None else 2.0 / max(n, 1)
+        self.l2 = float(rule.l2) if rule.l2 is not None else default_l2(n)
         self.c1, self.c2 = n * float(rule.l1), n * self.l2 / 2.0
         epsilon = EPSILON if rule.epsilon is None else float(rule.epsilon)
         period = PERIOD if rule.period is None else int(rule.period)

@@ -11,7 +11,7 @@ class MEMMRule(ScaledSGDRule):
 
     Parameters
     ----------
-    l2 : λ per sentence. None: 2 / N, as for the CRF.
+    l2 : λ per sentence. None: 0.2 / N (c2 = 0.1), as for the CRF.
     eta0 : initial rate of η_t = η0 / (1 + λ η0 t). None: calibrated on a sample.
     average : average the real weights over the steps after the first ``average_start`` epochs
         (lazily, exact).

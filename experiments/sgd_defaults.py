@@ -1,0 +1,130 @@
+"""Choose the SGD rules' defaults on development data: the L2 strength (c2, CRFsuite's units) and the factor
+on the calibrated initial learning rate when the weights are averaged.
+
+Each variant sets the two module constants the defaults read (``structperc.train.sgd.DEFAULT_C2`` and
+``AVERAGED_RATE_FACTOR``) and trains with no other option than the rule (and the preset where named).
+The tasks, all scored on development data only (no test file is read):
+
+- ``np``, ``chunk``: CoNLL-2000 NP chunking and all chunk types, trained on the first 90 % of train.txt's
+  sentences and scored (chunk F1) on the last 10 %;
+- ``ewt``: UD English EWT UPOS, train on dev (accuracy);
+- ``ner``: CoNLL-2002 Dutch, ned.train on ned.testa with the ``ner`` preset (entity F1);
+- ``ner dicts``: the same with the feature dicts of sklearn-crfsuite's tutorial (``benchmarks/bench_dicts.py``).
+
+    python experiments/sgd_defaults.py [--corpora corpora]
+
+Writes experiments/results/sgd_defaults.md.
+"""
+import argparse
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import structperc.train.sgd as sgd  # noqa: E402
+from bench_dicts import entity_f1, read_conll2002, sent2features  # noqa: E402
+from structperc.estimator.tagger import Tagger  # noqa: E402
+
+OUTPUT = ROOT / "experiments" / "results" / "sgd_defaults.md"
+# (c2, rate factor): CRFsuite's l2sgd (the former defaults), each change alone, both, and a larger factor
+VARIANTS = [(1.0, 1.0), (0.1, 1.0), (1.0, 2.0), (0.1, 2.0), (0.1, 4.0)]
+CHOSEN = (sgd.DEFAULT_C2, sgd.AVERAGED_RATE_FACTOR)
+
+
+def split_conll2000(train, folder, np_only):
+    """The first 90 % of the sentences of ``train`` and the last 10 %, as two files in ``folder``."""
+    blocks = Path(train).read_text(encoding="utf-8").strip().split("\n\n")
+    cut = int(len(blocks) * 0.9)
+    if np_only:  # every chunk but NP becomes O
+        blocks = ["\n".join(" ".join(line.split()[:2] + [line.split()[2] if line.split()[2].endswith("NP") else "O"])
+                            for line in block.split("\n")) for block in blocks]
+    paths = []
+    for name, part in (("train", blocks[:cut]), ("dev", blocks[cut:])):
+        path = Path(folder) / f"{'np' if np_only else 'chunk'}.{name}"
+        path.write_text("\n\n".join(part) + "\n\n", encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def file_task(train, dev, reader_options, **tagger_options):
+    def run():
+        tagger = Tagger(**tagger_options).fit_file(train, **reader_options)
+        result = tagger.evaluate_file(dev)
+        return result.get("f1", result.get("accuracy"))
+    return run
+
+
+def dicts_task(corpus, trainer):
+    train, dev = read_conll2002(corpus / "ned.train"), read_conll2002(corpus / "ned.testa")
+    X, y = [sent2features(s) for s in train], [[t[-1] for t in s] for s in train]
+    X_dev, y_dev = [sent2features(s) for s in dev], [[t[-1] for t in s] for s in dev]
+
+    def run():
+        return entity_f1(y_dev, Tagger(trainer=trainer).fit(X, y).predict(X_dev))
+    return run
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", default=str(ROOT / "corpora"))
+    args = parser.parse_args()
+    corpora = Path(args.corpora)
+    with tempfile.TemporaryDirectory() as folder:
+        np_train, np_dev = split_conll2000(corpora / "conll2000" / "train.txt", folder, np_only=True)
+        chunk_train, chunk_dev = split_conll2000(corpora / "conll2000" / "train.txt", folder, np_only=False)
+        ewt, ned = corpora / "ud_english_ewt", corpora / "conll2002_nl"
+        chunk_columns = {"columns": ["word", "pos", "chunk"]}
+        tasks = {
+            "crf, np": file_task(np_train, np_dev, chunk_columns, trainer="crf"),
+            "crf, chunk": file_task(chunk_train, chunk_dev, chunk_columns, trainer="crf"),
+            "crf, ewt": file_task(ewt / "en_ewt-ud-train.conllu", ewt / "en_ewt-ud-dev.conllu", {"label": "upos"},
+                                  trainer="crf"),
+            "crf, ner": file_task(ned / "ned.train", ned / "ned.testa", {"columns": ["word", "pos", "ner"]},
+                                  trainer="crf", templates="ner"),
+            "crf, ner dicts": dicts_task(ned, "crf"),
+            "memm, np": file_task(np_train, np_dev, chunk_columns, trainer="memm"),
+            "hinge, np": file_task(np_train, np_dev, chunk_columns, trainer="hinge"),
+        }
+        scores, seconds = {}, {}
+        for c2, factor in VARIANTS:
+            sgd.DEFAULT_C2, sgd.AVERAGED_RATE_FACTOR = c2, factor
+            for task, run in tasks.items():
+                start = time.perf_counter()
+                scores[task, c2, factor] = run()
+                seconds[task, c2, factor] = time.perf_counter() - start
+                print(f"c2 {c2:g} factor {factor:g}  {task:16s} {scores[task, c2, factor]:6.2f}  "
+                      f"{seconds[task, c2, factor]:5.1f}s", flush=True)
+        sgd.DEFAULT_C2, sgd.AVERAGED_RATE_FACTOR = CHOSEN
+
+    header = "| c2 | rate factor | " + " | ".join(tasks) + " | mean change |"
+    lines = [
+        "# The SGD rules' defaults, chosen on development data",
+        "",
+        f"`python experiments/sgd_defaults.py`: each rule with no option but the preset named (10 epochs, "
+        "averaged, seed 0), trained on the training part and scored on development data only: CoNLL-2000 "
+        "NP chunking and all chunk types (first 90 % of train.txt / last 10 %; chunk F1), EWT UPOS (dev "
+        "accuracy), CoNLL-2002 Dutch (ned.testa entity F1) with the `ner` preset and with the feature dicts "
+        "of sklearn-crfsuite's tutorial. c2 in CRFsuite's units (λ = 2 c2 / N per example); the rate factor "
+        "multiplies the calibrated η₀ when the weights are averaged. The first row is CRFsuite's l2sgd "
+        f"(the former defaults). Machine: x86_64, Python {platform.python_version()}.",
+        "",
+        header,
+        "|" + "---|" * (len(tasks) + 3),
+    ]
+    base = VARIANTS[0]
+    for c2, factor in VARIANTS:
+        change = sum(scores[t, c2, factor] - scores[(t,) + base] for t in tasks) / len(tasks)
+        mark = " **(chosen)**" if (c2, factor) == CHOSEN else ""
+        cells = " | ".join(f"{scores[t, c2, factor]:.2f}" for t in tasks)
+        lines.append(f"| {c2:g}{mark} | {factor:g} | {cells} | {change:+.2f} |")
+    lines += ["", f"The defaults in `structperc/train/sgd.py`: c2 = {CHOSEN[0]:g}, rate factor {CHOSEN[1]:g}."]
+    OUTPUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {OUTPUT}")
+
+
+if __name__ == "__main__":
+    main()
