@@ -169,7 +169,7 @@ def _notes(results):
         "- **ME is not Collins' ME.** Collins' ME taggers were trained by iterative scaling for up to "
         "hundreds of iterations (Numits 100-900). The ME rows here use `trainer=\"memm\"` (on-line "
         f"training, capped at {caps['np']['memm']} epochs for NP and {caps['pos']['memm']} for POS, "
-        "not averaged, default L2 and calibrated learning rate); where its best epoch is the cap the "
+        "not averaged, L2 at c2 = 1 (λ = 2/N) and calibrated learning rate); where its best epoch is the cap the "
         "table says so. On POS the ME rows are trigram MEMMs, P(y_t | y_t-2, y_t-1, x), with the "
         "perceptron rows' templates and tag dictionary, as Ratnaparkhi's tagger had tag-bigram and "
         "tag-trigram features. When `memm` is not registered in "
