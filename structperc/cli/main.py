@@ -66,13 +66,16 @@ def _silence_stdout():
 
 
 def _flush_stdout(code):
-    """Flush standard output; a reader that went away turns ``code`` into STDOUT_CLOSED."""
+    """Flush standard output; a reader that went away turns ``code`` into STDOUT_CLOSED, another
+    failure (a full disk under `> file`) into one line and status 2."""
     try:
         sys.stdout.flush()
     except OSError as error:
-        if error.errno != errno.EPIPE:
-            raise
-        return _silence_stdout()
+        if error.errno == errno.EPIPE:
+            return _silence_stdout()
+        print(f"{PROG}: error: standard output: {error.strerror or error}", file=sys.stderr)
+        _silence_stdout()  # the unwritten rest would fail again at the interpreter's final flush
+        return 2
     return code
 
 
