@@ -124,9 +124,13 @@ def test_nbest_rerank_apply_and_vote_say_when_they_compile(tmp_path, monkeypatch
     for args in (["nbest", data, "--model", models[0], "--k", "3", "--format", "svmrank", "--output", lists, "--quiet"],
                  ["rerank", "train", lists, "--model", reranker, "--quiet"]):
         assert CliRunner().invoke(app, [str(a) for a in args]).exit_code == 0
+    unlabelled = tmp_path / "words.txt"  # no gold column: no oracle, whose kernel then never runs
+    unlabelled.write_text("".join("".join(" ".join(t[:2]) + "\n" for t in s) + "\n" for s in sentences))
     commands = [
         (["nbest", data, "--model", models[0], "--k", "3", "--output", tmp_path / "b.txt", "--quiet"],
          kernel_cache.TAGGING + kernel_cache.NBEST),
+        (["nbest", unlabelled, "--model", models[0], "--k", "3", "--output", tmp_path / "u.txt", "--quiet"],
+         kernel_cache.TAGGING + ("decode.nbest.kbest_corpus",)),
         (["rerank", "apply", lists, "--model", reranker, "--output", tmp_path / "c.txt", "--quiet"],
          kernel_cache.RERANK_APPLYING["perceptron"]),
         (["vote", *models, data, "--method", "soft", "--output", tmp_path / "v.txt", "--quiet"],
@@ -144,3 +148,56 @@ def test_every_kernel_a_command_announces_exists():
         module, function = name.rsplit(".", 1)
         dispatcher = getattr(importlib.import_module(f"structperc._kernels.{module}"), function)
         assert hasattr(dispatcher, "_cache"), name  # a numba dispatcher with a cache
+
+
+# runs the command line recording the kernels that the compile notice asks about
+RECORDING = """import json, sys
+import structperc._kernels.cache as cache
+cold = cache.cold
+cache.cold = lambda names: sys.stderr.write("ASKED " + json.dumps(list(names)) + "\\n") and cold(names)
+from structperc.cli.main import main
+sys.argv = ["structperc", *sys.argv[1:]]
+main()
+"""
+
+
+def _compiled(cache):
+    """The kernels ("module.function") that numba cached under ``cache``: files MODULE.FUNCTION-LINE.pyXY.nbi."""
+    return {path.name.split("-")[0] for path in cache.rglob("*.nbi")}
+
+
+def _nbest_in(cache, args):
+    """(kernels asked about, notice printed) of `structperc nbest ARGS` with numba's cache in ``cache``."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", RECORDING, "nbest", *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    asked = [json.loads(line[len("ASKED "):]) for line in done.stderr.splitlines() if line.startswith("ASKED ")]
+    assert len(asked) == 1, done.stderr
+    return [".".join(name.split(".")[-2:]) for name in asked[0]], NOTICE in done.stderr
+
+
+@pytest.mark.slow
+def test_nbest_announces_the_kernels_it_compiles_from_a_cold_cache_with_and_without_gold(tmp_path):
+    """From an empty cache, the kernels that the notice names are the ones compiled: the oracle's
+    (``group_argmax``) only for an input with gold labels. A second run, warm, prints no notice."""
+    from structperc.estimator.tagger import Tagger
+
+    sentences = [[("the", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sat", "VBD", "O")],
+                 [("a", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("ran", "VBD", "O"), ("home", "NN", "B-NP")]] * 3
+    labelled, unlabelled = tmp_path / "labelled.txt", tmp_path / "words.txt"
+    labelled.write_text("".join("".join(" ".join(t) + "\n" for t in s) + "\n" for s in sentences))
+    unlabelled.write_text("".join("".join(" ".join(t[:2]) + "\n" for t in s) + "\n" for s in sentences))
+    model = tmp_path / "np.npz"
+    Tagger(templates="chunk", epochs=2, constrain="bio").fit_file(labelled, columns=["word", "pos", "chunk"]).save(model)
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    for corpus, oracle in ((unlabelled, False), (labelled, True)):
+        args = [corpus, "--model", model, "--candidates", "3", "--output", tmp_path / "lists.txt", "--quiet"]
+        before = _compiled(cache)
+        listed, notice = _nbest_in(cache, args)
+        compiled = _compiled(cache) - before  # by this run (the one before compiled the rest)
+        assert notice and compiled, (corpus.name, compiled)
+        assert set(listed) <= _compiled(cache), (corpus.name, set(listed) - _compiled(cache))  # named, and run
+        assert ("ranking.group_argmax" in listed) == ("ranking.group_argmax" in compiled) == oracle, corpus.name
+        assert _nbest_in(cache, args) == (listed, False), corpus.name  # warm: no notice

@@ -310,6 +310,23 @@ def test_reproduce_without_the_experiments_directory_is_one_line_and_exit_2(tmp_
         load_experiment("collins2002", root=tmp_path / "experiments")
 
 
+@pytest.mark.parametrize("sentences", [3, datasets.NP_DEV_SENTENCES])
+def test_reproduce_on_a_conll2000_too_small_for_the_np_dev_slice_is_one_line_and_exit_2(tmp_path, sentences):
+    """The NP dev set is the last NP_DEV_SENTENCES sentences of train.txt: a train.txt of that many
+    sentences or fewer leaves nothing to train on, which is said, naming the file (not an IndexError)."""
+    train = touch(tmp_path / "corpora" / "conll2000" / "train.txt", "The DT B-NP\ncat NN I-NP\n\n" * sentences)
+    touch(tmp_path / "corpora" / "conll2000" / "test.txt", "A DT B-NP\ndog NN I-NP\n\n")
+    done = subprocess.run([sys.executable, "-m", "structperc", "reproduce", "collins2002", "--quick", "--corpora",
+                           str(tmp_path / "corpora"), "--output", str(tmp_path / "results")],
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith(f"structperc: error: {train}: {sentences:,} sentences, too few"), lines[0]
+    assert f"the last {datasets.NP_DEV_SENTENCES:,} are the dev set" in lines[0]
+    assert not list((tmp_path / "results").glob("*"))  # no results file, not even a partial one
+
+
 # ---------------------------------------------------------------------------- pinned numbers
 def check_against_expected(results, expected):
     for name, rows in expected["datasets"].items():

@@ -34,7 +34,7 @@ RERANKERS = {"perceptron": ("rank.ranking.ranking_epoch", "rank.ranking.predict_
              "boost": ("rank.rank_boosting.pair_differences", "rank.rank_boosting.boost_rounds")}
 RERANKING = sum(RERANKERS.values(), ())
 # what `rerank apply` calls with each learner's file, and `nbest`: the choice, and the best
-# candidate of each list (the oracle of the summary)
+# candidate of each list (the oracle of the summary, on an input with gold labels only)
 RERANK_APPLYING = {"perceptron": ("rank.ranking.predict_groups", "rank.ranking.group_argmax"),
                    "dual": ("rank.dual_ranking.dual_predict", "rank.ranking.group_argmax"),
                    "boost": ("rank.ranking.predict_groups", "rank.ranking.group_argmax")}
@@ -73,6 +73,12 @@ def tagging_kernels(normalization=None, path=None, decoder=None):
     of such a model."""
     return TAGGING + decoding_kernels(path, decoder) + (
         (MARGINALS[normalization],) if normalization in MARGINALS else ())
+
+
+def nbest_kernels(labelled=True):
+    """Entry points that `nbest` calls: encoding, the k-best kernel, and on an input with gold labels
+    (``labelled``) the choice of each list's best candidate, for the oracle score of its summary."""
+    return TAGGING + (NBEST if labelled else NBEST[:1])
 
 
 def _has_cached_code(name):

@@ -3,11 +3,16 @@
 Errors a user can cause (a malformed input line, a bad option, a corrupt model file, a missing
 file) are printed as one line on stderr and the command exits with status 2, without a traceback:
 ``Commands.main`` catches them, once for every command. Ctrl-C prints one line and exits with
-status 130; files being written are removed, never left half-written (``utils.atomic``).
+status 130; files being written are removed, never left half-written (``utils.atomic``). A reader of
+standard output that goes away (``| head``) ends the command quietly, with status 141 (128 + SIGPIPE),
+what a shell reports for a coreutils program in its place.
 """
+import contextlib
+import errno
 import json
 import os
 import re
+import signal
 import sys
 import warnings
 from pathlib import Path
@@ -27,6 +32,51 @@ PROG = "structperc"
 # commands that exit without the interpreter's teardown (``main``)
 QUICK_EXIT = {"tag", "eval", "info"}
 INTERRUPTED = {"train": "interrupted; no model written", "tag": "interrupted; no output written"}
+# the status of a process that SIGPIPE ended; Python ignores SIGPIPE (and so must we: training with a
+# dask scheduler writes to sockets), so a closed stdout is an EPIPE OSError turned into this status
+STDOUT_CLOSED = 128 + signal.SIGPIPE
+
+
+class _StdoutClosed(Exception):
+    """Standard output's reader went away. Not an OSError, so that click's own handling of EPIPE
+    (status 1, in ``typer.core._main``) lets it through to ``Commands.main``."""
+
+
+@contextlib.contextmanager
+def _stdout_closed_raised():
+    try:
+        yield
+    except OSError as error:
+        if error.errno != errno.EPIPE:
+            raise
+        raise _StdoutClosed() from error
+
+
+def _silence_stdout():
+    """Point standard output at os.devnull, as Python's documentation of SIGPIPE advises: what is
+    still buffered in sys.stdout then goes nowhere, and the interpreter's final flush does not raise
+    BrokenPipeError again ("Exception ignored ..." on stderr). Returns STDOUT_CLOSED."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # a stdout without a file descriptor (a test's capture): nothing to flush into
+        pass
+    return STDOUT_CLOSED
+
+
+def _flush_stdout(code):
+    """Flush standard output; a reader that went away turns ``code`` into STDOUT_CLOSED, another
+    failure (a full disk under `> file`) into one line and status 2."""
+    try:
+        sys.stdout.flush()
+    except OSError as error:
+        if error.errno == errno.EPIPE:
+            return _silence_stdout()
+        print(f"{PROG}: error: standard output: {error.strerror or error}", file=sys.stderr)
+        _silence_stdout()  # the unwritten rest would fail again at the interpreter's final flush
+        return 2
+    return code
 
 
 def _version():
@@ -64,6 +114,16 @@ class Commands(TyperGroup):
     """The top-level group: every error a user can cause is turned into one line here, once for all
     commands (click's documented way: ``main(standalone_mode=False)`` raises them instead of exiting)."""
 
+    def make_context(self, *args, **kwargs):
+        # the group's own --help is printed here, while parsing
+        with _stdout_closed_raised():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx):
+        # every command (and its --help) runs inside the group's invoke
+        with _stdout_closed_raised():
+            return super().invoke(ctx)
+
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         args = list(sys.argv[1:] if args is None else args)
         try:
@@ -90,6 +150,8 @@ class Commands(TyperGroup):
         except typer.Abort:
             typer.echo("aborted", err=True)
             code = 1
+        except _StdoutClosed:  # `| head`: the rest of the output is not wanted; nothing to say
+            code = _silence_stdout()
         if standalone_mode:
             sys.exit(code)
         return code
@@ -349,14 +411,13 @@ def main():
 
     warnings.showwarning = _show_warning
     load_kernels_lazily()
-    code = app(prog_name=PROG, standalone_mode=False)
+    code = _flush_stdout(app(prog_name=PROG, standalone_mode=False))
     if _command_name(sys.argv[1:]) in QUICK_EXIT:
         # these commands start no process, thread or cluster that needs its exit handlers: skip the
         # interpreter's teardown of numba and numpy, which costs a tiny `tag` a third of its time
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except OSError:  # a reader that went away (`| head`): nothing more to write
-                pass
+        try:
+            sys.stderr.flush()
+        except OSError:  # a reader of stderr that went away: nothing more to say
+            pass
         os._exit(code)
     sys.exit(code)

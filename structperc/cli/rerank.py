@@ -78,7 +78,7 @@ def nbest_command(
     then the token lines (input columns + candidate label), then a blank line. svmrank:
     "TARGET qid:N ID:VALUE ... # sentence I candidate R ...", one line per candidate.
     """
-    from structperc._kernels.cache import NBEST, TAGGING
+    from structperc._kernels.cache import nbest_kernels
     from structperc.rerank.pipeline import write_nbest_file
     from structperc.ensembles.files import load_model
 
@@ -93,7 +93,7 @@ def nbest_command(
                                  param_hint="'--vocab'")
     check_json(json_output, output, "the lists")
     tagger = load_model(model)
-    announce_compiling(TAGGING + NBEST)
+    announce_compiling(nbest_kernels(labelled=_has_gold(tagger, input, encoding)))
     summary = write_nbest_file(tagger, input, k, output=output, format=format,
                                features=split_list(features), vocab=vocab, vocab_out=vocab_out, encoding=encoding)
     if json_output:
@@ -104,6 +104,24 @@ def nbest_command(
         if "oracle" in summary:
             line += f"; {summary['metric']}: 1-best {summary['one_best']:.2f}, oracle {summary['oracle']:.2f}"
         typer.echo(line, err=True)
+
+
+def _has_gold(tagger, input, encoding):
+    """Whether the input has the gold label column, as ``nbest`` reads it (its first sentence is
+    read); False for standard input, which cannot be read twice (its oracle kernel, small, then
+    compiles unannounced)."""
+    from structperc.estimator.files import check_templates
+    from structperc.readers import iter_corpus
+
+    check_templates(tagger)  # a model of feature dicts reads no file: its own error, before any reading
+    if input == "-":
+        return False
+    batches = iter_corpus(input, **tagger.reader_options(encoding=encoding), batch_sentences=1, allow_empty=True)
+    try:
+        first = next(batches, None)
+    finally:
+        batches.close()
+    return first is not None and first.label is not None
 
 
 # which options apply to which learner; an option not listed applies to all

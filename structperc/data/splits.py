@@ -95,6 +95,9 @@ def load_np(corpora_dir, train_sentences=None, dev_sentences=NP_DEV_SENTENCES):
     full = read_corpus(_need(root / "train.txt", "conll2000"), **read)
     test = read_corpus(_need(root / "test.txt", "conll2000"), **read)
     n = full.n_sentences
+    if n <= dev_sentences:  # the dev slice would take every sentence, or more than there are
+        raise ConfigError(f"{root / 'train.txt'}: {n:,} sentences, too few to split: the last {dev_sentences:,} "
+                          f"are the dev set and at least one must be left to train on")
     cut = n - dev_sentences
     train = full.subset(range(cut if train_sentences is None else min(train_sentences, cut)))
     dev = full.subset(range(cut, n))
