@@ -62,6 +62,7 @@ CANDIDATES = {
     "− w[±2]": without(CHOSEN, ["w[-2]", "w[2]"]),
     "− lower[±3]": without(CHOSEN, ["lower[-3]", "lower[3]"]),
     "− the lower-case bigrams": without(CHOSEN, ["lower[-2]|lower[-1]", "lower[1]|lower[2]"]),
+    "− the word bigrams": without(CHOSEN, ["w[-1]|w[0]", "w[0]|w[1]"]),
     "− prefix1, suffix1": without(CHOSEN, ["prefix1[0]", "suffix1[0]"]),
     "− the shape bigrams and trigram": without(CHOSEN, ["shape[-1]|shape[0]", "shape[0]|shape[1]",
                                                        "shape[-1]|shape[0]|shape[1]"]),
@@ -71,6 +72,7 @@ CANDIDATES = {
     "+ cap[0] on y[i] too": CHOSEN + ["cap[0]"],
     "+ pair: pos[0]": CHOSEN + ["pair:pos[0]"],
     "+ pair: shape[0]": CHOSEN + ["pair:shape[0]"],
+    "+ pair: lower[-1]": CHOSEN + ["pair:lower[-1]"],
     "+ pair: cap[0]|cap[1]": CHOSEN + ["pair:cap[0]|cap[1]"],
     "+ the neighbours' 3-letter prefixes and suffixes": CHOSEN + ["suffix3[-1]", "suffix3[1]", "prefix3[-1]",
                                                                   "prefix3[1]"],
@@ -131,7 +133,7 @@ def main():
           f"{s:.1f} |" for name, n, mean, f1, s, _ in rows],
         "",
         f"Best mean dev F1: {best[2]:.2f} ({cell(best[0])}); the row marked (ner): {chosen[2]:.2f}. "
-        f"{'No change beats it by more than ' + str(KEEP_MARGIN) if best[2] <= chosen[2] + KEEP_MARGIN else 'A change beats it by more than ' + str(KEEP_MARGIN)}. "
+        f"{'No' if best[2] <= chosen[2] + KEEP_MARGIN else 'A'} change raises it by more than {KEEP_MARGIN}. "
         f"`PRESETS['ner']` {'is' if agrees else 'is NOT'} the row marked (ner) (its POS templates marked "
         "optional).",
         "",
