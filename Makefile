@@ -60,6 +60,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_order2.py
 	$(BIN)/python benchmarks/bench_dicts.py --corpus $(MIRROR_DIR)/conll2002_nl
 	$(BIN)/python benchmarks/bench_crf.py --corpus $(MIRROR_DIR)/conll2002_nl
+	$(BIN)/python benchmarks/bench_ner.py --corpus $(MIRROR_DIR)/conll2002_nl
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/headline.py
 
