@@ -15,6 +15,7 @@ import os
 import pickle
 import re
 import sys
+import zipfile
 
 # small inputs: the first-order Viterbi kernel (first-order global models), the general one (others)
 FIRST_ORDER_DECODING = ("decode.decoders.decode_corpus_first_order",)
@@ -131,14 +132,16 @@ def _load_overload_without_registries(cache, sig, target_context):
 
 
 def _nrt_cache_path(codegen):
-    """Where the runtime's machine code is kept: beside the kernels' caches, one file per numba and
-    llvmlite version and target (CPU name and features, as numba's own cache index keys them)."""
+    """Where the runtime's machine code is kept: with the kernels' caches (NUMBA_CACHE_DIR when set,
+    else __pycache__ beside them), one file per numba and llvmlite version and target (CPU name
+    and features, as numba's own cache index keys them)."""
     import llvmlite
     import numba
 
     key = repr((numba.__version__, llvmlite.__version__, codegen.magic_tuple())).encode()
     name = f"nrt-{hashlib.sha256(key).hexdigest()[:16]}.npz"
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__", name)
+    folder = numba.config.CACHE_DIR or os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
+    return os.path.join(folder, name)
 
 
 def _cached_nrt_functions(ctx):
@@ -161,8 +164,8 @@ def _cached_nrt_functions(ctx):
         with np.load(path, allow_pickle=False) as arrays:
             state = (str(arrays["name"]), "object", (arrays["object_code"].tobytes(), arrays["bitcode"].tobytes()))
         return codegen.unserialize_library(state)
-    except (OSError, KeyError, ValueError, RuntimeError):
-        pass
+    except (OSError, KeyError, ValueError, RuntimeError, zipfile.BadZipFile):
+        pass  # compiled below, and the file written anew
     with global_compiler_lock:
         ir_module, library = nrtdynmod.create_nrt_module(ctx)
         library.enable_object_caching()
