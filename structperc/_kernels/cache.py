@@ -134,11 +134,13 @@ def _load_overload_without_registries(cache, sig, target_context):
 def _nrt_cache_path(codegen):
     """Where the runtime's machine code is kept: with the kernels' caches (NUMBA_CACHE_DIR when set,
     else __pycache__ beside them), one file per numba and llvmlite version and target (CPU name
-    and features, as numba's own cache index keys them)."""
+    and features, as numba's own cache index keys them) and NRT debugging setting."""
     import llvmlite
     import numba
 
-    key = repr((numba.__version__, llvmlite.__version__, codegen.magic_tuple())).encode()
+    # numba's NRT debugging options change the runtime's code
+    debug = (getattr(numba.config, "DEBUG_NRT", 0), getattr(numba.config, "DEBUG_NRT_STACK_LIMIT", 0))
+    key = repr((numba.__version__, llvmlite.__version__, codegen.magic_tuple(), debug)).encode()
     name = f"nrt-{hashlib.sha256(key).hexdigest()[:16]}.npz"
     folder = numba.config.CACHE_DIR or os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
     return os.path.join(folder, name)
