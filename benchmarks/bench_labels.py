@@ -261,7 +261,7 @@ def phases_run(train_path, epochs):
     start = marks[0][0]
     previous = start
     for t, name, rss in marks:
-        peak = max([kib for ts, kib in samples if previous <= ts <= t] or [rss])
+        peak = max([kib for ts, kib in samples if previous <= ts <= t] + [rss])
         print(json.dumps({"phase": name, "seconds": t - start, "rss_mb": rss / 1024, "peak_mb": peak / 1024}))
         previous = t
     print(json.dumps({"hwm_mb": _vm_kib("VmHWM") / 1024, "sizes": sizes}))

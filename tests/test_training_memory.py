@@ -7,7 +7,6 @@ import sys
 import numpy as np
 import pytest
 
-from structperc._kernels import cache as cache_module
 from structperc.corpus import as_corpus
 from structperc.features.encode import FIRST_ID, FeatureEncoder
 
@@ -40,25 +39,44 @@ def test_word_ids_own_their_memory_and_are_the_word_value_ids(seed, release):
     assert ids.tolist() == [vocabulary[w] for w in words]
 
 
-def test_runtime_library_is_written_once_then_loaded_and_rebuilt_when_damaged(tmp_path, monkeypatch):
-    from numba.core.registry import cpu_target
+RUNTIME = """
+import sys
+from numba.core.registry import cpu_target
+from numba.core.runtime import nrtdynmod
+from structperc._kernels import cache
 
+cache._nrt_cache_path = lambda codegen: sys.argv[1]
+built = []
+create = nrtdynmod.create_nrt_module
+nrtdynmod.create_nrt_module = lambda ctx: built.append(1) or create(ctx)
+library = cache._cached_nrt_functions(cpu_target.target_context)
+print("compiled" if built else "loaded", library.get_pointer_to_function("nrt_atomic_add") != 0)
+"""
+
+
+def runtime_library(path):
+    """In a fresh process (a library's symbols are defined once per process): "compiled" or
+    "loaded", and whether the library defines the runtime's atomic increment."""
+    out = subprocess.run([sys.executable, "-c", RUNTIME, str(path)], capture_output=True, text=True,
+                         env=dict(os.environ), timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.split()
+
+
+def test_runtime_library_is_written_once_then_loaded_and_rebuilt_when_damaged(tmp_path):
     path = tmp_path / "nrt.npz"
-    monkeypatch.setattr(cache_module, "_nrt_cache_path", lambda codegen: str(path))
-    compiled = cache_module._cached_nrt_functions(cpu_target.target_context)
-    assert path.is_file()
+    assert runtime_library(path) == ["compiled", "True"]
     with np.load(path, allow_pickle=False) as arrays:  # no pickle in the file
         assert arrays["object_code"].dtype == np.uint8 and arrays["object_code"].size > 0
+        object_code = arrays["object_code"]
     written = path.read_bytes()
-    loaded = cache_module._cached_nrt_functions(cpu_target.target_context)
-    assert path.read_bytes() == written  # read, not rewritten
-    for name in ("nrt_atomic_add", "nrt_atomic_sub"):
-        assert loaded.get_pointer_to_function(name) != 0
-        assert compiled.get_pointer_to_function(name) != 0
+    assert runtime_library(path) == ["loaded", "True"]
+    assert path.read_bytes() == written
     path.write_bytes(b"not an npz")
-    cache_module._cached_nrt_functions(cpu_target.target_context)
-    with np.load(path, allow_pickle=False) as arrays:
-        assert arrays["object_code"].size > 0
+    assert runtime_library(path) == ["compiled", "True"]
+    with np.load(path, allow_pickle=False) as arrays:  # rebuilt: the same machine code
+        assert np.array_equal(arrays["object_code"], object_code)
+    assert runtime_library(path) == ["loaded", "True"]
 
 
 def test_command_line_loading_uses_the_cached_runtime_and_still_compiles_new_kernels():

@@ -6,7 +6,8 @@ first run after installing or editing them compiles for many seconds; ``cold`` t
 that the command line can say so instead of looking hung. Only entry points are listed: the
 kernels they call are compiled (and cached) with them. ``watch_kernel_sources`` makes a kernel's
 cache stale when any kernel module it imports changes, not only its own; ``load_kernels_lazily``
-loads cached kernels without numba's compiler registries.
+loads cached kernels without numba's compiler registries, and numba's runtime library from a cache
+of its machine code rather than compiling it in every process.
 """
 import functools
 import hashlib
@@ -174,15 +175,16 @@ def _cached_nrt_functions(ctx):
         library.add_ir_module(ir_module)
         library.finalize()
     name, _, (object_code, bitcode) = library.serialize_using_object_code()
+    partial = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        partial = f"{path}.{os.getpid()}.tmp"
         with open(partial, "wb") as handle:
             np.savez(handle, name=np.array(name), object_code=np.frombuffer(object_code, dtype=np.uint8),
                      bitcode=np.frombuffer(bitcode, dtype=np.uint8))
         os.replace(partial, path)  # another process may be writing the same file: whole or nothing
-    except OSError:
-        pass
+    except OSError:  # a read-only cache folder: compiled again next time
+        if os.path.exists(partial):
+            os.remove(partial)
     return library
 
 
