@@ -76,6 +76,7 @@ bench-scale: install
 	$(BIN)/python benchmarks/bench_labels.py --out benchmarks/labels321.md
 	$(BIN)/python benchmarks/bench_labels.py --only defaults,crfsuite --runs 3 --out benchmarks/bigtags.md
 	$(BIN)/python benchmarks/bench_labels.py --big --epochs 10 --out benchmarks/bigtags_1m.md
+	$(BIN)/python benchmarks/bench_labels.py --phases --out benchmarks/bigtags_phases.md
 	$(REFRESH)
 
 reproduce: install data

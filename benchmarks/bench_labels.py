@@ -12,8 +12,14 @@ XPOS+FEATS labels has only 818,308 tokens and 335 tags.
 usage: python benchmarks/bench_labels.py [--data corpora/ud_english_ewt] [--epochs 5] [--runs 3]
            [--out benchmarks/labels.md] [--only defaults,gold,dense,dense200,all,crfsuite]
        python benchmarks/bench_labels.py --big [--epochs 10] [--runs 3] [--out benchmarks/bigtags.md]
+       python benchmarks/bench_labels.py --phases [--epochs 5] [--out benchmarks/bigtags_phases.md]
        python benchmarks/bench_labels.py crfsuite-train TRAIN MODEL EPOCHS
        python benchmarks/bench_labels.py crfsuite-tag TEST MODEL
+       python benchmarks/bench_labels.py phases-run TRAIN EPOCHS
+
+With --phases it breaks the defaults' peak RSS down by phase instead: one training process samples
+its own resident set (VmRSS, every 2 ms, in a thread) and marks where each phase of ``fit_file``
+ends; the sizes of the arrays that training holds are listed beside it.
 """
 import argparse
 import json
@@ -162,12 +168,132 @@ def crfsuite_tag(test_path, model_path):
     print(json.dumps({"accuracy": 100.0 * right / total}))
 
 
+# ---------------------------------------------------------------- phases of the peak
+PHASES = [  # (module, attribute path, the phase that ends when it returns)
+    ("structperc.readers.parallel", "read_training_columns", "read the training file (string columns)"),
+    ("structperc.features.encode", "FeatureEncoder._field_values", "value ids of every field"),
+    ("structperc.features.encode", "FeatureEncoder.fit_transform", "feature ids (encoding)"),
+    ("structperc.estimator.training", "new_model", "layout: tag dictionary, gold pairs, weights"),
+    ("structperc.train.perceptron", "PerceptronRule.begin", "averaging buffer, data record"),
+    ("structperc.train.base", "SerialEngine.epoch", "epoch"),
+    ("structperc.model.linear_chain", "LinearChainModel.prune", "pruning"),
+]
+
+
+def _vm_kib(field):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def phases_run(train_path, epochs):
+    """In this process: `structperc train` (the defaults' command of the table) with the RSS sampled
+    and the phase ends marked; prints one JSON record per mark and the arrays that training holds."""
+    import functools
+    import importlib
+    import threading
+    import time
+
+    samples, marks, sizes = [], [], {}
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            samples.append((time.perf_counter(), _vm_kib("VmRSS")))
+            time.sleep(0.002)
+
+    def mark(name):
+        marks.append((time.perf_counter(), name, _vm_kib("VmRSS")))
+
+    threading.Thread(target=sample, daemon=True).start()
+    mark("interpreter")
+    import numba  # noqa: F401
+    import numpy as np
+
+    mark("import numpy, numba")
+    from structperc.cli import main as cli
+
+    mark("import structperc's command line")
+    epoch_count = [0]
+    for module_name, attribute, phase in PHASES:
+        owner = importlib.import_module(module_name)
+        *path, name = attribute.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        original = getattr(owner, name)
+
+        def wrapped(*args, _original=original, _phase=phase, **kwargs):
+            out = _original(*args, **kwargs)
+            if _phase == "epoch":
+                epoch_count[0] += 1
+                mark(f"epoch {epoch_count[0]}")
+            elif _phase == "averaging buffer, data record":
+                rule, problem = args[0], args[1]
+                sizes["weights w (float64)"] = rule.w.nbytes
+                sizes["averaging sums u (float64)"] = rule.u.nbytes
+                for field in problem.data._fields:
+                    value = getattr(problem.data, field)
+                    if isinstance(value, np.ndarray) and value.nbytes > 1 << 20:
+                        sizes[f"data.{field} ({value.dtype})"] = value.nbytes
+                for field in rule.layout._fields:
+                    value = getattr(rule.layout, field)
+                    if isinstance(value, np.ndarray) and value.nbytes > 1 << 20:
+                        sizes[f"layout.{field} ({value.dtype})"] = value.nbytes
+                mark(_phase)
+            else:
+                mark(_phase)
+            return out
+
+        setattr(owner, name, functools.wraps(original)(wrapped))
+    # the training kernels are loaded at their first call, inside the phases above
+    with tempfile.TemporaryDirectory() as tmp:
+        sys.argv = ["structperc", "train", train_path, "--model", str(Path(tmp) / "phases.model"), "--label",
+                    "upos+feats", "--templates", "pos-rich", "--epochs", str(epochs), "--quiet"]
+        try:
+            cli.main()
+        except SystemExit as exit_:
+            if exit_.code:
+                raise
+    mark("saved")
+    stop.set()
+    start = marks[0][0]
+    previous = start
+    for t, name, rss in marks:
+        peak = max([kib for ts, kib in samples if previous <= ts <= t] + [rss])
+        print(json.dumps({"phase": name, "seconds": t - start, "rss_mb": rss / 1024, "peak_mb": peak / 1024}))
+        previous = t
+    print(json.dumps({"hwm_mb": _vm_kib("VmHWM") / 1024, "sizes": sizes}))
+
+
+def phases(args, env):
+    """The --phases report: one sampled training process, as markdown."""
+    train = Path(args.data) / "en_ewt-ud-train.conllu"
+    run = run_process([sys.executable, __file__, "phases-run", str(train), str(args.epochs)], env)
+    records = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    rows, total = records[:-1], records[-1]
+    lines = [f"Where the peak RSS of the defaults' run comes from: `structperc train en_ewt-ud-train.conllu --label "
+             f"upos+feats --templates pos-rich --epochs {args.epochs}`, one process sampling its own VmRSS every 2 ms "
+             f"(`python benchmarks/bench_labels.py --phases`). Each row ends where the phase ends; peak: the "
+             f"highest sample within the phase.", "",
+             "| phase ends | seconds | RSS MB at end | peak MB in phase |", "|---|---|---|---|"]
+    lines += [f"| {r['phase']} | {r['seconds']:.2f} | {r['rss_mb']:.0f} | {r['peak_mb']:.0f} |" for r in rows]
+    lines += ["", f"Process peak (VmHWM): **{total['hwm_mb']:.0f} MB** (the whole-process figure of the table "
+              "in bigtags.md is the kernel's ru_maxrss).", "", "Arrays that the epochs hold (1 MB or more):", "",
+              "| array | MB |", "|---|---|"]
+    lines += [f"| {name} | {size / 2**20:.1f} |" for name, size in total["sizes"].items()]
+    return "\n".join(lines) + "\n"
+
+
 # ---------------------------------------------------------------- driver
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "crfsuite-train":
         return crfsuite_train(*sys.argv[2:5])
     if len(sys.argv) > 1 and sys.argv[1] == "crfsuite-tag":
         return crfsuite_tag(*sys.argv[2:4])
+    if len(sys.argv) > 1 and sys.argv[1] == "phases-run":
+        return phases_run(sys.argv[2], int(sys.argv[3]))
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(ROOT / "corpora" / "ud_english_ewt"))
     parser.add_argument("--epochs", type=int, default=5)
@@ -175,13 +301,14 @@ def main():
     parser.add_argument("--out", default=None)
     parser.add_argument("--only", default=None, help="comma list of defaults,gold,dense,dense200,all,crfsuite")
     parser.add_argument("--big", action="store_true", help="the 1M-token, ~500-tag corpus instead")
+    parser.add_argument("--phases", action="store_true", help="the defaults' peak RSS by phase instead")
     args = parser.parse_args()
     train = Path(args.data) / "en_ewt-ud-train.conllu"
     test = Path(args.data) / "en_ewt-ud-test.conllu"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     py = sys.executable
-    if args.big:
-        text = big(args, env)
+    if args.big or args.phases:
+        text = big(args, env) if args.big else phases(args, env)
         print(text)
         if args.out:
             Path(args.out).write_text(text, encoding="utf-8")

@@ -6,7 +6,8 @@ first run after installing or editing them compiles for many seconds; ``cold`` t
 that the command line can say so instead of looking hung. Only entry points are listed: the
 kernels they call are compiled (and cached) with them. ``watch_kernel_sources`` makes a kernel's
 cache stale when any kernel module it imports changes, not only its own; ``load_kernels_lazily``
-loads cached kernels without numba's compiler registries.
+loads cached kernels without numba's compiler registries, and numba's runtime library from a cache
+of its machine code rather than compiling it in every process.
 """
 import functools
 import hashlib
@@ -15,6 +16,7 @@ import os
 import pickle
 import re
 import sys
+import zipfile
 
 # small inputs: the first-order Viterbi kernel (first-order global models), the general one (others)
 FIRST_ORDER_DECODING = ("decode.decoders.decode_corpus_first_order",)
@@ -127,11 +129,69 @@ def _load_overload_without_registries(cache, sig, target_context):
     # (allocation, reference counts). The parallel kernels start their thread pool themselves
     # (their reload hooks). Code that hashes would also need the symbols that importing
     # numba.cpython.hashing adds; no structperc kernel hashes (tests/test_startup.py checks the cache).
-    from numba.core.runtime import rtsys
+    from numba.core.runtime import nrtdynmod, rtsys
 
+    if not rtsys._init:
+        nrtdynmod.compile_nrt_functions = _cached_nrt_functions
     rtsys.initialize(target_context)
     with cache._guard_against_spurious_io_errors():
         return cache._load_overload(sig, target_context)
+
+
+def _nrt_cache_path(codegen):
+    """Where the runtime's machine code is kept: with the kernels' caches (NUMBA_CACHE_DIR when set,
+    else __pycache__ beside them), one file per numba and llvmlite version and target (CPU name
+    and features, as numba's own cache index keys them) and NRT debugging setting."""
+    import llvmlite
+    import numba
+
+    # numba's NRT debugging options change the runtime's code
+    debug = (getattr(numba.config, "DEBUG_NRT", 0), getattr(numba.config, "DEBUG_NRT_STACK_LIMIT", 0))
+    key = repr((numba.__version__, llvmlite.__version__, codegen.magic_tuple(), debug)).encode()
+    name = f"nrt-{hashlib.sha256(key).hexdigest()[:16]}.npz"
+    folder = numba.config.CACHE_DIR or os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
+    return os.path.join(folder, name)
+
+
+def _cached_nrt_functions(ctx):
+    """``numba.core.runtime.nrtdynmod.compile_nrt_functions`` through an on-disk cache.
+
+    numba compiles its runtime's few LLVM functions (atomic reference counts) in every process, on
+    the first kernel it loads. That one compilation runs LLVM's optimiser and code generator, whose
+    code pages add about 20 MB to the resident set of a run that otherwise only loads cached
+    kernels (linking machine code touches far less of LLVM). The library is kept as numba keeps a
+    cached kernel's (machine code and the shared bitcode it links from), as two uint8 arrays in
+    an npz (no pickle); a missing, unreadable or unwritable file falls back to compiling.
+    """
+    import numpy as np
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.runtime import nrtdynmod
+
+    codegen = ctx.codegen()
+    path = _nrt_cache_path(codegen)
+    try:
+        with np.load(path, allow_pickle=False) as arrays:
+            state = (str(arrays["name"]), "object", (arrays["object_code"].tobytes(), arrays["bitcode"].tobytes()))
+        return codegen.unserialize_library(state)
+    except (OSError, KeyError, ValueError, RuntimeError, zipfile.BadZipFile):
+        pass  # compiled below, and the file written anew
+    with global_compiler_lock:
+        ir_module, library = nrtdynmod.create_nrt_module(ctx)
+        library.enable_object_caching()
+        library.add_ir_module(ir_module)
+        library.finalize()
+    name, _, (object_code, bitcode) = library.serialize_using_object_code()
+    partial = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(partial, "wb") as handle:
+            np.savez(handle, name=np.array(name), object_code=np.frombuffer(object_code, dtype=np.uint8),
+                     bitcode=np.frombuffer(bitcode, dtype=np.uint8))
+        os.replace(partial, path)  # another process may be writing the same file: whole or nothing
+    except OSError:  # a read-only cache folder: compiled again next time
+        if os.path.exists(partial):
+            os.remove(partial)
+    return library
 
 
 def load_kernels_lazily():

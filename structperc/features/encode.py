@@ -312,7 +312,9 @@ class FeatureEncoder(FieldValues, IndexGrowth):
             out.append((row_offsets, ids))
         if self.hash_bits is not None:
             self.hash_stats_ = {"keys": n_keys, "ids": n_ids, "collision_rate": 1.0 - n_ids / n_keys if n_keys else 0.0}
-        return EncodedCorpus(offsets, *out[0], *out[1], gold, values.get("word"))
+        # a copy of the word row: a view would keep the whole value matrix alive through training
+        words = values.get("word")
+        return EncodedCorpus(offsets, *out[0], *out[1], gold, None if words is None else words.copy())
 
     def label_ids(self, labels):
         index = Index(zip(self.labels_, range(len(self.labels_))))
