@@ -331,6 +331,7 @@ def test_conllu_writer_appends_prediction_with_keep_gold():
     [
         ("2\tsleep\tsleep\tVERB\tVBP\t_\t0\troot\t_", "expected 10 tab-separated"),
         ("x\tsleep\tsleep\tVERB\tVBP\t_\t0\troot\t_\t_", "invalid CoNLL-U"),
+        ("2\t\tsleep\tVERB\tVBP\t_\t0\troot\t_\t_", "word 2 has an empty FORM column"),  # found by the fuzzer
     ],
 )
 def test_conllu_malformed(tmp_path, bad_line, message):

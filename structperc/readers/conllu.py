@@ -98,6 +98,9 @@ class ConlluParser(Parser):
                     range_last, range_space = token_id[2], _space_after(token)
                 pending.append(line)
                 continue
+            form = token["form"]
+            if not form or (isinstance(form, str) and form.isspace()):  # conllu reads "2\t\t..." as FORM ""
+                raise InputFormatError(self.path, line_number, f"word {token_id} has an empty FORM column")
             for column, key in zip(builder.cols, _CONLLU_KEYS):
                 column.append(_conllu_value(token[key]))
             if self.joined is not None:
