@@ -46,8 +46,9 @@ demo: $(BIN)/.core
 	    --columns word,pos,chunk --only-types NP --templates chunk --epochs 10 --constrain bio
 	$(SP) eval corpora/conll2000/test.txt --model $(NP_MODEL)
 
+# two workers (pytest-xdist); each file's tests stay in one worker, as a docs page's examples share names
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # the slow tests include the pinned Collins (2002) reproduction: it reads the corpora of `make data`
 test-slow: install data
