@@ -219,7 +219,7 @@ def main():
               "| learner | F1 | features |", "|---|---|---|"]
     lines += [f"| {name} | {score:.2f} | {n:,} |" for name, score, n in np_learners]
     lines += ["", "## NP chunking: CRF with the cumulative L1 penalty (20 epochs, test F1)", "",
-              "λ1 per example (the L2 default 2/N stays: elastic net). With L1 the last iterate is kept (no",
+              "λ1 per example (the default L2, c2 = 0.1 or λ = 0.2/N, stays: elastic net). With L1 the last iterate is kept (no",
               "averaging: an average keeps every feature that was ever nonzero). Features: emission features with",
               "a nonzero weight (zero rows are pruned from the saved model), of those seen in training.", "",
               "| λ1 | F1 | features kept | share kept |", "|---|---|---|---|"]
