@@ -19,6 +19,14 @@ for _name in [n for n in os.environ if n.startswith(_USER_SETTINGS)]:
     del os.environ[_name]
 
 import builders  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# Property tests draw their examples from a fixed seed, so that the suite's verdict on a commit does
+# not change from run to run; `pytest --hypothesis-profile explore` searches with fresh random examples
+# (and hypothesis' example database) for new failures.
+settings.register_profile("fixed", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("fixed")
 
 
 @pytest.fixture
