@@ -78,6 +78,7 @@ bench-scale: install
 	$(BIN)/python benchmarks/bench_labels.py --only defaults,crfsuite --runs 3 --out benchmarks/bigtags.md
 	$(BIN)/python benchmarks/bench_labels.py --big --epochs 10 --out benchmarks/bigtags_1m.md
 	$(BIN)/python benchmarks/bench_labels.py --phases --out benchmarks/bigtags_phases.md
+	$(BIN)/python benchmarks/headline.py
 	$(REFRESH)
 
 reproduce: install data
