@@ -35,16 +35,13 @@ VARIANTS = [(1.0, 1.0), (0.1, 1.0), (1.0, 2.0), (0.1, 2.0), (0.1, 4.0)]
 CHOSEN = (sgd.DEFAULT_C2, sgd.AVERAGED_RATE_FACTOR)
 
 
-def split_conll2000(train, folder, np_only):
+def split_conll2000(train, folder):
     """The first 90 % of the sentences of ``train`` and the last 10 %, as two files in ``folder``."""
     blocks = Path(train).read_text(encoding="utf-8").strip().split("\n\n")
     cut = int(len(blocks) * 0.9)
-    if np_only:  # every chunk but NP becomes O
-        blocks = ["\n".join(" ".join(line.split()[:2] + [line.split()[2] if line.split()[2].endswith("NP") else "O"])
-                            for line in block.split("\n")) for block in blocks]
     paths = []
     for name, part in (("train", blocks[:cut]), ("dev", blocks[cut:])):
-        path = Path(folder) / f"{'np' if np_only else 'chunk'}.{name}"
+        path = Path(folder) / f"chunk.{name}"
         path.write_text("\n\n".join(part) + "\n\n", encoding="utf-8")
         paths.append(path)
     return paths
@@ -74,20 +71,20 @@ def main():
     args = parser.parse_args()
     corpora = Path(args.corpora)
     with tempfile.TemporaryDirectory() as folder:
-        np_train, np_dev = split_conll2000(corpora / "conll2000" / "train.txt", folder, np_only=True)
-        chunk_train, chunk_dev = split_conll2000(corpora / "conll2000" / "train.txt", folder, np_only=False)
+        chunk_train, chunk_dev = split_conll2000(corpora / "conll2000" / "train.txt", folder)
         ewt, ned = corpora / "ud_english_ewt", corpora / "conll2002_nl"
         chunk_columns = {"columns": ["word", "pos", "chunk"]}
+        np_columns = dict(chunk_columns, only_types=["NP"])  # every chunk but NP read as O, dev too
         tasks = {
-            "crf, np": file_task(np_train, np_dev, chunk_columns, trainer="crf"),
+            "crf, np": file_task(chunk_train, chunk_dev, np_columns, trainer="crf"),
             "crf, chunk": file_task(chunk_train, chunk_dev, chunk_columns, trainer="crf"),
             "crf, ewt": file_task(ewt / "en_ewt-ud-train.conllu", ewt / "en_ewt-ud-dev.conllu", {"label": "upos"},
                                   trainer="crf"),
             "crf, ner": file_task(ned / "ned.train", ned / "ned.testa", {"columns": ["word", "pos", "ner"]},
                                   trainer="crf", templates="ner"),
             "crf, ner dicts": dicts_task(ned, "crf"),
-            "memm, np": file_task(np_train, np_dev, chunk_columns, trainer="memm"),
-            "hinge, np": file_task(np_train, np_dev, chunk_columns, trainer="hinge"),
+            "memm, np": file_task(chunk_train, chunk_dev, np_columns, trainer="memm"),
+            "hinge, np": file_task(chunk_train, chunk_dev, np_columns, trainer="hinge"),
         }
         scores, seconds = {}, {}
         for c2, factor in VARIANTS:

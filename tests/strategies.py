@@ -5,6 +5,18 @@ from hypothesis import strategies as st
 import naive
 
 
+def random_candidate_sets(rng, n, n_labels):
+    """Random non-empty ascending candidate sets of n tokens: (sets, cand_offsets, cand_labels), each
+    label kept with probability 1/2 and one drawn label always kept."""
+    sets = []
+    for _ in range(n):
+        keep = rng.random(n_labels) < 0.5
+        keep[rng.integers(n_labels)] = True
+        sets.append(np.flatnonzero(keep))
+    cand_offsets = np.concatenate([[0], np.cumsum([len(s) for s in sets])]).astype(np.int64)
+    return sets, cand_offsets, np.concatenate(sets).astype(np.int64)
+
+
 @st.composite
 def chains(draw, integer=None, scale=1.0):
     """A random first-order instance (emission, transition, end) with n 1..5 tokens, L 1..4 labels,
@@ -69,13 +81,7 @@ def trigram_chains(draw, pruned=None):
     transition2 = weights((m, n_labels + 1, n_labels + 1, n_labels))
     end = weights(n_labels)
     if pruned:
-        sets = []
-        for _ in range(n):
-            keep = rng.random(n_labels) < 0.5
-            keep[rng.integers(n_labels)] = True
-            sets.append(np.flatnonzero(keep))
-        cand_offsets = np.concatenate([[0], np.cumsum([len(s) for s in sets])]).astype(np.int64)
-        cand_labels = np.concatenate(sets).astype(np.int64)
+        _, cand_offsets, cand_labels = random_candidate_sets(rng, n, n_labels)
     else:
         cand_offsets, cand_labels = naive.all_candidates(n, n_labels)
     if masked:
@@ -100,13 +106,7 @@ def pruned_chains(draw, integer=None, scale=1.0):
     emission, transition, end = draw(chains(integer=integer, scale=scale))
     n, n_labels = emission.shape
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    sets = []
-    for _ in range(n):
-        keep = rng.random(n_labels) < 0.5
-        keep[rng.integers(n_labels)] = True
-        sets.append(np.flatnonzero(keep))
-    cand_offsets = np.concatenate([[0], np.cumsum([len(s) for s in sets])]).astype(np.int64)
-    cand_labels = np.concatenate(sets).astype(np.int64)
+    sets, cand_offsets, cand_labels = random_candidate_sets(rng, n, n_labels)
     y = [rng.choice(s) for s in sets]
     per_token = transition.shape[0] > 1
     prev = n_labels

@@ -15,6 +15,7 @@ from structperc.errors import ConfigError
 from structperc.evaluate.metrics import evaluate_labels
 from structperc.estimator.tagger import Tagger
 from structperc.train import TRAINERS
+from structperc.train.sgd import l2_of_c2
 
 from .checks import HEADLINE, PAIRS, check_patterns, significance
 from .report import plot_dev_curves, render_markdown
@@ -56,8 +57,8 @@ def run_row(data, method, epochs):
             templates=POS_TEMPLATES if pos else NP_TEMPLATES, trainer=method.trainer, epochs=epochs,
             average=method.average, min_count=method.min_count, constrain=None if pos else "bio", order=order,
             tag_dict=TAG_DICT_K if pos else None, seed=SEED,
-            # the pinned numbers were run with CRFsuite's c2 = 1 (λ = 2 / N), the L2 default of that time
-            **({"l2": 2.0 / max(data.train.n_sentences, 1)} if method.trainer == "memm" else {}),
+            # the pinned numbers were run with CRFsuite's c2 = 1, the L2 default of that time
+            **({"l2": l2_of_c2(1.0, data.train.n_sentences)} if method.trainer == "memm" else {}),
         )
 
     start = time.perf_counter()

@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator
 from structperc.errors import ConfigError
 from structperc.estimator.tagger import Tagger
 from structperc.evaluate.scorers import flat_accuracy_score
+from structperc.train.sgd import l2_of_c2
 
 logger = logging.getLogger("structperc.crf")
 
@@ -182,11 +183,11 @@ class CRF(BaseEstimator):
         if algorithm == "lbfgs":
             c1 = 0.0 if self.c1 is None else float(self.c1)
             # CRFsuite's c1 ||w||_1 + c2 ||w||² is the crf rule's N l1 ||w||_1 + (N l2 / 2) ||w||²
-            return Tagger(trainer="crf", solver="lbfgs", l2=2.0 * c2 / n, l1=c1 / n, epsilon=self.epsilon,
+            return Tagger(trainer="crf", solver="lbfgs", l2=l2_of_c2(c2, n), l1=c1 / n, epsilon=self.epsilon,
                           period=self.period, delta=self.delta, boundary=False,
                           unseen_transitions=bool(self.all_possible_transitions), **common)
         if algorithm == "l2sgd":
-            return Tagger(trainer="crf", l2=2.0 * c2 / n, calibration_sentences=self.calibration_samples, **common)
+            return Tagger(trainer="crf", l2=l2_of_c2(c2, n), calibration_sentences=self.calibration_samples, **common)
         average = True if self.averaging is None else bool(self.averaging)
         return Tagger(trainer="perceptron" if algorithm == "ap" else "hinge", average=average, **common)
 

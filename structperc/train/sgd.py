@@ -18,10 +18,15 @@ DEFAULT_C2 = 0.1
 AVERAGED_RATE_FACTOR = 2.0
 
 
+def l2_of_c2(c2, n_sentences):
+    """The per-example λ of CRFsuite's c2 over ``n_sentences``: λ = 2 c2 / N, so that the penalty of the
+    whole objective, (N λ / 2) ||w||², is c2 ||w||²."""
+    return 2.0 * c2 / max(n_sentences, 1)
+
+
 def default_l2(n_sentences):
-    """λ = 2 c2 / N per example with c2 = ``DEFAULT_C2``, in CRFsuite's units: the penalty of the whole
-    objective is (N λ / 2) ||w||² = c2 ||w||²."""
-    return 2.0 * DEFAULT_C2 / max(n_sentences, 1)
+    """λ of c2 = ``DEFAULT_C2`` (``l2_of_c2``)."""
+    return l2_of_c2(DEFAULT_C2, n_sentences)
 
 
 def calibration_sample(n_sentences, size):

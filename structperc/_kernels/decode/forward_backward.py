@@ -2,6 +2,8 @@
 import numpy as np
 from numba import njit
 
+from structperc._kernels.decode.viterbi import largest_set
+
 
 @njit(cache=True)
 def log_sum_exp(values):
@@ -313,9 +315,7 @@ def _forward_candidates(emission, transition, cand_offsets, cand_labels):
     n, n_labels = emission.shape
     per_token = transition.shape[0] > 1
     alpha = np.empty(cand_offsets[n])
-    max_count = 1
-    for t in range(n):
-        max_count = max(max_count, cand_offsets[t + 1] - cand_offsets[t])
+    max_count = largest_set(cand_offsets)
     terms = np.empty(max_count)
     for j in range(cand_offsets[1]):
         c = cand_labels[j]
@@ -369,9 +369,7 @@ def forward_backward_candidates(emission, transition, end, cand_offsets, cand_la
     log_z = _log_z_candidates(alpha, end, cand_offsets, cand_labels)
     if log_z == -np.inf:
         return log_z, node, edge
-    max_count = 1
-    for t in range(n):
-        max_count = max(max_count, cand_offsets[t + 1] - cand_offsets[t])
+    max_count = largest_set(cand_offsets)
 
     # beta[n-1, i] = end[c_i]
     # beta[t, i] = logsumexp_j (transition[(t+1)', c_i, c_j] + emission[t+1, c_j] + beta[t+1, j]), j over C_{t+1}

@@ -34,6 +34,8 @@ and a label with emission -inf keeps an empty list.
 import numpy as np
 from numba import njit
 
+from structperc._kernels.decode.viterbi import largest_set
+
 
 @njit(cache=True)
 def _before(score_a, source_a, score_b, source_b):
@@ -116,9 +118,7 @@ def kbest_candidates(emission, transition, end, k, cand_offsets, cand_labels):
     # layer, hence the capacity.
     final = cand_offsets[n]
     n_nodes = final + 1
-    max_count = 1
-    for t in range(n):
-        max_count = max(max_count, cand_offsets[t + 1] - cand_offsets[t])
+    max_count = largest_set(cand_offsets)
     capacity = n_nodes + k * (n + 1)
     entry_score = np.empty(capacity)
     entry_label = np.empty(capacity, dtype=np.int64)

@@ -58,6 +58,15 @@ def viterbi(emission, transition, end):
 
 
 @njit(cache=True)
+def largest_set(cand_offsets):
+    """The size of the largest candidate set (at least 1): what a per-token scratch array needs."""
+    largest = 1
+    for t in range(cand_offsets.shape[0] - 1):
+        largest = max(largest, cand_offsets[t + 1] - cand_offsets[t])
+    return largest
+
+
+@njit(cache=True)
 def viterbi_candidates(emission, transition, end, cand_offsets, cand_labels):
     """``viterbi`` over the labelings inside per-token candidate sets.
 
@@ -88,9 +97,7 @@ def viterbi_candidates(emission, transition, end, cand_offsets, cand_labels):
     if n == 0:
         return path, 0.0
     per_token = transition.shape[0] > 1
-    max_count = 1
-    for t in range(n):
-        max_count = max(max_count, cand_offsets[t + 1] - cand_offsets[t])
+    max_count = largest_set(cand_offsets)
     delta = np.empty(cand_offsets[n])
     best_prev = np.empty(max_count)
     for j in range(cand_offsets[1]):
