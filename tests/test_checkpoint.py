@@ -7,7 +7,8 @@ import pytest
 
 from builders import random_sentences, structperc_process
 from structperc.errors import ConfigError, ModelFileError
-from structperc.estimator.tagger import Tagger, read_checkpoint
+from structperc.estimator.tagger import Tagger
+from structperc.train.checkpoint import read_checkpoint
 
 TAGS = ("B-NP", "I-NP", "O", "B-VP")
 

@@ -96,7 +96,7 @@ def test_tri_training_members_use_the_agreement_of_the_others(monkeypatch):
             fits.append((self.seed, X))
             return super().fit(X, *args, **kwargs)
 
-    monkeypatch.setattr(semisupervised, "Tagger", RecordingTagger)
+    monkeypatch.setattr(semisupervised, "TaggerCore", RecordingTagger)
     labeled, unlabeled = _corpora()
     seen = []
     tri_train(PARAMS, labeled, unlabeled, rounds=1, seed=1, callback=lambda r, v: seen.append(v))

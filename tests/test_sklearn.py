@@ -4,7 +4,7 @@ import pickle
 import joblib
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import make_scorer
 from sklearn.model_selection import GridSearchCV, KFold, RandomizedSearchCV, cross_val_score
 from sklearn.utils import estimator_checks, get_tags
@@ -40,6 +40,17 @@ def _data(n=60, seed=0):
         X.append([(w, LEXICON[w][0]) for w in words])
         y.append([LEXICON[w][1] for w in words])
     return X, y
+
+
+def test_tagger_and_a_loaded_model_are_scikit_learn_estimators(tmp_path):
+    import structperc
+
+    X, y = _data()
+    path = tmp_path / "m.npz"
+    Tagger(templates="chunk", epochs=2).fit(X, y).save(path)
+    for tagger in (Tagger(), Tagger.load(path), structperc.load_model(path)):
+        assert isinstance(tagger, BaseEstimator) and isinstance(tagger, Tagger)
+    assert clone(structperc.load_model(path)).get_params() == Tagger.load(path).get_params()
 
 
 def test_repr_shows_the_parameters_that_differ_from_the_defaults():
@@ -109,7 +120,7 @@ def test_grid_and_randomized_search_pick_from_the_grid():
 
 
 def test_an_unknown_parameter_names_the_valid_ones():
-    with pytest.raises(ValueError, match="invalid parameter 'epoch' for Tagger: choose from .*epochs"):
+    with pytest.raises(ValueError, match=r"Invalid parameter 'epoch' for estimator Tagger\(\)\. Valid parameters are: .*'epochs'"):
         Tagger().set_params(epoch=3)
 
 

@@ -227,11 +227,11 @@ def tag(
     batch, so files larger than memory stream through. An empty input gives an empty output.
     """
     from structperc._kernels.cache import tagging_kernels
-    from structperc.ensembles.files import load_model
+    from structperc.ensembles.files import read_model
 
     marginals = value_of(marginals)
     check_json(json_output, output, "the tagged text")
-    tagger = load_model(model)
+    tagger = read_model(model)
     announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input,
                                        tagger.model_.decoder))
     stats = tagger.prepare().tag_file(input, output, value_of(format), marginals=marginals, probability=probability,
@@ -261,9 +261,9 @@ def eval_(
 ):
     """Score a model: token accuracy, chunk P/R/F1 (conlleval-compatible, via seqeval), tokens/s."""
     from structperc._kernels.cache import tagging_kernels
-    from structperc.ensembles.files import load_model
+    from structperc.ensembles.files import read_model
 
-    tagger = load_model(model)
+    tagger = read_model(model)
     announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder))
     result = tagger.prepare().evaluate_file(test_file, value_of(format), tag_sep=tag_sep, encoding=encoding)
     result.pop("tokens_per_second", None)
@@ -301,10 +301,10 @@ def info(
     json_output: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ):
     """Labels, feature count, training configuration and the top weighted features per label."""
-    from structperc.ensembles.files import load_model
+    from structperc.ensembles.files import read_model
     from structperc.features.presets import describe_structure
 
-    summary = load_model(model).describe(top)
+    summary = read_model(model).describe(top)
     if json_output:
         typer.echo(json.dumps(summary))
         return

@@ -80,7 +80,7 @@ def nbest_command(
     """
     from structperc._kernels.cache import nbest_kernels
     from structperc.rerank.pipeline import write_nbest_file
-    from structperc.ensembles.files import load_model
+    from structperc.ensembles.files import read_model
 
     k = renamed(candidates, k, "--k", "--candidates", default=CANDIDATES)
     format = value_of(renamed(output_format, format, "--format", "--output-format", default="block"))
@@ -92,7 +92,7 @@ def nbest_command(
         raise typer.BadParameter("gives a fixed vocabulary, --vocab-out learns one: give one of them",
                                  param_hint="'--vocab'")
     check_json(json_output, output, "the lists")
-    tagger = load_model(model)
+    tagger = read_model(model)
     announce_compiling(nbest_kernels(labelled=_has_gold(tagger, input, encoding)))
     summary = write_nbest_file(tagger, input, k, output=output, format=format,
                                features=split_list(features), vocab=vocab, vocab_out=vocab_out, encoding=encoding)

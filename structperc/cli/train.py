@@ -211,7 +211,7 @@ class TrainingRun:
 
     def tagger(self):
         """The Tagger of the options (with the --init model's structure and weights when continuing)."""
-        from structperc.estimator.tagger import Tagger
+        from structperc.estimator.core import TaggerCore
 
         o = self.options
         structure = {name: o[name] for name in ("min_count", "rare_threshold", "constrain", "order", "tag_dict",
@@ -220,14 +220,14 @@ class TrainingRun:
         if self.mode == "continued":
             from structperc.estimator.training import continued_structure
 
-            continued = Tagger.load(o["init"])
+            continued = TaggerCore.load(o["init"])
             structure = continued_structure(continued, structure, o["lexicon"])  # another value is an error
             templates = templates or continued.model_.encoder.template_strings_
         if self.mode == "stack" and templates is None:
             from structperc.ensembles.stacking import default_templates
 
             templates = default_templates(o["stack"])
-        tagger = Tagger(
+        tagger = TaggerCore(
             templates=templates, trainer=o["trainer"], epochs=o["epochs"],
             **{k: v for k, v in structure.items() if v is not None}, seed=o["seed"], missing_label=o["missing_label"],
             **{name: o[name] for name in RULE_OPTIONS},

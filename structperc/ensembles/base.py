@@ -2,11 +2,11 @@
 import numpy as np
 
 from structperc.errors import ConfigError
-from structperc.estimator.tagger import Tagger
+from structperc.estimator.core import TaggerCore
 from structperc.utils.npz import ENSEMBLE_MARKER
 
 
-class EnsembleTagger(Tagger):
+class EnsembleTagger(TaggerCore):
     """Several fitted Taggers saved as one model file. Its Tagger parameters, ``model_`` (the
     reader options of its input, its labels) and ``n_iter_`` are those of the member ``lead``.
 
@@ -19,7 +19,7 @@ class EnsembleTagger(Tagger):
         if not members:
             raise ConfigError("an ensemble needs at least one model")
         first = members[lead]
-        Tagger.__init__(self, **first.get_params())
+        TaggerCore.__init__(self, **first.get_params())
         self.members = list(members)
         self.lead = lead
         self.info = dict(info or {})

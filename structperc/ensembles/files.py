@@ -2,17 +2,25 @@
 from structperc.ensembles.stacking import StackedTagger
 from structperc.ensembles.vote import VotingTagger
 from structperc.errors import ModelFileError
-from structperc.estimator.tagger import Tagger
+from structperc.estimator.core import TaggerCore
 from structperc.model.linear_chain import FORMAT_VERSION, LinearChainModel
 from structperc.utils.npz import is_ensemble_file, read_npz
 
 
 def load_model(path):
-    """The tagger of any model file: a ``Tagger``, or a ``VotingTagger`` or ``StackedTagger`` for an
-    ensemble file."""
+    """The tagger of any model file: a ``Tagger`` (scikit-learn's estimator), or a ``VotingTagger`` or
+    ``StackedTagger`` for an ensemble file."""
+    from structperc.estimator.tagger import Tagger
+
+    return read_model(path, Tagger)
+
+
+def read_model(path, single=TaggerCore):
+    """``load_model`` with a single model as ``single``: ``TaggerCore`` for the commands, which do
+    not import scikit-learn."""
     if is_ensemble_file(path):
         return load_ensemble(path)
-    return Tagger.load(path)
+    return single.load(path)
 
 
 def load_ensemble(path):
@@ -27,5 +35,5 @@ def load_ensemble(path):
         prefix = f"member{i}__"
         model = LinearChainModel.from_state(
             {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}, member_meta, path)
-        members.append(Tagger.from_model(model))
+        members.append(TaggerCore.from_model(model))
     return kinds[meta["ensemble"]](members, meta.get("info"))

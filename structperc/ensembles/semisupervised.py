@@ -27,7 +27,7 @@ import numpy as np
 from structperc.corpus import Corpus, concatenate, index_ranges
 from structperc.ensembles.vote import VotingTagger
 from structperc.errors import ConfigError
-from structperc.estimator.tagger import Tagger
+from structperc.estimator.core import TaggerCore
 from structperc.estimator.files import recorded_options
 
 METHODS = ("self", "tri", "tri-disagree")
@@ -139,7 +139,7 @@ def self_train(params, labeled, unlabeled, rounds=2, share=0.2, callback=None):
     """
     offsets = unlabeled.sentence_offsets
     every = np.arange(labeled.n_sentences)
-    tagger = Tagger(**params).fit(_training_corpus(labeled, every))
+    tagger = TaggerCore(**params).fit(_training_corpus(labeled, every))
     chosen = np.zeros(0, dtype=np.int64)
     chosen_labels = np.zeros(0, dtype=object)
     per_round = int(np.ceil(share * unlabeled.n_sentences))
@@ -153,7 +153,7 @@ def self_train(params, labeled, unlabeled, rounds=2, share=0.2, callback=None):
         chosen = np.concatenate([chosen, rest[best]])
         best_tokens = index_ranges(rest_offsets[best], rest_offsets[best + 1])
         chosen_labels = np.concatenate([chosen_labels, labels[best_tokens]])
-        tagger = Tagger(**params).fit(_training_corpus(labeled, every, unlabeled, chosen, chosen_labels))
+        tagger = TaggerCore(**params).fit(_training_corpus(labeled, every, unlabeled, chosen, chosen_labels))
         if callback is not None:
             callback({"round": r, "added": len(chosen)})
     return tagger
@@ -183,7 +183,7 @@ def tri_train(params, labeled, unlabeled, rounds=2, seed=0, callback=None, disag
 
     def train(i, u_sentences=None, u_labels=None):
         member = {**params, "seed": base_seed + i}
-        return Tagger(**member).fit(_training_corpus(labeled, samples[i], unlabeled, u_sentences, u_labels))
+        return TaggerCore(**member).fit(_training_corpus(labeled, samples[i], unlabeled, u_sentences, u_labels))
 
     info = {**TRI, "disagreement": True} if disagreement else TRI
     members = [train(i) for i in range(3)]

@@ -24,7 +24,7 @@ import numpy as np
 from structperc.ensembles.base import EnsembleTagger
 from structperc.errors import ConfigError
 from structperc.corpus import index_ranges
-from structperc.estimator.tagger import Tagger
+from structperc.estimator.core import TaggerCore
 from structperc.features.templates import STACK_COLUMN, STACK_TEMPLATES, load_templates
 from structperc.utils.npz import is_ensemble_file
 
@@ -45,7 +45,7 @@ def load_base(base):
     """The base model: a fitted Tagger, or the Tagger of a model file; a single model, not an ensemble."""
     if isinstance(base, (str, Path)) and is_ensemble_file(base):
         raise ConfigError(f"stacking needs a single base model; {base} is an ensemble model")
-    tagger = Tagger.load(base) if isinstance(base, (str, Path)) else base
+    tagger = TaggerCore.load(base) if isinstance(base, (str, Path)) else base
     if isinstance(tagger, EnsembleTagger):
         raise ConfigError(f"stacking needs a single base model; {base} is an ensemble ({tagger.kind}) model")
     if not hasattr(tagger.model_.encoder, "template_strings_"):

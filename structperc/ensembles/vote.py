@@ -21,7 +21,7 @@ import numpy as np
 
 from structperc.chunks import chunk_spans, is_bio
 from structperc.errors import ConfigError
-from structperc.estimator.tagger import Tagger
+from structperc.estimator.core import TaggerCore
 from structperc.features.dicts import is_dict_corpus
 from structperc.ensembles.base import EnsembleTagger
 from structperc.corpus import as_corpus
@@ -149,7 +149,7 @@ def vote_file(model_paths, input, output=None, method="token", weights=None, for
 
     if len(model_paths) < 2:
         raise ConfigError(f"voting needs at least two models, got {len(model_paths)}")
-    taggers = [Tagger.load(path).prepare() for path in model_paths]
+    taggers = [TaggerCore.load(path).prepare() for path in model_paths]
     start = time.perf_counter()
     corpus = taggers[0].read(input, format, require_label=False, tag_sep=tag_sep, encoding=encoding)
     labels = vote(taggers, corpus, method, weights)
@@ -235,7 +235,7 @@ def train_bag(corpus, tagger_params, seed, indices, dev=None, input_metadata=Non
     """Train one bag: a Tagger with ``tagger_params`` (and shuffle seed ``seed``) on the sentences
     ``indices`` of ``corpus`` (``dev``, ``input_metadata``: as in ``Tagger.fit``). The unit of work a
     parallel scheduler hands out."""
-    return Tagger(**{**tagger_params, "seed": seed}).fit(corpus.subset(indices), dev=dev,
+    return TaggerCore(**{**tagger_params, "seed": seed}).fit(corpus.subset(indices), dev=dev,
                                                          input_metadata=input_metadata)
 
 

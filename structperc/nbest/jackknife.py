@@ -40,7 +40,7 @@ def jackknife(corpus, tagger_params, apply, folds=10, seed=0, progress=None, blo
     progress : optional callable(fold, folds, seconds) called after each fold; blocks : contiguous
         folds (``fold_split``).
     """
-    from structperc.estimator.tagger import Tagger
+    from structperc.estimator.core import TaggerCore as Tagger
 
     fold_of = fold_split(corpus.n_sentences, folds, seed, blocks)
     parts = []

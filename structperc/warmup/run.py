@@ -53,14 +53,14 @@ def _mixing(tagger, corpus):
 
 def _options(X, y):
     """The kernels of feature hashing, gold feature-label pairs and the L1 epochs."""
-    from structperc.estimator.tagger import Tagger
+    from structperc.estimator.core import TaggerCore
     from structperc.train import TRAINERS
 
-    Tagger(templates="chunk", epochs=1, hash_bits=12).fit(X, y)
-    Tagger(templates="chunk", epochs=1, all_pairs=False).fit(X, y)
+    TaggerCore(templates="chunk", epochs=1, hash_bits=12).fit(X, y)
+    TaggerCore(templates="chunk", epochs=1, all_pairs=False).fit(X, y)
     for name, rule in TRAINERS.items():
         if "l1" in rule.params:
-            Tagger(templates="chunk", trainer=name, epochs=1, l1=0.001).fit(X, y)
+            TaggerCore(templates="chunk", trainer=name, epochs=1, l1=0.001).fit(X, y)
 
 
 def _reranking(tagger, corpus):
@@ -93,7 +93,7 @@ def _clustering(X):
 def main():
     from structperc._kernels.cache import cold
     from structperc.nbest.lists import nbest_corpus
-    from structperc.estimator.tagger import Tagger
+    from structperc.estimator.core import TaggerCore
     from structperc.corpus import as_corpus
     from structperc.train import TRAINERS
 
@@ -105,7 +105,7 @@ def main():
     corpus = as_corpus(X, y, ["word", "pos"])
     for name, rule in TRAINERS.items():
         for order in getattr(rule, "orders", (1, 2)):
-            tagger = Tagger(templates="chunk", trainer=name, epochs=1, order=order, constrain="bio",
+            tagger = TaggerCore(templates="chunk", trainer=name, epochs=1, order=order, constrain="bio",
                             tag_dict=1 if order == 2 else None).fit(X, y, dev=X, dev_y=y)
             tagger.predict(X + X)  # 80 sentences: the parallel decoder (the dev scoring ran the serial one)
             if rule.probabilistic:

@@ -1,0 +1,496 @@
+"""``TaggerCore``: the tagger over encoder, model and learning rules, without scikit-learn.
+
+``structperc.Tagger`` (``tagger.py``) is this class on scikit-learn's ``BaseEstimator``. The
+commands, the ensembles and the warm-up use ``TaggerCore`` itself: importing ``sklearn.base`` loads
+scipy.stats, about three times the start-up of numpy and numba, and a ``structperc tag`` of a small
+file must start fast. Both read and write the same model files.
+
+It owns the pipeline on files as well: ``fit_file`` reads a corpus and records how (format, columns,
+label, encoding, ...) in the model, so that ``read``, ``tag_file`` and ``evaluate_file`` read later
+inputs the same way.
+"""
+import time
+
+import numpy as np
+
+from structperc.utils import heap
+from structperc.features.dicts import AttributeEncoder, is_dict_corpus
+from structperc.chunks import is_bio
+from structperc.features.encode import FeatureEncoder
+from structperc.features.presets import choose_structure
+from structperc.errors import ConfigError, DataError, ModelFileError
+from structperc.estimator.base import Estimator
+from structperc.utils.npz import is_ensemble_file
+from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
+from structperc.model.forcing import drop_missing_label, sentence_forced_ids
+from structperc.features.lexicon import read_lexicons
+from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator import files, training
+from structperc.estimator.training import ALL_PAIRS_DEFAULT
+from structperc.corpus import as_corpus, flat_labels
+
+class TaggerCore(Estimator):
+    """A sequence tagger trained on-line by one of ``structperc.train.TRAINERS``.
+
+    Parameters
+    ----------
+    templates : None (chosen from the training data: ``features.presets.choose_structure``), a preset
+        ("ner", "chunk", "pos-rich", ...), a template file, or a list of template strings
+    trainer : "perceptron" (or any other registered learning rule)
+    epochs : passes over the training data
+    average : average the weights (perceptron; averaged SGD for the log-linear rules); None: the
+        rule's default
+    min_count : feature count cut-off (Collins' cc)
+    rare_threshold : training count below which a word is rare (``@rare`` templates)
+    constrain : None (chosen from the training data: "bio" for BIO labels), "none" or "bio" (I-X only
+        after B-X or I-X), in training and decoding
+    order : 1 (bigram labels) or 2 (trigram labels)
+    tag_dict : None, or k: words seen >= k times may only take the tags seen with them
+    seed : seed of the per-epoch shuffles
+    all_pairs : True: a weight for every (feature, label) pair; False: only for the pairs seen in
+        training (a feature with each gold label it occurs with), as CRFsuite's default
+    dense_count : None, or with all_pairs False: a feature that occurs at least this many times in
+        training has a weight for every label (the frequent features keep their negative evidence)
+    columns : names of the token values when fitting on plain lists
+    missing_label : None, or the label symbol (e.g. "?") of an unlabelled token. Training takes
+        the best labeling consistent with the known labels as the gold (perceptron, hinge), the
+        likelihood of the known labels (crf) or only the tokens whose label and history are known
+        (memm); the symbol is never a label of the model. In ``predict(X, forced=...)`` it marks a
+        free token.
+    l2, eta0, batch_size, cost, average_start, calibration_sentences, l1, promotion, demotion,
+    initial_weight, solver, epsilon, period, delta, boundary, unseen_transitions : options of the learning rules
+        that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
+        Setting one that the chosen rule does not take is a ConfigError.
+    workers : 1 (train here, serially), or N > 1: iterative parameter mixing over N shards on a
+        dask LocalCluster started for the run (``structperc.train.mixing``)
+    scheduler : address of a running dask scheduler to train on instead (one shard per worker)
+    mix : "uniform" or "errors": how the shards' weights are mixed (with workers > 1 or scheduler)
+    hash_bits : None (exact feature index) or B: feature ids are hashes modulo 2^B
+    cache_dir : None, or a folder where ``fit_file`` keeps the encoded training corpus (``cache.py``)
+    resumable : keep the perceptron's training state (raw weights, averaging sums, example counter)
+        in the model and its file, so that ``partial_fit`` continues the averaging exactly as one
+        longer run would; it triples the size of the model file.
+    lexicons : None, a list of ``NAME=FILE`` strings, or a dict name -> file or ``lexicon.Lexicon``:
+        the lexicons of the template fields ``NAME[k]`` and ``NAME.pK[k]``
+    lexicon_lower : look words up in the lexicons lower-cased
+
+    Attributes
+    ----------
+    model_ : LinearChainModel
+    templates_, constrain_ : the templates and constraint used (``templates`` and ``constrain``, or
+        what was chosen for None); structure_reason_ : why, in a few words
+    labels_ : list of str
+    history_ : list of EpochRecord
+    n_iter_ : the epoch whose weights were kept (best on dev, or the last)
+    """
+
+    def __init__(self, templates=None, trainer="perceptron", epochs=10, average=None, min_count=0,
+                 rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
+                 missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
+                 calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
+                 mix="uniform", hash_bits=None, cache_dir=None, l1=None, promotion=None, demotion=None,
+                 initial_weight=None, lexicons=None, lexicon_lower=False, resumable=False, dense_count=None,
+                 solver=None, epsilon=None, period=None, delta=None, boundary=None, unseen_transitions=None):
+        self.templates = templates
+        self.trainer = trainer
+        self.epochs = epochs
+        self.average = average
+        self.min_count = min_count
+        self.rare_threshold = rare_threshold
+        self.constrain = constrain
+        self.order = order
+        self.tag_dict = tag_dict
+        self.seed = seed
+        self.columns = columns
+        self.missing_label = missing_label
+        self.l2 = l2
+        self.eta0 = eta0
+        self.batch_size = batch_size
+        self.cost = cost
+        self.average_start = average_start
+        self.calibration_sentences = calibration_sentences
+        self.all_pairs = all_pairs
+        self.dense_count = dense_count
+        self.workers = workers
+        self.scheduler = scheduler
+        self.mix = mix
+        self.hash_bits = hash_bits
+        self.cache_dir = cache_dir
+        self.l1 = l1
+        self.promotion = promotion
+        self.demotion = demotion
+        self.initial_weight = initial_weight
+        self.resumable = resumable
+        self.lexicons = lexicons
+        self.lexicon_lower = lexicon_lower
+        self.solver = solver
+        self.epsilon = epsilon
+        self.period = period
+        self.delta = delta
+        self.boundary = boundary
+        self.unseen_transitions = unseen_transitions
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def classes_(self):
+        """The labels of the fitted model, in label-id order (scikit-learn's ``classes_``)."""
+        return np.array(self.labels_, dtype=object)
+
+    def trainer_options(self):
+        """The options set for the learning rule (name -> value), checked against the rule's
+        declared ``params``; ConfigError for an unknown rule or an option the rule does not take."""
+        from structperc.train import RULE_OPTIONS, TRAINERS, check_options
+
+        if self.trainer not in TRAINERS:
+            raise ConfigError(f"unknown trainer {self.trainer!r}: choose one of {', '.join(TRAINERS)}")
+        if self.dense_count is not None and (self.all_pairs or int(self.dense_count) != self.dense_count
+                                             or self.dense_count < 1):
+            raise ConfigError(f"dense_count applies to gold pairs (all_pairs=False) "
+                              f"and is a positive integer, got {self.dense_count!r} with all_pairs={self.all_pairs}")
+        # the options of the learning rules (None: the rule's default); only those set reach the rule
+        options = {name: getattr(self, name) for name in RULE_OPTIONS if getattr(self, name) is not None}
+        check_options(self.trainer, options)
+        return options
+
+    def _mixing(self, client=None):
+        return client is not None or self.scheduler is not None or self.workers != 1
+
+    def check_engine(self, client=None):
+        """ConfigError for engine options that are invalid or do not apply (mix without mixing)."""
+        from structperc.train import TRAINERS
+        from structperc.train.mixing import MIXES, check_mix
+
+        if int(self.workers) != self.workers or self.workers < 1:
+            raise ConfigError(f"workers must be a positive integer, got {self.workers!r}")
+        if self.scheduler is not None and self.workers != 1:
+            raise ConfigError("workers=N and scheduler=ADDRESS exclude each other (the scheduler's workers are used)")
+        if self.mix not in MIXES:
+            raise ConfigError(f"unknown mix {self.mix!r}: choose one of {', '.join(MIXES)}")
+        if self.mix != "uniform" and not self._mixing(client):
+            raise ConfigError(f"mix={self.mix!r} applies only to parameter mixing (workers=N > 1 or scheduler=ADDRESS)")
+        if self.resumable and self._mixing(client):
+            raise ConfigError("resumable keeps the state of one serial run; parameter mixing has one per shard")
+        if self.trainer in TRAINERS:
+            check_mix(self.mix, TRAINERS[self.trainer])
+
+    def _encoder(self):
+        lexicons = read_lexicons(self.lexicons, self.lexicon_lower)
+        return FeatureEncoder(self.templates_, self.min_count, self.rare_threshold, hash_bits=self.hash_bits,
+                              lexicons=lexicons)
+
+    # ------------------------------------------------------------------ training
+    def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
+            checkpoint_every=1, resume=None, input_metadata=None, client=None):
+        """Train on X (a Corpus with labels, or token lists with labels y); returns self.
+
+        dev : optional held-out data (Corpus, or token lists with dev_y); when given, the weights of
+            the best dev epoch are kept (Collins' Numits).
+        progress : callable(epoch, done, total, stats), called during each epoch, or None.
+        callback : callable(EpochRecord), called as each epoch ends (with its dev score), or None.
+        checkpoint : path, or None. After every ``checkpoint_every`` epochs, write there (atomically)
+            a model file of the weights reached that also holds the trainer's state (see
+            ``read_checkpoint``).
+        resume : path of such a checkpoint, or None. Training continues from it up to ``epochs``
+            and ends with the model the uninterrupted run would have given. The checkpoint must come
+            from a run with the same parameters (``epochs`` aside), data and dev data; otherwise
+            ConfigError.
+        input_metadata : reader options to record in the model's "input" metadata (how the corpus was
+            read), beside the format, columns and label found.
+        client : a dask.distributed Client: train by parameter mixing on its workers (one shard each).
+        """
+        return self._fit(X, y, dev, dev_y, progress, callback, checkpoint, checkpoint_every, resume, input_metadata,
+                         client)
+
+    def _fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
+             checkpoint_every=1, resume=None, input_metadata=None, client=None, release=False):
+        """``fit``; release: X is a Corpus no one else holds (``fit_file``), emptied once encoded."""
+        self.trainer_options()
+        self.check_engine(client)
+        if is_dict_corpus(X):
+            training.check_dict_options(self)
+            encoder = AttributeEncoder(self.min_count)
+            labels = flat_labels(X, y)
+            self._choose(None, labels, np.cumsum([0] + [len(s) for s in y]))
+            encoded = encoder.fit_transform(X, labels)
+            read = {**(input_metadata or {}), "format": "dicts"}
+        else:
+            training.check_corpus_columns(self, X)
+            corpus = as_corpus(X, y, self.columns)
+            if corpus.label is None:
+                raise ValueError("training data has no label column")
+            self._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
+            encoder = self._encoder()
+            read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
+                    "label": corpus.label}
+            # --workers N: this machine's N cores are the run's, for encoding too
+            threads = int(self.workers) if client is None and self.scheduler is None else 1
+            encoded = encoder.fit_transform(corpus, release=release, threads=threads)
+            corpus = None
+        # the training strings are not needed past encoding (freed here when the caller holds none)
+        del X, y
+        if release:
+            heap.trim()  # the encoding's temporaries
+        return self._fit_encoded(encoder, encoded, read, dev, dev_y, progress, callback, checkpoint,
+                                 checkpoint_every, resume, client)
+
+    def _fit_encoded(self, encoder, encoded, read, dev=None, dev_y=None, progress=None, callback=None,
+                     checkpoint=None, checkpoint_every=1, resume=None, client=None):
+        from structperc.train import make_rule
+
+        options = self.trainer_options()
+        self.check_engine(client)
+        if self.missing_label is not None:
+            drop_missing_label(encoder, encoded, self.missing_label)
+        rule = make_rule(self.trainer, **options)
+        model = training.new_model(self, encoder, encoded, rule)
+        self.model_ = model
+        self.labels_ = model.labels
+        training.run_training(self, rule, model, encoded, options, read, dev, dev_y, progress, callback,
+                              checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume, client=client)
+        return self
+
+    def _choose(self, columns, labels, sentence_offsets):
+        """Set templates_, constrain_ and structure_reason_ (``choose_structure``)."""
+        self.templates_, self.constrain_, self.structure_reason_ = choose_structure(
+            self.templates, self.constrain, columns, labels, sentence_offsets, self.missing_label)
+
+    def partial_fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, input_metadata=None,
+                    checkpoint=None, checkpoint_every=1, resume=None, client=None):
+        """Continue training the fitted (or loaded) model on X for ``epochs`` more epochs; returns
+        self (``training.continue_training``). Without a fitted model this is ``fit``."""
+        return training.continue_training(self, X, y, dev, dev_y, progress, callback, input_metadata, checkpoint,
+                                          checkpoint_every, resume, client)
+
+    # ------------------------------------------------------------------ prediction
+    def predict_corpus(self, corpus, forced=None):
+        """Predicted label strings, flat over the tokens of a Corpus, and each sentence's score.
+
+        forced : None, or int64 (n_tokens,) label ids to keep, -1 where free (``forced_label_ids``).
+        """
+        ids, scores, _ = self._decode_input(corpus, forced)
+        return self.model_.label_names(ids).tolist(), scores
+
+    def _decode_input(self, corpus, forced=None):
+        """(label ids, sentence scores, the encoded input) of a Corpus (``predict_corpus``)."""
+        encoded = self.encode_input(corpus)
+        ids, scores = self._predict_encoded(encoded, forced)
+        return ids, scores, encoded
+
+    def encode_input(self, corpus):
+        """The encoded tokens of a Corpus read as the model's input (its labels, if any, left out)."""
+        return self.model_.encoder.transform(self._input(corpus), with_labels=False)
+
+    def _input(self, corpus):
+        """The Corpus the model's templates read for the input ``corpus``: the same one here; a
+        stacked model adds the column of its base model's predictions (``stacking.StackedTagger``)."""
+        return corpus
+
+    def _predict_encoded(self, encoded, forced=None):
+        return self.model_.decode(encoded, forced=forced)
+
+    def missing_symbol(self):
+        """The label symbol of a free token in forced labels: ``missing_label``, or "?" when unset."""
+        return self.missing_label if self.missing_label is not None else "?"
+
+    def forced_ids(self, corpus, forced):
+        """Label ids of ``forced`` for the sentences of ``corpus``, checked (``forcing.sentence_forced_ids``)."""
+        return sentence_forced_ids(self.model_, corpus.sentence_offsets, forced, self.missing_symbol())
+
+    def _encode(self, X, y=None):
+        """(EncodedCorpus, flat gold label strings or None) of X: feature dicts, a Corpus or token lists."""
+        encoder = self.model_.encoder
+        if is_dict_corpus(X) or isinstance(encoder, AttributeEncoder):
+            if not isinstance(encoder, AttributeEncoder):
+                raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
+            if not is_dict_corpus(X) and any(len(s) for s in X):
+                raise ConfigError("this model was trained on feature dicts: give every token as a dict")
+            gold = flat_labels(X, y) if y is not None else None
+            return encoder.transform(X, gold), gold
+        corpus = self._input(as_corpus(X, y, self.columns))
+        gold = corpus.columns[corpus.label] if corpus.label is not None else None
+        return encoder.transform(corpus, with_labels=gold is not None), gold
+
+    def predict(self, X, forced=None):
+        """Per-sentence lists of predicted labels.
+
+        forced : None, or per sentence None or a list of labels, one per token: a label keeps the
+            token at that label, None or the missing symbol (``missing_label``, "?" when unset)
+            leaves it free.
+        """
+        encoded, _ = self._encode(X)
+        ids, _ = self._predict_encoded(encoded, None if forced is None else self.forced_ids(encoded, forced))
+        flat = self.model_.label_names(ids).tolist()
+        o = encoded.sentence_offsets
+        return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
+
+    def tag(self, tokens):
+        """[(token, label), ...] of one sentence, as NLTK's taggers give it.
+
+        tokens : list of str (or of tuples of column values, for a model over several columns)."""
+        if isinstance(tokens, str):
+            raise DataError(f"tag takes one sentence as a list of tokens, got the str {tokens[:40]!r}: split it "
+                              f"first (structperc.readers.raw.tokenize splits raw English text)")
+        tokens = list(tokens)
+        return list(zip(tokens, self.predict([tokens])[0]))
+
+    def tag_sents(self, sentences):
+        """``tag`` of every sentence (a list of token lists)."""
+        sentences = [list(s) if not isinstance(s, str) else s for s in sentences]
+        return [list(zip(tokens, labels)) for tokens, labels in zip(sentences, self.predict(sentences))]
+
+    def predict_marginals(self, X):
+        """P(y_t = label | x) as scikit-learn-crfsuite gives it: per sentence, per token, a dict
+        {label: probability}. Needs a probabilistic model (crf, memm)."""
+        from structperc.estimator.marginals import check_probabilistic
+        from structperc.estimator.marginals import marginals as label_marginals
+
+        check_probabilistic(self.model_)
+        encoded, _ = self._encode(X)
+        node, _ = label_marginals(self.model_, encoded)
+        labels = self.model_.labels
+        rows = [dict(zip(labels, row)) for row in node.tolist()]
+        o = encoded.sentence_offsets
+        return [rows[o[i]: o[i + 1]] for i in range(len(o) - 1)]
+
+    @property
+    def state_features_(self):
+        """{(attribute, label): weight} of the nonzero emission weights (scikit-learn-crfsuite's name)."""
+        model = self.model_
+        emission = model.emission_weights()
+        rows, cols = np.nonzero(emission)
+        describe = model.encoder.describe_feature
+        return {(describe(int(f)), model.labels[c]): float(emission[f, c]) for f, c in zip(rows, cols)}
+
+    @property
+    def transition_features_(self):
+        """{(label_from, label_to): weight} of the label transitions (the start row left out)."""
+        model = self.model_
+        transition = model.transition_weights()
+        return {(a, b): float(transition[i, j]) for i, a in enumerate(model.labels)
+                for j, b in enumerate(model.labels)}
+
+    def evaluate(self, X, y=None):
+        """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second.
+
+        Gold labels the model does not know are listed under ``unknown_labels`` (and a StructpercWarning
+        names them); a ConfigError when it knows none of them (``unknown_gold_labels``)."""
+        start = time.perf_counter()
+        gold, predicted, offsets = self._gold_and_predicted(X, y)
+        seconds = time.perf_counter() - start
+        unknown = check_gold_labels(gold, self.model_.labels, getattr(X, "path", "<memory>"))
+        result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels))
+        if unknown:
+            result["unknown_labels"] = unknown
+        result["seconds"] = seconds
+        result["tokens_per_second"] = result["tokens"] / seconds if seconds > 0 else float("inf")
+        return result
+
+    def _gold_and_predicted(self, X, y=None):
+        """(gold labels, predicted labels, sentence offsets) of labelled data, flat over the tokens."""
+        encoded, gold = self._encode(X, y)
+        if gold is None:
+            raise ValueError("evaluation data has no label column")
+        ids, _ = self._predict_encoded(encoded)
+        return gold, self.model_.label_names(ids).tolist(), encoded.sentence_offsets
+
+    def score(self, X, y=None):
+        """Token accuracy as a fraction in [0, 1], as scikit-learn's ``score`` (``evaluate`` gives
+        percentages)."""
+        return self.evaluate(X, y)["accuracy"] / 100.0
+
+    def prepare(self):
+        """Build the feature index tables and load the compiled decoder now, not on first use."""
+        self.model_.encoder.prepare()
+        self.model_.prepare()
+        return self
+
+    # ------------------------------------------------------------------ files
+    def fit_file(self, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
+                 resume=None, client=None, partial=False, **reader_options):
+        """Read a labelled corpus file (and a dev file) and fit, recording how the file was read in
+        the model; returns self (``files.fit_file``)."""
+        return files.fit_file(self, path, dev, callback, progress, checkpoint, checkpoint_every, resume, client,
+                              partial, **reader_options)
+
+    def reader_options(self, format=None, tag_sep=None, encoding=None):
+        """The ``read_corpus`` options recorded at fitting, with the given ones replacing them."""
+        return files.reader_options(self, format, tag_sep, encoding)
+
+    def read(self, path, format=None, require_label=True, tag_sep=None, encoding=None):
+        """Read a corpus file as the training corpus was read (``files.read``)."""
+        return files.read(self, path, format, require_label, tag_sep, encoding)
+
+    def evaluate_file(self, path, format=None, tag_sep=None, encoding=None):
+        """``evaluate`` on a labelled corpus file read as the training corpus was."""
+        return self.evaluate(self.read(path, format, tag_sep=tag_sep, encoding=encoding))
+
+    def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
+                 force_column=None, encoding=None, output_format=None, keep_gold=False):
+        """Read, tag and write batch by batch, the file streamed (``files.tag_file``); returns counts
+        and speed: sentences, tokens, seconds, tokens_per_second."""
+        return files.tag_file(self, input, output, format, marginals, probability, tag_sep, force_column, encoding,
+                              output_format, keep_gold)
+
+    def describe(self, top=10):
+        """Labels, sizes, the model's metadata (training options, input options) and the ``top``
+        highest weighted emission features per label as (description, weight) pairs."""
+        model = self.model_
+        emission = model.emission_weights()
+        top_features = {}
+        for c, label in enumerate(model.labels):
+            column = emission[:, c]
+            best = np.argsort(-column, kind="stable")[:top] if len(column) else []
+            top_features[label] = [(model.encoder.describe_feature(int(f)), float(column[f])) for f in best]
+        return {
+            "labels": model.labels, "features": model.encoder.n_features_,
+            "pair_features": model.encoder.n_pair_features_, "weights": int(len(model.weights)),
+            "order": model.order, "constrain": model.constrain, "templates": model.encoder.template_strings_,
+            **model.metadata, **self._hashing(), "top_features": top_features,
+        }
+
+    def _hashing(self):
+        encoder = self.model_.encoder
+        if getattr(encoder, "hash_bits", None) is None:  # feature dicts have no hashing
+            return {}
+        return {"hashing": {"hash_bits": int(encoder.hash_bits), **(getattr(encoder, "hash_stats_", None) or {})}}
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path):
+        """Write the model file, with the training state when ``resumable`` (``LinearChainModel.save``)."""
+        return self.model_.save(path, resumable=self.resumable)
+
+    @classmethod
+    def load(cls, path):
+        """A fitted tagger of this class from a model file, with every constructor argument it was fitted with. An
+        ensemble file (several models) is a ModelFileError: ``structperc.load_model`` reads both."""
+        if is_ensemble_file(path):
+            raise ModelFileError(f"{path}: an ensemble model file (several models): "
+                                 f"load it with structperc.load_model")
+        return cls.from_model(LinearChainModel.load(path))
+
+    @classmethod
+    def from_model(cls, model):
+        """A fitted tagger of this class around a LinearChainModel, with the constructor arguments it records."""
+        training = model.metadata.get("training", {})
+        names = cls._get_param_names()
+        params = {k: training[k] for k in names if k in training}
+        # files written before the options were recorded one by one
+        params.update({k: v for k, v in training.get("trainer_options", {}).items()
+                       if k in names and params.get(k) is None})
+        if "columns" not in training:
+            params["columns"] = model.metadata.get("input", {}).get("columns")
+        # a structure chosen from the data was asked for as None: the parameter is restored as given
+        params.update({name: None for name in training.get("chosen", {}) if name in names})
+        tagger = cls(**params)
+        tagger.model_ = model
+        tagger.labels_ = model.labels
+        tagger.n_iter_ = training.get("best_epoch")
+        tagger._adopt_structure(model)
+        return tagger
+
+    def _adopt_structure(self, model):
+        """Set templates_, constrain_ and structure_reason_ from a fitted model's record."""
+        chosen = model.metadata.get("training", {}).get("chosen", {})
+        self.templates_ = chosen.get("templates", self.templates)
+        self.constrain_ = chosen.get("constrain", model.constrain or "none")
+        self.structure_reason_ = chosen.get("reason", "given")
