@@ -9,7 +9,7 @@ from sklearn.metrics import make_scorer
 from sklearn.model_selection import GridSearchCV, KFold, RandomizedSearchCV, cross_val_score
 from sklearn.utils import estimator_checks, get_tags
 
-from structperc import Tagger
+from structperc import CRF, Tagger
 from structperc.errors import ConfigError
 from structperc.evaluate.scorers import chunk_f1_score, flat_accuracy_score, flat_f1_score
 
@@ -75,22 +75,42 @@ def test_classes_and_score_as_scikit_learn_has_them():
     assert score == pytest.approx(flat_accuracy_score(y, tagger.predict(X)))
 
 
-def test_tags_say_the_input_is_not_an_array():
-    tags = get_tags(Tagger())
+@pytest.mark.parametrize("estimator", [Tagger(), CRF()], ids=["Tagger", "CRF"])
+def test_tags_say_the_input_is_not_an_array(estimator):
+    tags = get_tags(estimator)
     assert tags.input_tags.two_d_array is False and tags.target_tags.required is True
 
 
-@pytest.mark.parametrize("check", [
+# scikit-learn's checks that do not feed the estimator a 2-D numeric array: its constructor, parameters,
+# repr, tags and mixin order. The others (dtypes, NaN and inf, sparse input, n_features_in_, sample order,
+# ...) build X as such an array, which a list of sentences is not; given the tags above,
+# check_estimator itself leaves them out.
+PARAMETER_CHECKS = [
     estimator_checks.check_no_attributes_set_in_init,
     estimator_checks.check_get_params_invariance,
     estimator_checks.check_set_params,
-])
-def test_scikit_learn_checks_on_parameters(check):
-    check("Tagger", Tagger())
+    estimator_checks.check_parameters_default_constructible,
+    estimator_checks.check_do_not_raise_errors_in_init_or_set_params,
+    estimator_checks.check_estimator_cloneable,
+    estimator_checks.check_estimator_repr,
+    estimator_checks.check_estimator_tags_renamed,
+    estimator_checks.check_valid_tag_types,
+    estimator_checks.check_mixin_order,
+]
 
 
-def test_scikit_learn_default_constructible_check():
-    estimator_checks.check_parameters_default_constructible("Tagger", Tagger())
+@pytest.mark.parametrize("estimator", [Tagger(), CRF()], ids=["Tagger", "CRF"])
+@pytest.mark.parametrize("check", PARAMETER_CHECKS, ids=lambda check: check.__name__)
+def test_scikit_learn_checks_on_parameters(check, estimator):
+    check(type(estimator).__name__, estimator)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")  # the checks it leaves out
+@pytest.mark.parametrize("estimator", [Tagger(), CRF()], ids=["Tagger", "CRF"])
+def test_check_estimator_passes_every_check_it_runs(estimator):
+    results = estimator_checks.check_estimator(estimator, on_fail=None)
+    assert results and all(r["status"] != "failed" for r in results), [
+        (r["check_name"], str(r["exception"])) for r in results if r["status"] == "failed"]
 
 
 def test_cross_val_score_with_a_flat_f1_scorer_on_two_jobs():

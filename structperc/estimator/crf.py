@@ -6,7 +6,7 @@ import tempfile
 from sklearn.base import BaseEstimator
 
 from structperc.errors import ConfigError
-from structperc.estimator.tagger import Tagger
+from structperc.estimator.tagger import SequenceTags, Tagger
 from structperc.evaluate.scorers import flat_accuracy_score
 from structperc.train.sgd import l2_of_c2
 
@@ -39,7 +39,7 @@ class TrainingLog:
         return f"TrainingLog({len(self.iterations)} iterations)"
 
 
-class CRF(BaseEstimator):
+class CRF(SequenceTags, BaseEstimator):
     """A linear-chain CRF with sklearn-crfsuite's constructor and methods: change the import only.
 
     Input is sklearn-crfsuite's: per sentence a list of feature dicts (``features/dicts.py``: a str

@@ -2,15 +2,17 @@
 
 scikit-learn's ``BaseEstimator`` comes first in the method order, so ``get_params``, ``set_params``,
 the repr, ``clone`` and pickling are scikit-learn's own; fitting, prediction, files and persistence
-are ``TaggerCore``'s. Only the tags are this module's: a sentence list is not a 2-D array.
+are ``TaggerCore``'s. Only the tags are this module's (``SequenceTags``, which ``CRF`` has too): a
+list of sentences is not a 2-D array.
 """
 from sklearn.base import BaseEstimator
 
 from structperc.estimator.core import TaggerCore
 
 
-class Tagger(BaseEstimator, TaggerCore):
-    __doc__ = TaggerCore.__doc__
+class SequenceTags:
+    """scikit-learn's tags of an estimator on sequences; put before ``BaseEstimator``, as scikit-learn
+    puts its mixins."""
 
     def __sklearn_tags__(self):
         """scikit-learn's tags: X is a list of sentences (token lists or feature dicts) and y a list
@@ -23,3 +25,7 @@ class Tagger(BaseEstimator, TaggerCore):
         tags.requires_fit = True
         tags.non_deterministic = False
         return tags
+
+
+class Tagger(SequenceTags, BaseEstimator, TaggerCore):
+    __doc__ = TaggerCore.__doc__
