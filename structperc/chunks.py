@@ -8,6 +8,8 @@ an O, or after E-/S-. ``chunk_spans`` gives the same list as seqeval's ``get_ent
 import functools
 import warnings
 
+import numpy as np
+
 from structperc.errors import ConfigError, StructpercWarning
 
 # tag letters of IOB, IOBES and BILOU schemes
@@ -46,6 +48,59 @@ def is_bio(labels):
     """True when the label set is a chunk tagging (B-X, I-X, O, ...)."""
     prefixed = [label for label in labels if label != "O"]
     return bool(prefixed) and all(label[:2] in ("B-", "I-", "E-", "S-") and len(label) > 2 for label in prefixed)
+
+
+# the chunk schemes a decoder can keep, each as the label pairs it forbids (``allowed_transitions``)
+SCHEMES = {
+    "bio": "I-X only after B-X or I-X (IOB2)",
+    "iob1": "B-X only after B-X or I-X: I-X starts a chunk, B-X one right after a chunk of its type (IOB1)",
+    "bioes": "I-X and E-X only after B-X or I-X, anything else only outside a chunk (IOBES)",
+}
+
+
+def allowed_transitions(labels, scheme, wildcard=None):
+    """bool (L + 1, L): ``allowed[p, c]`` when label c may follow label p in ``scheme`` (``SCHEMES``,
+    or "none": every pair); row L stands for the start of a sentence, which is outside any chunk.
+
+    labels : the L label strings; wildcard : None, or a label (the symbol of an unlabelled token)
+        that may stand anywhere, before or after any label.
+    """
+    n = len(labels)
+    allowed = np.ones((n + 1, n), dtype=bool)
+    if scheme == "none":
+        return allowed
+    index = {label: i for i, label in enumerate(labels)}
+
+    def rows(*names):
+        """The rows of the labels ``names`` that are in the set: the previous labels allowed."""
+        keep = np.zeros(n + 1, dtype=bool)
+        keep[[index[name] for name in names if name in index]] = True
+        return keep
+
+    # a chunk is open after B-X or I-X, in IOBES only (elsewhere I-X may end one)
+    open_chunk = rows(*(label for label in labels if label[:2] in ("B-", "I-")))
+    for c, label in enumerate(labels):
+        inside = rows(f"B-{label[2:]}", f"I-{label[2:]}", wildcard)
+        if label == wildcard:
+            continue
+        if scheme == "bio" and label.startswith("I-") or scheme == "iob1" and label.startswith("B-"):
+            allowed[:, c] = inside
+        elif scheme == "bioes":
+            allowed[:, c] = inside if label[:2] in ("I-", "E-") else ~open_chunk | rows(wildcard)
+    return allowed
+
+
+def keeps_scheme(ids, labels, sentence_offsets, scheme, wildcard=None):
+    """Whether the gold sequences keep ``scheme`` (``allowed_transitions``) in every sentence.
+
+    ids : int (n_tokens,) label ids into ``labels``; sentence_offsets : int (n_sentences + 1,)
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    previous = np.empty_like(ids)
+    previous[1:] = ids[:-1]
+    starts = np.asarray(sentence_offsets[:-1], dtype=np.int64)
+    previous[starts[starts < len(ids)]] = len(labels)
+    return bool(allowed_transitions(labels, scheme, wildcard)[previous, ids].all())
 
 
 def map_only_types(labels, types):

@@ -115,7 +115,7 @@ def test_help_lists_the_choices_and_ranges(tmp_path):
     assert "<" + "|".join(TRAINERS) + ">" in train
     assert "<" + "|".join(FORMATS) + ">" in train
     assert "[" + "|".join(PRESETS) + "|FILE]" in train
-    for values in ("<self|tri|tri-disagree>", "<uniform|errors>", "<none|bio>"):
+    for values in ("<self|tri|tri-disagree>", "<uniform|errors>", "<none|bio|iob1|bioes>"):
         assert values in train
     assert "x>=0" in train and "x>=1" in train  # --tag-dict, --min-count; --epochs, --workers
     assert "<best|all>" in structperc("tag", "--help", cwd=tmp_path).stdout

@@ -122,7 +122,8 @@ def train_command(
     rare_threshold: Optional[int] = typer.Option(
         None, min=0, help="Words seen fewer times are rare (for @rare templates; default 5, or the --init model's)."),
     constrain: Optional[Constraint] = typer.Option(
-        None, help="Transition constraint (default: bio for BIO labels that keep it, else none)."),
+        None, help="Transition constraint (default: the chunk scheme the gold labels keep: bioes, bio or "
+             "iob1; else none)."),
     order: Optional[int] = typer.Option(None, min=1, max=2,
                                         help="Label order: 1 (bigram, the default) or 2 (trigram)."),
     tag_dict: Optional[int] = typer.Option(None, min=0, help="Words seen >= K times may only take their seen tags."),

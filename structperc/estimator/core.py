@@ -42,7 +42,8 @@ class TaggerCore(Estimator):
         rule's default
     min_count : feature count cut-off (Collins' cc)
     rare_threshold : training count below which a word is rare (``@rare`` templates)
-    constrain : None (chosen from the training data: "bio" for BIO labels), "none" or "bio" (I-X only
+    constrain : None (chosen from the training data: the chunk scheme the gold labels keep, "bioes",
+        "bio" or "iob1", else "none"), "none", or a scheme of ``chunks.SCHEMES`` (e.g. "bio": I-X only
         after B-X or I-X), in training and decoding
     order : 1 (bigram labels) or 2 (trigram labels)
     tag_dict : None, or k: words seen >= k times may only take the tags seen with them

@@ -8,17 +8,17 @@
   a tagging task and takes ``pos-rich`` (``pos-ud`` when the input is CoNLL-U, with its
   ``space_after`` column). Each preset reads only the columns the input has: ``ner``'s POS
   templates are optional (``?``), ``pos-rich`` reads the word alone. Feature dicts have no templates.
-- constraint: a chunk-scheme label set whose gold sequences all keep the ``bio`` rule (I-X only
-  after B-X or I-X) takes ``bio``; IOB1 data, where I-X also starts a chunk, and every other label
-  set take none.
+- constraint: a chunk-scheme label set takes the tightest scheme its gold sequences all keep
+  (``kept_scheme``; the rules are ``chunks.SCHEMES``): ``bioes`` when it has E- or S- tags, else
+  ``bio`` (I-X only after B-X or I-X), else ``iob1`` (B-X only after B-X or I-X, as in IOB1 data,
+  where I-X starts a chunk). A label set that keeps none of them, and every other label set, take
+  none.
 
 An explicit choice is kept as given; ``constrain="none"`` turns the constraint off.
 """
 from collections import namedtuple
 
-import numpy as np
-
-from structperc.chunks import is_bio
+from structperc.chunks import is_bio, keeps_scheme
 from structperc.utils.interning import intern_column
 
 # Measured with the default perceptron (one run each): on a held-out last tenth of CoNLL-2000 train,
@@ -32,9 +32,18 @@ PHRASE_TYPES = frozenset({
     "NAC", "NX", "WHNP", "WHADVP", "WHADJP", "WHPP", "RRC", "SINV", "SQ", "SBARQ", "X",
 })
 
+# why a chunk scheme was chosen as the constraint (None: the labels keep none)
+CHOSEN_SCHEME = {
+    "bio": "every I-X after B-X or I-X",
+    "iob1": "I-X starts chunks, B-X only right after a chunk of its type (IOB1)",
+    "bioes": "E-/S- tags, I-X and E-X only inside a chunk (IOBES)",
+    None: "the labels keep no chunk scheme's order",
+}
+
 Structure = namedtuple("Structure", "templates constrain reason")
 Structure.__doc__ = """templates : preset name, file or list (as given, or chosen; None for feature dicts);
-constrain : "bio" or "none"; reason : why, in a few words ("given", or what the data showed)."""
+constrain : "none" or a chunk scheme (``chunks.SCHEMES``); reason : why, in a few words ("given", or what
+the data showed)."""
 
 
 def keeps_bio(labels, sentence_offsets, missing_label=None):
@@ -44,31 +53,26 @@ def keeps_bio(labels, sentence_offsets, missing_label=None):
     labels : flat sequence of label strings (n_tokens,); sentence_offsets : int (n_sentences + 1,)
     missing_label : None, or the symbol of an unlabelled token, which may stand for any label
     """
-    return _keeps_bio(*intern_column(labels), sentence_offsets, missing_label)
+    ids, distinct = intern_column(labels)
+    return keeps_scheme(ids, list(distinct), sentence_offsets, "bio", missing_label)
 
 
-def _keeps_bio(ids, distinct, sentence_offsets, missing_label):
-    """``keeps_bio`` of the interned labels: ids (n_tokens,) into ``distinct``."""
-    n = len(distinct)
-    # allowed[p, c]: label c may follow label p; row n is the sentence start
-    allowed = np.ones((n + 1, n), dtype=bool)
-    for c, label in enumerate(distinct):
-        if label.startswith("I-"):
-            allowed[:, c] = [p < n and distinct[p] in (f"B-{label[2:]}", f"I-{label[2:]}", missing_label)
-                             for p in range(n + 1)]
-    previous = np.empty_like(ids)
-    previous[1:] = ids[:-1]
-    starts = np.asarray(sentence_offsets[:-1], dtype=np.int64)
-    starts = starts[starts < len(ids)]
-    previous[starts] = n
-    return bool(allowed[previous, ids].all())
+def kept_scheme(ids, distinct, sentence_offsets, missing_label=None):
+    """The tightest chunk scheme (``chunks.SCHEMES``) the gold sequences keep, or None: IOBES when
+    the labels have E- or S- tags, else BIO, else IOB1."""
+    distinct = list(distinct)
+    candidates = ["bio", "iob1"]
+    if any(label[:2] in ("E-", "S-") for label in distinct if label != missing_label):
+        candidates.insert(0, "bioes")
+    return next((scheme for scheme in candidates
+                 if keeps_scheme(ids, distinct, sentence_offsets, scheme, missing_label)), None)
 
 
 def choose_structure(templates, constrain, columns, labels, sentence_offsets, missing_label=None):
     """The templates and constraint of a training run (see the module's docstring).
 
     templates : None (choose), or a preset name, template file or list of templates (kept)
-    constrain : None (choose), "none" or "bio" (kept)
+    constrain : None (choose), "none" or a chunk scheme (kept)
     columns : names of the input columns (the label column among them), or None for feature dicts
     labels : flat sequence of the gold label strings (n_tokens,)
     sentence_offsets : int (n_sentences + 1,)
@@ -97,12 +101,10 @@ def choose_structure(templates, constrain, columns, labels, sentence_offsets, mi
             # 71.12, crf 70.09 against 71.77; one run each, measured while choosing the defaults)
             constrain = "none"
             reasons.append("feature dicts")
-        elif chunked and _keeps_bio(ids, distinct, sentence_offsets, missing_label):
-            constrain = "bio"
-            reasons.append("every I-X after B-X or I-X")
         else:
-            constrain = "none"
-            reasons.append("I-X starts chunks (IOB1)" if chunked else "no chunk scheme")
+            scheme = kept_scheme(ids, distinct, sentence_offsets, missing_label) if chunked else None
+            constrain = scheme or "none"
+            reasons.append(CHOSEN_SCHEME[scheme] if chunked else "no chunk scheme")
     return Structure(templates, constrain, "; ".join(reasons) or "given")
 
 

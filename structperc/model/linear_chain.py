@@ -8,6 +8,7 @@ from structperc._kernels.score.scoring import phi_dot, phi_indices, phi_values
 from structperc.features.dicts import AttributeEncoder
 from structperc.features.encode import FIRST_ID, FeatureEncoder
 from structperc.features.encoded import EncodedCorpus
+from structperc.chunks import SCHEMES, allowed_transitions
 from structperc.errors import ConfigError, ModelFileError
 from structperc.utils.npz import read_npz, write_npz
 
@@ -31,24 +32,7 @@ def layout_dims(layout):
                      layout.off_end, layout.off_pair, layout.off_trans2, layout.size, int(local)], dtype=np.int64)
 
 
-def _no_constraint(labels):
-    return np.zeros((len(labels) + 1, len(labels)))
-
-
-def _bio_constraint(labels):
-    """I-X may only follow B-X or I-X (and never start a sentence)."""
-    n = len(labels)
-    penalty = np.zeros((n + 1, n))
-    for c, label in enumerate(labels):
-        if label.startswith("I-"):
-            kind = label[2:]
-            for p in range(n + 1):
-                if p == n or labels[p] not in (f"B-{kind}", f"I-{kind}"):
-                    penalty[p, c] = -np.inf
-    return penalty
-
-
-CONSTRAINTS = {"none": _no_constraint, "bio": _bio_constraint}
+CONSTRAINTS = ("none", *SCHEMES)
 
 
 def transition_penalty(labels, constrain):
@@ -56,7 +40,7 @@ def transition_penalty(labels, constrain):
     name = constrain or "none"
     if name not in CONSTRAINTS:
         raise ConfigError(f"unknown constraint {name!r}: choose one of {', '.join(CONSTRAINTS)}")
-    return CONSTRAINTS[name](labels)
+    return np.where(allowed_transitions(labels, name), 0.0, -np.inf)
 
 
 def _grow_tag_dict(tag_dict, n_words, n_labels):
@@ -96,7 +80,7 @@ class LinearChainModel:
     ----------
     encoder : fitted FeatureEncoder
     order : 1 (bigram labels) or 2 (trigram labels)
-    constrain : None, "none" or "bio"
+    constrain : None, "none", or a chunk scheme to keep (``chunks.SCHEMES``: "bio", "iob1", "bioes")
     tag_dict : None, or (word_offsets, word_labels): allowed labels per word id (CSR over the word
         ids of the encoder; a word with no entry may take every label)
     normalization : "global" (perceptron, CRF, hinge: one score per labeling) or "local" (MEMM:
