@@ -77,12 +77,12 @@ def allowed_transitions(labels, scheme, wildcard=None):
         keep[[index[name] for name in names if name in index]] = True
         return keep
 
-    # a chunk is open after B-X or I-X, in IOBES only (elsewhere I-X may end one)
+    # in IOBES a chunk is still open after B-X or I-X (it ends at E-X)
     open_chunk = rows(*(label for label in labels if label[:2] in ("B-", "I-")))
     for c, label in enumerate(labels):
-        inside = rows(f"B-{label[2:]}", f"I-{label[2:]}", wildcard)
         if label == wildcard:
             continue
+        inside = rows(f"B-{label[2:]}", f"I-{label[2:]}", wildcard)
         if scheme == "bio" and label.startswith("I-") or scheme == "iob1" and label.startswith("B-"):
             allowed[:, c] = inside
         elif scheme == "bioes":
