@@ -52,17 +52,18 @@ def run_row(data, method, epochs):
     pos = data.task == "pos"
     order = POS_ORDER if pos else 1
 
-    def make(epochs):
+    def make(epochs, corpus):
+        """The row's Tagger for training on ``corpus`` (the L2 strength is per example: λ = 2 c2 / N)."""
         return Tagger(
             templates=POS_TEMPLATES if pos else NP_TEMPLATES, trainer=method.trainer, epochs=epochs,
             average=method.average, min_count=method.min_count, constrain=None if pos else "bio", order=order,
             tag_dict=TAG_DICT_K if pos else None, seed=SEED,
             # the pinned numbers were run with CRFsuite's c2 = 1, the L2 default of that time
-            **({"l2": l2_of_c2(1.0, data.train.n_sentences)} if method.trainer == "memm" else {}),
+            **({"l2": l2_of_c2(1.0, corpus.n_sentences)} if method.trainer == "memm" else {}),
         )
 
     start = time.perf_counter()
-    tagger = make(epochs).fit(data.train, dev=data.dev)
+    tagger = make(epochs, data.train).fit(data.train, dev=data.dev)
     train_seconds = time.perf_counter() - start
     predicted, _ = tagger.predict_corpus(data.test)
     gold = data.test.labels()
@@ -93,7 +94,8 @@ def run_row(data, method, epochs):
                    test_precision=test["precision"], test_recall=test["recall"])
     # Once Numits is chosen on dev, train again on train + dev for Numits epochs, the way a held-out
     # choice is normally used (the NP dev slice is carved out of train.txt).
-    refit = make(best).fit(concatenate([data.train, data.dev]))
+    both = concatenate([data.train, data.dev])
+    refit = make(best, both).fit(both)
     refit_predicted, _ = refit.predict_corpus(data.test)
     refit_test = evaluate_labels(gold, refit_predicted, data.test.sentence_offsets, data.task == "np")
     row.update(refit_test_score=_task_score(refit_test, data.task), seconds=time.perf_counter() - start)
