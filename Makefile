@@ -9,7 +9,7 @@ NP_MODEL := corpora/np-chunker.npz
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo test test-slow bench ner-preset sgd-defaults bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test test-slow bench ner-preset sgd-defaults epochs bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -97,6 +97,12 @@ sgd-defaults: install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(SP) data fetch conll2002_nl $(MIRROR)
 	$(BIN)/python experiments/sgd_defaults.py
+
+epochs: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(SP) data fetch ud_english_ewt $(MIRROR)
+	$(SP) data fetch conll2002_nl $(MIRROR)
+	$(BIN)/python experiments/epochs.py
 
 reproduce-ner: install
 	$(SP) data fetch conll2002_nl $(MIRROR)

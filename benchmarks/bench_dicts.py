@@ -186,6 +186,8 @@ def main():
         process, fit = median(name, "process"), median(name, "fit")
         rows.append(f"| {name} | {median(name, 'f1'):.2f} | {process:.2f} | {process / ref_process:.3f} | "
                     f"{fit:.2f} | {fit / ref_fit:.3f} | {median(name, 'predict'):.2f} |")
+    from structperc.train import TRAINERS
+
     first = results[systems[0]][0][1]
     header = ["| system | F1 | process (s) | process / sklearn-crfsuite's | fit (s) | fit / sklearn-crfsuite's "
               "| predict (s) |", "|---|---|---|---|---|---|---|"]
@@ -197,7 +199,8 @@ def main():
          "feature function of sklearn-crfsuite's tutorial for both "
          f"({first['extract']:.1f} s to read and extract train + test in each process)."),
         ("sklearn-crfsuite: the tutorial's L-BFGS, c1 = c2 = 0.1, 100 iterations, all possible transitions. "
-         "structperc: `Tagger(trainer=...)` with no other argument (the defaults: 10 epochs; the "
+         "structperc: `Tagger(trainer=...)` with no other argument (the defaults: the rule's epochs, "
+         f"perceptron {TRAINERS['perceptron'].epochs}, crf {TRAINERS['crf'].epochs}; the "
          "constraint chosen from the data, none for feature dicts; crf: averaged SGD starting at "
          "twice the calibrated learning rate, L2 c2 = 0.1; perceptron: averaged)."),
         ("F1: entity level (exact span and type) on ned.testb. process: the whole process (start-up, "

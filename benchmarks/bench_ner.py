@@ -4,7 +4,7 @@ job timed as whole processes.
     python benchmarks/bench_ner.py [--corpus ../shared/corpora/conll2002_nl] [--runs 3]
 
 structperc: ``structperc train ned.train --columns word,pos,ner --templates ner -m MODEL`` (no other
-option: the default averaged perceptron, 10 epochs, the ``bio`` constraint chosen from the labels),
+option: the default averaged perceptron and its epochs, the ``bio`` constraint chosen from the labels),
 then ``structperc eval MODEL ned.testb --json``; the two processes are one job, timed as the sum of
 their wall clocks. sklearn-crfsuite: the tutorial's feature function and arguments (L-BFGS,
 c1 = c2 = 0.1, 100 iterations, all possible transitions) on the same files, run as

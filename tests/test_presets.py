@@ -276,3 +276,19 @@ def test_a_model_chosen_with_a_scheme_decodes_only_sequences_that_keep_it(scheme
     assert kept(tagger.predict(test))
     # the same model unconstrained breaks the scheme somewhere: the check above can fail
     assert not kept(Tagger(templates=["w[0]", "w[-1]", "w[1]"], epochs=1, constrain="none").fit(X, y).predict(test))
+
+
+def test_epochs_default_to_the_rules_own_and_are_checked():
+    from structperc.train import TRAINERS
+
+    X = [["a", "b", "c"], ["b", "c"], ["c", "a"]]
+    y = [["B-X", "I-X", "O"], ["O", "B-Y"], ["B-Y", "O"]]
+    assert TRAINERS["perceptron"].epochs != TRAINERS["crf"].epochs  # so that the test tells them apart
+    for trainer in ("perceptron", "crf"):
+        tagger = Tagger(templates=["w[0]"], trainer=trainer).fit(X, y)
+        assert len(tagger.history_) == TRAINERS[trainer].epochs
+        assert tagger.epochs is None  # the parameter stays as given
+    assert len(Tagger(templates=["w[0]"], epochs=3).fit(X, y).history_) == 3
+    for bad in (-1, 2.5, "3", True, [3]):
+        with pytest.raises(ConfigError, match="epochs must be an integer >= 0"):
+            Tagger(templates=["w[0]"], epochs=bad).fit(X, y)

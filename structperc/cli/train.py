@@ -116,7 +116,9 @@ def train_command(
     dense_count: Optional[int] = typer.Option(
         None, "--dense-count", min=1, help="With --gold-pairs: features seen at least K times keep every label."),
     trainer: Trainer = typer.Option("perceptron", help="Learning rule."),
-    epochs: int = typer.Option(10, min=1, help="Passes over the training data."),
+    epochs: Optional[int] = typer.Option(
+        None, min=1, help="Passes over the training data (default: the rule's; "
+        + ", ".join(f"{name} {rule.epochs}" for name, rule in TRAINERS.items()) + ")."),
     min_count: Optional[int] = typer.Option(
         None, min=0, help="Drop features seen fewer times than this (Collins' cc; default 0, or the --init model's)."),
     rare_threshold: Optional[int] = typer.Option(
@@ -203,7 +205,7 @@ class TrainingRun:
                                    encoding=o["encoding"] or "utf-8", only_types=split_list(o["only_types"]),
                                    **({} if o["tag_sep"] is None else {"tag_sep": o["tag_sep"]}))
         checkpoint = checkpoint_path(o["model"]) if o["checkpoint_every"] else None
-        with Progress(o["epochs"], o["quiet"], checkpoint, o["checkpoint_every"],
+        with Progress(tagger.n_epochs(), o["quiet"], checkpoint, o["checkpoint_every"],
                       header=lambda: structure_line(tagger)) as progress:
             fitted = FIT[self.mode](self, tagger, progress, checkpoint)
         if fitted is not None:

@@ -37,7 +37,8 @@ class TaggerCore(Estimator):
     templates : None (chosen from the training data: ``features.presets.choose_structure``), a preset
         ("ner", "chunk", "pos-rich", ...), a template file, or a list of template strings
     trainer : "perceptron" (or any other registered learning rule)
-    epochs : passes over the training data
+    epochs : passes over the training data; None: the rule's default (``n_epochs``: 15 for the
+        perceptron, 10 for the others)
     average : average the weights (perceptron; averaged SGD for the log-linear rules); None: the
         rule's default
     min_count : feature count cut-off (Collins' cc)
@@ -85,7 +86,7 @@ class TaggerCore(Estimator):
     n_iter_ : the epoch whose weights were kept (best on dev, or the last)
     """
 
-    def __init__(self, templates=None, trainer="perceptron", epochs=10, average=None, min_count=0,
+    def __init__(self, templates=None, trainer="perceptron", epochs=None, average=None, min_count=0,
                  rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
                  missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
                  calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
@@ -151,28 +152,21 @@ class TaggerCore(Estimator):
         # the options of the learning rules (None: the rule's default); only those set reach the rule
         options = {name: getattr(self, name) for name in RULE_OPTIONS if getattr(self, name) is not None}
         check_options(self.trainer, options)
+        self.n_epochs()
         return options
 
-    def _mixing(self, client=None):
+    def n_epochs(self):
+        """The passes over the training data: ``epochs``, or the learning rule's default for None
+        (``training.epochs_of``)."""
+        return training.epochs_of(self)
+
+    def uses_mixing(self, client=None):
+        """Whether training runs by parameter mixing (a client, a scheduler or workers > 1)."""
         return client is not None or self.scheduler is not None or self.workers != 1
 
     def check_engine(self, client=None):
-        """ConfigError for engine options that are invalid or do not apply (mix without mixing)."""
-        from structperc.train import TRAINERS
-        from structperc.train.mixing import MIXES, check_mix
-
-        if int(self.workers) != self.workers or self.workers < 1:
-            raise ConfigError(f"workers must be a positive integer, got {self.workers!r}")
-        if self.scheduler is not None and self.workers != 1:
-            raise ConfigError("workers=N and scheduler=ADDRESS exclude each other (the scheduler's workers are used)")
-        if self.mix not in MIXES:
-            raise ConfigError(f"unknown mix {self.mix!r}: choose one of {', '.join(MIXES)}")
-        if self.mix != "uniform" and not self._mixing(client):
-            raise ConfigError(f"mix={self.mix!r} applies only to parameter mixing (workers=N > 1 or scheduler=ADDRESS)")
-        if self.resumable and self._mixing(client):
-            raise ConfigError("resumable keeps the state of one serial run; parameter mixing has one per shard")
-        if self.trainer in TRAINERS:
-            check_mix(self.mix, TRAINERS[self.trainer])
+        """ConfigError for engine options that are invalid or do not apply (``training.check_engine``)."""
+        training.check_engine(self, client)
 
     def _encoder(self):
         lexicons = read_lexicons(self.lexicons, self.lexicon_lower)

@@ -76,7 +76,7 @@ def fit_file(tagger, path, dev=None, callback=None, progress=None, checkpoint=No
     # imports dask for the mixing
     local = client is None and tagger.scheduler is None
     parts = int(tagger.workers) if local else 1
-    meanwhile = _import_dask if tagger._mixing(client) else None
+    meanwhile = _import_dask if tagger.uses_mixing(client) else None
     # no reference to the training corpus is kept here: its columns go as soon as they are value ids
     return tagger._fit(read_training_columns(path, parts=parts, meanwhile=meanwhile, **reader_options),
                      input_metadata=reader_options, release=True, **run)

@@ -88,7 +88,7 @@ def run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progre
             result["score"] = result["f1"] if chunks else result["accuracy"]
             return result
 
-    last_epoch = start_epoch + tagger.epochs
+    last_epoch = start_epoch + tagger.n_epochs()
     kept_state = {}
 
     def on_epoch(record):
@@ -128,7 +128,7 @@ def run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progre
     })
     loop_state = None
     if resume is not None:
-        loop_state = read_checkpoint(resume, run_key, tagger.epochs)
+        loop_state = read_checkpoint(resume, run_key, tagger.n_epochs())
     save_checkpoint = None
     if checkpoint is not None:
         if int(checkpoint_every) != checkpoint_every or checkpoint_every < 1:
@@ -141,14 +141,14 @@ def run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progre
     problem = Problem(model, model.data(encoded))
     heap.trim()  # what building the model freed (gold pairs with one label per pair, bit sets)
     problem.resume = init_state
-    if tagger._mixing(client):
+    if tagger.uses_mixing(client):
         tagger.history_, tagger.n_iter_ = mixing_run(tagger, rule, problem, dev_score, progress, on_epoch, client,
                                                          save_checkpoint, loop_state, start_epoch)
         params["workers"] = tagger.n_shards_
         params["mix"] = tagger.mix
     else:
         tagger.history_, tagger.n_iter_ = train_online(
-            rule, problem, tagger.epochs, seed=tagger.seed, dev_score=dev_score, progress=progress,
+            rule, problem, tagger.n_epochs(), seed=tagger.seed, dev_score=dev_score, progress=progress,
             callback=on_epoch, checkpoint=save_checkpoint, resume=loop_state, start_epoch=start_epoch,
         )
     tagger.n_iter_ += start_epoch
@@ -296,7 +296,7 @@ def mixing_run(tagger, rule, problem, dev_score, progress, callback, client, che
 
     def run(client):
         tagger.n_shards_ = len(client.scheduler_info(n_workers=-1)["workers"])
-        return train_mixed(rule, problem, tagger.epochs, client, seed=tagger.seed, mix=tagger.mix,
+        return train_mixed(rule, problem, tagger.n_epochs(), client, seed=tagger.seed, mix=tagger.mix,
                            dev_score=dev_score, progress=progress, callback=callback, checkpoint=checkpoint,
                            resume=resume, start_epoch=start_epoch)
 
@@ -304,3 +304,38 @@ def mixing_run(tagger, rule, problem, dev_score, progress, callback, client, che
         return run(client)
     with dask_client(tagger.workers, tagger.scheduler) as client:
         return run(client)
+
+
+def epochs_of(tagger):
+    """The passes over the training data: ``tagger.epochs``, or the learning rule's default for None;
+    ConfigError for anything but an integer >= 0 (0: the weights the model starts with)."""
+    from structperc.train import TRAINERS
+
+    if tagger.epochs is None:
+        return TRAINERS[tagger.trainer].epochs if tagger.trainer in TRAINERS else 10
+    try:
+        epochs = int(tagger.epochs)
+    except (TypeError, ValueError):
+        epochs = None
+    if isinstance(tagger.epochs, (bool, str)) or epochs != tagger.epochs or epochs < 0:
+        raise ConfigError(f"epochs must be an integer >= 0, got {tagger.epochs!r}")
+    return epochs
+
+
+def check_engine(tagger, client=None):
+    """ConfigError for engine options that are invalid or do not apply (mix without mixing)."""
+    from structperc.train import TRAINERS
+    from structperc.train.mixing import MIXES, check_mix
+
+    if int(tagger.workers) != tagger.workers or tagger.workers < 1:
+        raise ConfigError(f"workers must be a positive integer, got {tagger.workers!r}")
+    if tagger.scheduler is not None and tagger.workers != 1:
+        raise ConfigError("workers=N and scheduler=ADDRESS exclude each other (the scheduler's workers are used)")
+    if tagger.mix not in MIXES:
+        raise ConfigError(f"unknown mix {tagger.mix!r}: choose one of {', '.join(MIXES)}")
+    if tagger.mix != "uniform" and not tagger.uses_mixing(client):
+        raise ConfigError(f"mix={tagger.mix!r} applies only to parameter mixing (workers=N > 1 or scheduler=ADDRESS)")
+    if tagger.resumable and tagger.uses_mixing(client):
+        raise ConfigError("resumable keeps the state of one serial run; parameter mixing has one per shard")
+    if tagger.trainer in TRAINERS:
+        check_mix(tagger.mix, TRAINERS[tagger.trainer])

@@ -65,7 +65,9 @@ class LearningRule:
       ``structperc._kernels``), and ``l1_kernels`` those of an epoch with the L1 penalty, for the
       "compiling kernels" notice and the warm-up;
     - ``mistakes``: the counter of ``run`` that counts mistakes (parameter mixing's "errors"
-      weighting), or None.
+      weighting), or None;
+    - ``epochs``: the passes over the training data when the user gives none (``Tagger(epochs=None)``,
+      ``train`` without ``--epochs``).
     """
 
     name = "rule"
@@ -77,6 +79,7 @@ class LearningRule:
     l1_kernels: tuple = ()
     mistakes = None
     batch = False  # a batch solver: ``run`` gets every sentence at once and makes one iteration
+    epochs = 10
 
     def __init__(self, **options):
         for option in options:
