@@ -1,14 +1,9 @@
 """Choose the perceptron's default number of epochs on development data.
 
 Each variant trains the default perceptron (``Tagger(epochs=E, seed=s)``, the preset where named and
-nothing else) and scores it on development data only, for the seeds 0, 1 and 2 (the order in which
-the sentences are visited). The tasks are those of ``sgd_defaults.py``:
-
-- ``np``, ``chunk``: CoNLL-2000 NP chunking and all chunk types, trained on the first 90 % of
-  train.txt's sentences and scored (chunk F1) on the last 10 %;
-- ``ewt``: UD English EWT UPOS, train on dev (accuracy);
-- ``ner``: CoNLL-2002 Dutch, ned.train on ned.testa with the ``ner`` preset (entity F1);
-- ``ner dicts``: the same with the feature dicts of sklearn-crfsuite's tutorial (``benchmarks/bench_dicts.py``).
+nothing else) on the development tasks of ``sgd_defaults.py`` (CoNLL-2000 NP and all chunk types on a
+held-out tenth of train, EWT UPOS dev, ned.testa with the ``ner`` preset and with the tutorial's
+feature dicts; its docstring has the details), for the seeds 0, 1 and 2. No test file is read.
 
     python experiments/epochs.py [--corpora corpora]
 
@@ -26,33 +21,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "experiments"))
-from bench_dicts import entity_f1, read_conll2002, sent2features  # noqa: E402
-from sgd_defaults import split_conll2000  # noqa: E402
-from structperc.estimator.core import TaggerCore  # noqa: E402
+from sgd_defaults import dicts_task, file_task, split_conll2000  # noqa: E402
 from structperc.train import TRAINERS  # noqa: E402
 
 OUTPUT = ROOT / "experiments" / "results" / "epochs.md"
 EPOCHS = (10, 15, 20)
 SEEDS = (0, 1, 2)
 WITHIN = 0.1  # the fewest epochs whose mean change is within this of the best: every epoch costs time
-
-
-def file_task(train, dev, reader_options, **tagger_options):
-    def run(epochs, seed):
-        tagger = TaggerCore(epochs=epochs, seed=seed, **tagger_options).fit_file(train, **reader_options)
-        result = tagger.evaluate_file(dev)
-        return result.get("f1", result.get("accuracy"))
-    return run
-
-
-def dicts_task(corpus):
-    train, dev = read_conll2002(corpus / "ned.train"), read_conll2002(corpus / "ned.testa")
-    X, y = [sent2features(s) for s in train], [[t[-1] for t in s] for s in train]
-    X_dev, y_dev = [sent2features(s) for s in dev], [[t[-1] for t in s] for s in dev]
-
-    def run(epochs, seed):
-        return entity_f1(y_dev, TaggerCore(epochs=epochs, seed=seed).fit(X, y).predict(X_dev))
-    return run
 
 
 def main():
@@ -64,13 +39,14 @@ def main():
         chunk_train, chunk_dev = split_conll2000(corpora / "conll2000" / "train.txt", folder)
         ewt, ned = corpora / "ud_english_ewt", corpora / "conll2002_nl"
         chunk_columns = {"columns": ["word", "pos", "chunk"]}
-        tasks = {
-            "np": file_task(chunk_train, chunk_dev, dict(chunk_columns, only_types=["NP"])),
-            "chunk": file_task(chunk_train, chunk_dev, chunk_columns),
-            "ewt": file_task(ewt / "en_ewt-ud-train.conllu", ewt / "en_ewt-ud-dev.conllu", {"label": "upos"}),
-            "ner": file_task(ned / "ned.train", ned / "ned.testa", {"columns": ["word", "pos", "ner"]},
-                             templates="ner"),
-            "ner dicts": dicts_task(ned),
+        tasks = {  # each: options -> a run of the task with them
+            "np": lambda **o: file_task(chunk_train, chunk_dev, dict(chunk_columns, only_types=["NP"]), **o),
+            "chunk": lambda **o: file_task(chunk_train, chunk_dev, chunk_columns, **o),
+            "ewt": lambda **o: file_task(ewt / "en_ewt-ud-train.conllu", ewt / "en_ewt-ud-dev.conllu",
+                                         {"label": "upos"}, **o),
+            "ner": lambda **o: file_task(ned / "ned.train", ned / "ned.testa", {"columns": ["word", "pos", "ner"]},
+                                         templates="ner", **o),
+            "ner dicts": lambda **o: dicts_task(ned, **o),
         }
         scores, seconds = {}, {}
         for epochs in EPOCHS:
@@ -78,7 +54,7 @@ def main():
                 runs = []
                 for seed in SEEDS:
                     start = time.perf_counter()
-                    runs.append(run(epochs, seed))
+                    runs.append(run(epochs=epochs, seed=seed)())
                     seconds[task, epochs, seed] = time.perf_counter() - start
                 scores[task, epochs] = statistics.mean(runs)
                 print(f"epochs {epochs:3d}  {task:10s} {scores[task, epochs]:6.2f}  {runs}", flush=True)

@@ -16,6 +16,7 @@ The tasks, all scored on development data only (no test file is read):
 Writes experiments/results/sgd_defaults.md.
 """
 import argparse
+import functools
 import platform
 import sys
 import tempfile
@@ -55,13 +56,20 @@ def file_task(train, dev, reader_options, **tagger_options):
     return run
 
 
-def dicts_task(corpus, trainer):
+@functools.lru_cache(maxsize=1)
+def dicts_data(corpus):
+    """(X, y, X_dev, y_dev): the tutorial's feature dicts of ned.train and ned.testa."""
     train, dev = read_conll2002(corpus / "ned.train"), read_conll2002(corpus / "ned.testa")
     X, y = [sent2features(s) for s in train], [[t[-1] for t in s] for s in train]
     X_dev, y_dev = [sent2features(s) for s in dev], [[t[-1] for t in s] for s in dev]
+    return X, y, X_dev, y_dev
+
+
+def dicts_task(corpus, **tagger_options):
+    X, y, X_dev, y_dev = dicts_data(corpus)
 
     def run():
-        return entity_f1(y_dev, Tagger(trainer=trainer).fit(X, y).predict(X_dev))
+        return entity_f1(y_dev, Tagger(**tagger_options).fit(X, y).predict(X_dev))
     return run
 
 
@@ -82,7 +90,7 @@ def main():
                                   trainer="crf"),
             "crf, ner": file_task(ned / "ned.train", ned / "ned.testa", {"columns": ["word", "pos", "ner"]},
                                   trainer="crf", templates="ner"),
-            "crf, ner dicts": dicts_task(ned, "crf"),
+            "crf, ner dicts": dicts_task(ned, trainer="crf"),
             "memm, np": file_task(chunk_train, chunk_dev, np_columns, trainer="memm"),
             "hinge, np": file_task(chunk_train, chunk_dev, np_columns, trainer="hinge"),
         }
