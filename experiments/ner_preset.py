@@ -1,7 +1,7 @@
 """Choose the ``ner`` preset on CoNLL-2002 Dutch: train each candidate template set on ned.train with
-the default perceptron (``Tagger(templates=..., seed=s)``, no other option: 10 epochs, averaged, the
-constraint chosen from the data, i.e. ``bio``) and score entity F1 on ned.testa, the development set.
-ned.testb is never read here.
+the default perceptron (``Tagger(templates=..., seed=s)``, no other option: the rule's default epochs,
+averaged, the constraint chosen from the data, i.e. ``bio``) and score entity F1 on ned.testa, the
+development set. ned.testb is never read here.
 
 A candidate's score is its mean F1 over the seeds 0, 1 and 2 (the order in which the perceptron visits
 the sentences; one seed moves F1 by about half a point), with seed 0 (what a user gets) beside it.
@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from structperc.estimator.tagger import Tagger  # noqa: E402
 from structperc.features.templates import PRESETS  # noqa: E402
+from structperc.train import TRAINERS  # noqa: E402
 
 OUTPUT = ROOT / "experiments" / "results" / "ner_preset.md"
 SEEDS = (0, 1, 2)
@@ -119,8 +120,8 @@ def main():
         "# The `ner` preset, chosen on CoNLL-2002 Dutch testa",
         "",
         "`python experiments/ner_preset.py`: each candidate trained on ned.train (word, POS, entity "
-        "columns) with `Tagger(templates=candidate, seed=s)` and nothing else (the default perceptron: 10 "
-        f"epochs, averaged; the constraint chosen from the data: `{rows[0][5]}`), scored on ned.testa "
+        "columns) with `Tagger(templates=candidate, seed=s)` and nothing else (the default perceptron: "
+        f"{TRAINERS['perceptron'].epochs} epochs, averaged; the constraint chosen from the data: `{rows[0][5]}`), scored on ned.testa "
         f"(entity F1, conlleval's): the mean over the seeds {seeds}, and seed 0 (the default). The first "
         "rows each add to the one above, up to the row marked (ner); each row after it makes one change to "
         f"that row. A change is kept only if it raises the mean by more than {KEEP_MARGIN}. Fit: median "
