@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "experiments"))
-from sgd_defaults import dicts_task, file_task, split_conll2000  # noqa: E402
+from sgd_defaults import dev_tasks  # noqa: E402
 from structperc.train import TRAINERS  # noqa: E402
 
 OUTPUT = ROOT / "experiments" / "results" / "epochs.md"
@@ -36,18 +36,7 @@ def main():
     args = parser.parse_args()
     corpora = Path(args.corpora)
     with tempfile.TemporaryDirectory() as folder:
-        chunk_train, chunk_dev = split_conll2000(corpora / "conll2000" / "train.txt", folder)
-        ewt, ned = corpora / "ud_english_ewt", corpora / "conll2002_nl"
-        chunk_columns = {"columns": ["word", "pos", "chunk"]}
-        tasks = {  # each: options -> a run of the task with them
-            "np": lambda **o: file_task(chunk_train, chunk_dev, dict(chunk_columns, only_types=["NP"]), **o),
-            "chunk": lambda **o: file_task(chunk_train, chunk_dev, chunk_columns, **o),
-            "ewt": lambda **o: file_task(ewt / "en_ewt-ud-train.conllu", ewt / "en_ewt-ud-dev.conllu",
-                                         {"label": "upos"}, **o),
-            "ner": lambda **o: file_task(ned / "ned.train", ned / "ned.testa", {"columns": ["word", "pos", "ner"]},
-                                         templates="ner", **o),
-            "ner dicts": lambda **o: dicts_task(ned, **o),
-        }
+        tasks = dev_tasks(corpora, folder)
         scores, seconds = {}, {}
         for epochs in EPOCHS:
             for task, run in tasks.items():

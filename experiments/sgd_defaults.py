@@ -73,26 +73,36 @@ def dicts_task(corpus, **tagger_options):
     return run
 
 
+def dev_tasks(corpora, folder):
+    """The development tasks (the module's docstring), each a function of Tagger options to a run of
+    the task with them: a call without arguments that trains and returns the dev score. ``folder``
+    holds the CoNLL-2000 split."""
+    chunk_train, chunk_dev = split_conll2000(corpora / "conll2000" / "train.txt", folder)
+    ewt, ned = corpora / "ud_english_ewt", corpora / "conll2002_nl"
+    chunk_columns = {"columns": ["word", "pos", "chunk"]}
+    np_columns = dict(chunk_columns, only_types=["NP"])  # every chunk but NP read as O, dev too
+    return {
+        "np": lambda **o: file_task(chunk_train, chunk_dev, np_columns, **o),
+        "chunk": lambda **o: file_task(chunk_train, chunk_dev, chunk_columns, **o),
+        "ewt": lambda **o: file_task(ewt / "en_ewt-ud-train.conllu", ewt / "en_ewt-ud-dev.conllu",
+                                     {"label": "upos"}, **o),
+        "ner": lambda **o: file_task(ned / "ned.train", ned / "ned.testa", {"columns": ["word", "pos", "ner"]},
+                                     templates="ner", **o),
+        "ner dicts": lambda **o: dicts_task(ned, **o),
+    }
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpora", default=str(ROOT / "corpora"))
     args = parser.parse_args()
     corpora = Path(args.corpora)
     with tempfile.TemporaryDirectory() as folder:
-        chunk_train, chunk_dev = split_conll2000(corpora / "conll2000" / "train.txt", folder)
-        ewt, ned = corpora / "ud_english_ewt", corpora / "conll2002_nl"
-        chunk_columns = {"columns": ["word", "pos", "chunk"]}
-        np_columns = dict(chunk_columns, only_types=["NP"])  # every chunk but NP read as O, dev too
+        dev = dev_tasks(corpora, folder)
         tasks = {
-            "crf, np": file_task(chunk_train, chunk_dev, np_columns, trainer="crf"),
-            "crf, chunk": file_task(chunk_train, chunk_dev, chunk_columns, trainer="crf"),
-            "crf, ewt": file_task(ewt / "en_ewt-ud-train.conllu", ewt / "en_ewt-ud-dev.conllu", {"label": "upos"},
-                                  trainer="crf"),
-            "crf, ner": file_task(ned / "ned.train", ned / "ned.testa", {"columns": ["word", "pos", "ner"]},
-                                  trainer="crf", templates="ner"),
-            "crf, ner dicts": dicts_task(ned, trainer="crf"),
-            "memm, np": file_task(chunk_train, chunk_dev, np_columns, trainer="memm"),
-            "hinge, np": file_task(chunk_train, chunk_dev, np_columns, trainer="hinge"),
+            **{f"crf, {name}": make(trainer="crf") for name, make in dev.items()},
+            "memm, np": dev["np"](trainer="memm"),
+            "hinge, np": dev["np"](trainer="hinge"),
         }
         scores, seconds = {}, {}
         for c2, factor in VARIANTS:

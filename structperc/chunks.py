@@ -50,11 +50,12 @@ def is_bio(labels):
     return bool(prefixed) and all(label[:2] in ("B-", "I-", "E-", "S-") and len(label) > 2 for label in prefixed)
 
 
-# the chunk schemes a decoder can keep, each as the label pairs it forbids (``allowed_transitions``)
+# the chunk schemes a decoder can keep (the label pairs each forbids: ``allowed_transitions``), and what
+# gold sequences that keep one look like (the reason ``features.presets`` gives for choosing it)
 SCHEMES = {
-    "bio": "I-X only after B-X or I-X (IOB2)",
-    "iob1": "B-X only after B-X or I-X: I-X starts a chunk, B-X one right after a chunk of its type (IOB1)",
-    "bioes": "I-X and E-X only after B-X or I-X, anything else only outside a chunk (IOBES)",
+    "bio": "every I-X after B-X or I-X",
+    "iob1": "I-X starts chunks, B-X only right after a chunk of its type (IOB1)",
+    "bioes": "E-/S- tags, I-X and E-X only inside a chunk (IOBES)",
 }
 
 

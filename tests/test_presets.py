@@ -13,7 +13,7 @@ import pytest
 from structperc.errors import ConfigError
 from structperc.estimator.tagger import Tagger
 from structperc.chunks import SCHEMES, keeps_scheme
-from structperc.features.presets import choose_structure, keeps_bio
+from structperc.features.presets import choose_structure
 from structperc.features.templates import PRESETS, load_templates, parse_template
 
 MIRROR = Path(__file__).resolve().parents[2] / "shared" / "corpora"
@@ -22,6 +22,12 @@ NER = ["B-PER", "I-PER", "B-LOC", "I-LOC", "O"]
 
 def offsets(lengths):
     return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+
+def keeps_bio(labels, sentence_offsets):
+    """``keeps_scheme`` for "bio" on label strings."""
+    distinct = sorted(set(labels))
+    return keeps_scheme([distinct.index(label) for label in labels], distinct, sentence_offsets, "bio")
 
 
 def naive_keeps_bio(sentences):

@@ -29,6 +29,7 @@ from structperc.estimator import files, training
 from structperc.estimator.training import ALL_PAIRS_DEFAULT
 from structperc.corpus import as_corpus, flat_labels
 
+
 class TaggerCore(Estimator):
     """A sequence tagger trained on-line by one of ``structperc.train.TRAINERS``.
 

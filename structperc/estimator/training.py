@@ -1,6 +1,6 @@
 """The training run of ``Tagger``: the model it trains, dev scoring, checkpoints, parameter mixing,
 continued training. Functions of the Tagger they are given; ``Tagger``'s methods call them."""
-
+import numbers
 
 from structperc.utils import heap
 from structperc._kernels.score.emission import gold_pairs
@@ -310,16 +310,14 @@ def epochs_of(tagger):
     """The passes over the training data: ``tagger.epochs``, or the learning rule's default for None;
     ConfigError for anything but an integer >= 0 (0: the weights the model starts with)."""
     from structperc.train import TRAINERS
+    from structperc.train.base import LearningRule
 
     if tagger.epochs is None:
-        return TRAINERS[tagger.trainer].epochs if tagger.trainer in TRAINERS else 10
-    try:
-        epochs = int(tagger.epochs)
-    except (TypeError, ValueError):
-        epochs = None
-    if isinstance(tagger.epochs, (bool, str)) or epochs != tagger.epochs or epochs < 0:
-        raise ConfigError(f"epochs must be an integer >= 0, got {tagger.epochs!r}")
-    return epochs
+        return TRAINERS.get(tagger.trainer, LearningRule).epochs
+    epochs = tagger.epochs
+    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Real) or epochs < 0 or not float(epochs).is_integer():
+        raise ConfigError(f"epochs must be an integer >= 0, got {epochs!r}")
+    return int(epochs)
 
 
 def check_engine(tagger, client=None):

@@ -18,7 +18,7 @@ An explicit choice is kept as given; ``constrain="none"`` turns the constraint o
 """
 from collections import namedtuple
 
-from structperc.chunks import is_bio, keeps_scheme
+from structperc.chunks import SCHEMES, is_bio, keeps_scheme
 from structperc.utils.interning import intern_column
 
 # Measured with the default perceptron (one run each): on a held-out last tenth of CoNLL-2000 train,
@@ -32,29 +32,10 @@ PHRASE_TYPES = frozenset({
     "NAC", "NX", "WHNP", "WHADVP", "WHADJP", "WHPP", "RRC", "SINV", "SQ", "SBARQ", "X",
 })
 
-# why a chunk scheme was chosen as the constraint (None: the labels keep none)
-CHOSEN_SCHEME = {
-    "bio": "every I-X after B-X or I-X",
-    "iob1": "I-X starts chunks, B-X only right after a chunk of its type (IOB1)",
-    "bioes": "E-/S- tags, I-X and E-X only inside a chunk (IOBES)",
-    None: "the labels keep no chunk scheme's order",
-}
-
 Structure = namedtuple("Structure", "templates constrain reason")
 Structure.__doc__ = """templates : preset name, file or list (as given, or chosen; None for feature dicts);
 constrain : "none" or a chunk scheme (``chunks.SCHEMES``); reason : why, in a few words ("given", or what
 the data showed)."""
-
-
-def keeps_bio(labels, sentence_offsets, missing_label=None):
-    """Whether every I-X of the gold sequences follows B-X or I-X in its sentence (IOB2 / BIO, or
-    IOBES), rather than also starting a chunk (IOB1).
-
-    labels : flat sequence of label strings (n_tokens,); sentence_offsets : int (n_sentences + 1,)
-    missing_label : None, or the symbol of an unlabelled token, which may stand for any label
-    """
-    ids, distinct = intern_column(labels)
-    return keeps_scheme(ids, list(distinct), sentence_offsets, "bio", missing_label)
 
 
 def kept_scheme(ids, distinct, sentence_offsets, missing_label=None):
@@ -104,7 +85,10 @@ def choose_structure(templates, constrain, columns, labels, sentence_offsets, mi
         else:
             scheme = kept_scheme(ids, distinct, sentence_offsets, missing_label) if chunked else None
             constrain = scheme or "none"
-            reasons.append(CHOSEN_SCHEME[scheme] if chunked else "no chunk scheme")
+            if scheme:
+                reasons.append(SCHEMES[scheme])
+            else:
+                reasons.append("the labels keep no chunk scheme's order" if chunked else "no chunk scheme")
     return Structure(templates, constrain, "; ".join(reasons) or "given")
 
 
