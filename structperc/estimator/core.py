@@ -214,7 +214,7 @@ class TaggerCore(Estimator):
             training.check_corpus_columns(self, X)
             corpus = as_corpus(X, y, self.columns)
             if corpus.label is None:
-                raise ValueError("training data has no label column")
+                raise DataError("training data has no label column")
             self._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
             encoder = self._encoder()
             read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
@@ -386,7 +386,7 @@ class TaggerCore(Estimator):
         """(gold labels, predicted labels, sentence offsets) of labelled data, flat over the tokens."""
         encoded, gold = self._encode(X, y)
         if gold is None:
-            raise ValueError("evaluation data has no label column")
+            raise DataError("evaluation data has no label column")
         ids, _ = self._predict_encoded(encoded)
         return gold, self.model_.label_names(ids).tolist(), encoded.sentence_offsets
 

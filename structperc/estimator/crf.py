@@ -5,7 +5,7 @@ import tempfile
 
 from sklearn.base import BaseEstimator
 
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, DataError
 from structperc.estimator.tagger import SequenceTags, Tagger
 from structperc.evaluate.scorers import flat_accuracy_score
 from structperc.train.sgd import l2_of_c2
@@ -196,10 +196,10 @@ class CRF(SequenceTags, BaseEstimator):
         """Train on the feature dicts X (list of sentences, each a list of dicts) and labels y
         (list of lists of str); X_dev, y_dev: held-out data scored after each iteration. Returns self."""
         if (X_dev is None) != (y_dev is None):
-            raise ValueError("Pass both X_dev and y_dev to use the holdout data")
+            raise DataError("Pass both X_dev and y_dev to use the holdout data")
         X, y = list(X), list(y)
         if len(X) != len(y):
-            raise ValueError(f"X has {len(X)} sentences, y has {len(y)}")
+            raise DataError(f"X has {len(X)} sentences, y has {len(y)}")
         tagger = self._tagger(len(X))
         iterations = []
 

@@ -3,6 +3,7 @@
 ``cross_val_score``, ``GridSearchCV`` and ``RandomizedSearchCV`` call a metric with lists of label
 lists; these flatten them, as sklearn-crfsuite's ``metrics`` do, or score chunks with seqeval.
 """
+from structperc.errors import DataError
 
 
 def _flat(sequences):
@@ -13,7 +14,7 @@ def flat_accuracy_score(y_true, y_pred):
     """Token accuracy (a fraction) over all tokens of all sentences."""
     true, pred = _flat(y_true), _flat(y_pred)
     if len(true) != len(pred):
-        raise ValueError(f"y_true has {len(true)} tokens, y_pred {len(pred)}")
+        raise DataError(f"y_true has {len(true)} tokens, y_pred {len(pred)}")
     return sum(a == b for a, b in zip(true, pred)) / len(true) if true else 0.0
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from structperc.corpus import Corpus
 from structperc.features.encoded import EncodedCorpus
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, DataError
 from structperc.utils.interning import Index, Interner
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -159,7 +159,7 @@ class AttributeEncoder:
         gold = None
         if labels is not None:
             if len(labels) != int(feature_offsets.shape[0] - 1):
-                raise ValueError("y must give one label per token")
+                raise DataError("y must give one label per token")
             gold = self.label_ids(labels)
         return ids, values, sentence_offsets, feature_offsets, gold
 
