@@ -7,6 +7,7 @@ warm-up and the "compiling kernels" notice) is derived from the registry. Import
 and features; nothing above.
 """
 from structperc.errors import ConfigError
+from structperc.train.arow import ArowRule
 from structperc.train.base import EpochRecord, LearningRule, LoopState, Param, Problem, train_online
 from structperc.train.crf import CRFRule
 from structperc.train.hinge import HingeRule
@@ -14,7 +15,7 @@ from structperc.train.memm import MEMMRule
 from structperc.train.perceptron import PerceptronRule
 from structperc.train.winnow import WinnowRule
 
-TRAINERS = {rule.name: rule for rule in (PerceptronRule, CRFRule, HingeRule, MEMMRule, WinnowRule)}
+TRAINERS = {rule.name: rule for rule in (PerceptronRule, CRFRule, HingeRule, MEMMRule, WinnowRule, ArowRule)}
 
 # every option of any rule, name -> Param (the first rule's declaration where several share it)
 RULE_OPTIONS = {}
