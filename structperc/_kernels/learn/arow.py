@@ -15,17 +15,15 @@ the Viterbi labeling under μ and m the number of tokens where they differ. When
 Only the entries with δ_i ≠ 0 change, at most |Φ(x, y)| + |Φ(x, ŷ)| of them. Σ_i only shrinks: a
 weight that has been corrected often moves less. There is no averaging (CRFsuite's AROW has none).
 
-A partially labelled sentence (gold label id -1 at an unlabelled token) takes as y the best
-labeling consistent with its known labels under μ (``scoring.known_label_penalty``), as the
-perceptron does; m counts the known tokens only. A sentence with no known label is skipped.
+A partially labelled sentence takes as y the best labeling consistent with its known labels
+under μ, as the perceptron does; m counts the known tokens only (``difference.find_mistake``).
 """
 from collections import namedtuple
 
-import numpy as np
 from numba import njit
 
-from ..decode.decoders import decode_sentence
-from ..score.scoring import has_missing, known_label_penalty, phi_dot, phi_indices, phi_values
+from ..score.scoring import phi_dot, phi_indices, phi_values
+from .difference import find_mistake, sparse_difference
 
 # float64 (n_weights,) each: the mean μ (what decoding reads), the diagonal of Σ, and zero
 # scratch where δ is summed (zero again on return of every update)
@@ -38,22 +36,8 @@ def arow_update(vectors, gamma, loss, phi_gold, values_gold, phi_pred, values_pr
     labeling (``phi_indices``, ``phi_values``; values empty: all 1). Returns the number of entries
     changed."""
     w, variance, delta = vectors
-    n_gold = phi_gold.shape[0]
-    for k in range(n_gold):
-        delta[phi_gold[k]] += values_gold[k] if values_gold.shape[0] > 0 else 1.0
-    for k in range(phi_pred.shape[0]):
-        delta[phi_pred[k]] -= values_pred[k] if values_pred.shape[0] > 0 else 1.0
-    # the distinct entries with δ_i ≠ 0, read out once each (the scratch is zeroed as they are)
-    touched = np.empty(n_gold + phi_pred.shape[0], dtype=np.int64)
-    amounts = np.empty(n_gold + phi_pred.shape[0])
-    n = 0
-    for k in range(touched.shape[0]):
-        i = phi_gold[k] if k < n_gold else phi_pred[k - n_gold]
-        if delta[i] != 0.0:
-            touched[n] = i
-            amounts[n] = delta[i]
-            delta[i] = 0.0
-            n += 1
+    touched, amounts = sparse_difference(delta, phi_gold, values_gold, phi_pred, values_pred)
+    n = touched.shape[0]
     confidence = gamma
     for j in range(n):
         confidence += amounts[j] * amounts[j] * variance[touched[j]]
@@ -73,37 +57,20 @@ def arow_epoch(vectors, gamma, layout, data, visit_order):
     sentences with a mistake, number of wrong tokens).
     """
     w = vectors.w
-    sentence_offsets, gold = data.sentence_offsets, data.gold
-    no_extra = np.zeros((0, layout.n_labels))
     total_loss = 0.0
     sentence_errors = 0
     token_errors = 0
     for s in visit_order:
-        a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        target = gold[a:b]
-        usable = b > a
-        if usable and has_missing(target):
-            usable = False
-            for t in range(b - a):
-                usable = usable or target[t] >= 0
-            if usable:
-                target, target_score = decode_sentence(w, layout, data, a, b,
-                                                       known_label_penalty(target, layout.n_labels))
-                usable = target_score > -np.inf
-        if usable:
-            path, _ = decode_sentence(w, layout, data, a, b, no_extra)
-            wrong = 0
-            for t in range(b - a):
-                if path[t] != target[t] and gold[a + t] >= 0:
-                    wrong += 1
-            if wrong > 0:
-                sentence_errors += 1
-                token_errors += wrong
-                phi_gold = phi_indices(layout, data, a, b, target)
-                values_gold = phi_values(layout, data, a, b, target)
-                phi_pred = phi_indices(layout, data, a, b, path)
-                values_pred = phi_values(layout, data, a, b, path)
-                loss = phi_dot(w, phi_pred, values_pred) - phi_dot(w, phi_gold, values_gold) + wrong
-                total_loss += loss
-                arow_update(vectors, gamma, loss, phi_gold, values_gold, phi_pred, values_pred)
+        a, b = data.sentence_offsets[s], data.sentence_offsets[s + 1]
+        target, path, wrong = find_mistake(w, layout, data, a, b)
+        if wrong > 0:
+            sentence_errors += 1
+            token_errors += wrong
+            phi_gold = phi_indices(layout, data, a, b, target)
+            values_gold = phi_values(layout, data, a, b, target)
+            phi_pred = phi_indices(layout, data, a, b, path)
+            values_pred = phi_values(layout, data, a, b, path)
+            loss = phi_dot(w, phi_pred, values_pred) - phi_dot(w, phi_gold, values_gold) + wrong
+            total_loss += loss
+            arow_update(vectors, gamma, loss, phi_gold, values_gold, phi_pred, values_pred)
     return total_loss, sentence_errors, token_errors
