@@ -117,6 +117,7 @@ def test_clone_repr_pickle_joblib(fitted):
     ({"algorithm": "l2sgd", "c1": 0.1}, "c1"),
     ({"algorithm": "pa", "pa_type": 3}, "pa_type"),
     ({"algorithm": "lbfgs", "pa_type": 1}, "pa_type"),
+    ({"algorithm": "pa", "c": 0.0}, "c=0.0 must be > 0"),
     ({"num_memories": 10}, "num_memories"),
     ({"linesearch": "Backtracking"}, "linesearch"),
     ({"keep_tempfiles": True}, "keep_tempfiles"),

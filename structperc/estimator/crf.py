@@ -205,6 +205,8 @@ class CRF(SequenceTags, BaseEstimator):
             refuse("max_iterations", "must be a positive integer")
         if self.pa_type is not None and self.pa_type not in (0, 1, 2):
             refuse("pa_type", "must be 0 (PA), 1 (PA-I) or 2 (PA-II)")
+        if self.c is not None and not self.c > 0:
+            refuse("c", "must be > 0 (the aggressiveness of pa)")
 
     def _tagger(self, n_sentences):
         """The Tagger that trains what this CRF's parameters ask for, on ``n_sentences`` sentences."""
