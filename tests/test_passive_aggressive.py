@@ -111,3 +111,17 @@ def test_pa_options_are_checked():
         Tagger(templates=["w[0]"], trainer="pa", epochs=1, aggressiveness=0.0).fit(X, y)
     with pytest.raises(ConfigError, match="trainer 'perceptron' does not take option 'aggressiveness'"):
         Tagger(templates=["w[0]"], epochs=1, aggressiveness=1.0).fit(X, y)
+
+
+@pytest.mark.parametrize("config", [dict(trainer="pa"), dict(trainer="pa", pa_type=2, average=False),
+                                    dict(trainer="arow", gamma=0.5)], ids=["pa", "pa2-noavg", "arow"])
+def test_a_resumed_run_gives_the_uninterrupted_model(config, tmp_path):
+    rng = np.random.default_rng(3)
+    X = [[str(w) for w in rng.choice(["a", "b", "c", "d", "e"], size=int(rng.integers(1, 6)))] for _ in range(30)]
+    y = [[{"a": "X", "b": "Y"}.get(w, str(rng.choice(["X", "Y"]))) for w in s] for s in X]
+    options = dict(templates=["w[0]", "w[-1]"], seed=4, **config)
+    Tagger(epochs=4, **options).fit(X, y).save(tmp_path / "whole.npz")
+    checkpoint = tmp_path / "run.checkpoint.npz"
+    Tagger(epochs=2, **options).fit(X, y, checkpoint=checkpoint)
+    Tagger(epochs=4, **options).fit(X, y, resume=checkpoint).save(tmp_path / "resumed.npz")
+    assert (tmp_path / "resumed.npz").read_bytes() == (tmp_path / "whole.npz").read_bytes()
