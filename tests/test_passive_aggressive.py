@@ -1,6 +1,6 @@
 """The passive-aggressive rules: the kernel against a dense naive PA with brute-force decoding (the
-three variants, both costs, the explicit average), the tiny training set CRFsuite's PA fits, and
-the options."""
+three variants, both costs, the explicit average), the tiny training set CRFsuite's PA fits,
+the options, and (with AROW, the other margin rule) a checkpointed run resumed to the same model."""
 import numpy as np
 import pytest
 
