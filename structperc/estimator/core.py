@@ -61,9 +61,10 @@ class TaggerCore(Estimator):
         (memm); the symbol is never a label of the model. In ``predict(X, forced=...)`` it marks a
         free token.
     l2, eta0, batch_size, cost, average_start, calibration_sentences, l1, promotion, demotion,
-    initial_weight, solver, epsilon, period, delta, boundary, unseen_transitions : options of the learning rules
-        that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
-        Setting one that the chosen rule does not take is a ConfigError.
+    initial_weight, solver, epsilon, period, delta, boundary, unseen_transitions, variance, gamma, pa_type,
+    aggressiveness, error_sensitive : options of the learning rules that declare them
+        (``structperc.train.TRAINERS[trainer].params``); None: the rule's default. Setting one that
+        the chosen rule does not take is a ConfigError.
     workers : 1 (train here, serially), or N > 1: iterative parameter mixing over N shards on a
         dask LocalCluster started for the run (``structperc.train.mixing``)
     scheduler : address of a running dask scheduler to train on instead (one shard per worker)
@@ -93,7 +94,8 @@ class TaggerCore(Estimator):
                  calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
                  mix="uniform", hash_bits=None, cache_dir=None, l1=None, promotion=None, demotion=None,
                  initial_weight=None, lexicons=None, lexicon_lower=False, resumable=False, dense_count=None,
-                 solver=None, epsilon=None, period=None, delta=None, boundary=None, unseen_transitions=None):
+                 solver=None, epsilon=None, period=None, delta=None, boundary=None, unseen_transitions=None,
+                 variance=None, gamma=None, pa_type=None, aggressiveness=None, error_sensitive=None):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
@@ -132,12 +134,21 @@ class TaggerCore(Estimator):
         self.delta = delta
         self.boundary = boundary
         self.unseen_transitions = unseen_transitions
+        self.variance = variance
+        self.gamma = gamma
+        self.pa_type = pa_type
+        self.aggressiveness = aggressiveness
+        self.error_sensitive = error_sensitive
 
     # ------------------------------------------------------------------ parameters
     @property
     def classes_(self):
         """The labels of the fitted model, in label-id order (scikit-learn's ``classes_``)."""
         return np.array(self.labels_, dtype=object)
+
+    def labels(self):
+        """The labels of the fitted model, in label-id order (python-crfsuite's ``Tagger.labels()``)."""
+        return list(self.labels_)
 
     def trainer_options(self):
         """The options set for the learning rule (name -> value), checked against the rule's
