@@ -21,13 +21,22 @@ from structperc.features.presets import choose_structure
 from structperc.errors import ConfigError, DataError, ModelFileError
 from structperc.estimator.base import Estimator
 from structperc.utils.npz import is_ensemble_file
-from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
+from structperc.evaluate.metrics import check_gold_labels, evaluate_labels, evaluation_details
 from structperc.model.forcing import drop_missing_label, sentence_forced_ids
 from structperc.features.lexicon import read_lexicons
 from structperc.model.linear_chain import LinearChainModel
 from structperc.estimator import files, training
 from structperc.estimator.training import ALL_PAIRS_DEFAULT
 from structperc.corpus import as_corpus, flat_labels
+
+
+def _token_text(token, t):
+    """What a token of ``explain`` shows: the word (the first column), or its number for a feature dict."""
+    if isinstance(token, str):
+        return token
+    if isinstance(token, (tuple, list)) and token:
+        return str(token[0])
+    return f"#{t + 1}"
 
 
 class TaggerCore(Estimator):
@@ -365,16 +374,66 @@ class TaggerCore(Estimator):
         return {(a, b): float(transition[i, j]) for i, a in enumerate(model.labels)
                 for j, b in enumerate(model.labels)}
 
-    def evaluate(self, X, y=None):
+    def explain(self, sentence, labels=None, versus=None):
+        """Why the model labels one sentence as it does: every term of the path's score.
+
+        sentence : list of tokens (str, tuples of column values, or feature dicts), as ``tag`` takes.
+        labels : None (the prediction), or the labeling to explain (a list of labels).
+        versus : None (compare each label with its runner-up: the label that keeps the most of the
+            score when it alone replaces it), or a list of labels to compare with (None or the
+            token's own label: the runner-up).
+
+        Returns an ``Explanation``: a dict with the path's score, its emission, transition and end
+        parts, and per token the label, the other label and the margin over it, the features that
+        fired with their weights for both labels, and the transition terms (``model.explain``).
+        Its ``text()`` is the terminal view. A ConfigError for a MEMM (its scores are normalized per
+        token).
+        """
+        from structperc.model.explain import Explainer, Explanation
+
+        if isinstance(sentence, str):
+            raise DataError(f"explain takes one sentence as a list of tokens, got the str {sentence[:40]!r}")
+        sentence = list(sentence)
+        explainer = Explainer(self.model_)
+        encoded, _ = self._encode([sentence])
+        n = len(sentence)
+        y = self._predict_encoded(encoded)[0] if labels is None else self._label_ids(labels, n, "labels")
+        other = None if versus is None else self._label_ids(versus, n, "versus", free=True)
+        tokens = [_token_text(token, t) for t, token in enumerate(sentence)]
+        return Explanation(explainer.explain_path(encoded, 0, y, other, tokens))
+
+    def _label_ids(self, labels, n, name, free=False):
+        """Label ids of a list of n labels; with ``free``, None gives -1."""
+        labels = list(labels)
+        if len(labels) != n:
+            raise DataError(f"{name} has {len(labels)} labels, the sentence {n} tokens")
+        index = {label: i for i, label in enumerate(self.model_.labels)}
+        ids = []
+        for label in labels:
+            if label is None and free:
+                ids.append(-1)
+            elif label in index:
+                ids.append(index[label])
+            else:
+                raise DataError(f"{name}: {label!r} is not a label of the model ({', '.join(self.model_.labels[:8])}"
+                                f"{', ...' if len(self.model_.labels) > 8 else ''})")
+        return np.asarray(ids, dtype=np.int64)
+
+    def evaluate(self, X, y=None, details=False):
         """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second.
 
+        details : also per-tag scores and the confusion matrix (a token task), or conlleval's phrase
+            counts and the errors by kind per type (a chunk task): ``metrics.evaluation_details``.
         Gold labels the model does not know are listed under ``unknown_labels`` (and a StructpercWarning
         names them); a ConfigError when it knows none of them (``unknown_gold_labels``)."""
         start = time.perf_counter()
         gold, predicted, offsets = self._gold_and_predicted(X, y)
         seconds = time.perf_counter() - start
         unknown = check_gold_labels(gold, self.model_.labels, getattr(X, "path", "<memory>"))
-        result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels))
+        chunks = is_bio(self.model_.labels)
+        result = evaluate_labels(gold, predicted, offsets, chunks)
+        if details:
+            result.update(evaluation_details(gold, predicted, offsets, chunks)[0])
         if unknown:
             result["unknown_labels"] = unknown
         result["seconds"] = seconds

@@ -1,0 +1,238 @@
+"""Why a labeling scores what it scores: the score of a path of a linear-chain model, term by term.
+
+A globally normalized model scores a labeling y of tokens 0 .. n-1 as w · Φ(x, y) (``records.py``
+gives the layout of w)::
+
+    score(y) = sum_t [ sum_{f fires at t} value_f w(f, y_t)            emission
+                       + trans(y_{t-1}, y_t) + sum_{g at t} pair(g, y_{t-1}, y_t)
+                       + trans2(y_{t-2}, y_{t-1}, y_t) ]                 order 2 only
+               + end(y_{n-1})
+
+with y_{-1} = y_{-2} = the start state. ``explain_path`` lists every term, token by token, so that
+the totals add up to the score of the path (``LinearChainModel.score``).
+
+Each token also gets a runner-up: the label d that keeps the most of the score when it alone
+replaces y_t, the rest of the path kept. The margin is score(y) - score(y with y_t = d): the
+emission of token t and every transition term that reads y_t change, nothing else. A label the
+constraint or the tag dictionary forbids there is no runner-up.
+"""
+import numpy as np
+
+from structperc.errors import ConfigError
+
+START = "<start>"
+
+
+class Explainer:
+    """The terms of paths of one model; built once, used for many sentences.
+
+    model : a globally normalized LinearChainModel (a MEMM's scores are normalized per token, and
+        are not a sum of weights: ConfigError).
+    """
+
+    def __init__(self, model):
+        if model.normalization != "global":
+            raise ConfigError("explain needs a globally normalized model (perceptron, crf, hinge, winnow ...): "
+                              "a MEMM's score is a product of per-token distributions, not a sum of weights")
+        self.model = model
+        self.layout = model.layout()
+        self.n_labels = model.n_labels
+        self.weights = model.weights
+        self.pairs = model.emission_pairs  # None, or (offsets, the label of every pair)
+        self.transition = model.transition_weights()  # (L + 1, L), row L the start
+        self.end = self.weights[self.layout.off_end: self.layout.off_end + self.n_labels]
+        if model.order == 2:
+            size = (self.n_labels + 1) * (self.n_labels + 1) * self.n_labels
+            self.transition2 = self.weights[self.layout.off_trans2: self.layout.off_trans2 + size].reshape(
+                self.n_labels + 1, self.n_labels + 1, self.n_labels)
+
+    def emission_rows(self, feature_ids):
+        """(k, L): the weight of each feature with each label (0 for a pair the model lacks)."""
+        L = self.n_labels
+        if self.pairs is None:
+            return self.weights[: self.layout.off_trans].reshape(-1, L)[feature_ids]
+        offsets, labels = self.pairs
+        rows = np.zeros((len(feature_ids), L))
+        for k, f in enumerate(feature_ids):
+            lo, hi = offsets[f], offsets[f + 1]
+            rows[k, labels[lo:hi]] = self.weights[lo:hi]
+        return rows
+
+    def pair_block(self, g):
+        """(L + 1, L): pair feature g's weight with each transition."""
+        size = (self.n_labels + 1) * self.n_labels
+        base = self.layout.off_pair + int(g) * size
+        return self.weights[base: base + size].reshape(self.n_labels + 1, self.n_labels)
+
+    def explain_path(self, encoded, sentence, y, versus=None, tokens=None):
+        """Every term of the score of labeling ``y`` of one sentence of an EncodedCorpus.
+
+        Parameters
+        ----------
+        encoded : EncodedCorpus (the model's encoding of the input)
+        sentence : index of the sentence in ``encoded``
+        y : int array (n,), the label ids of the path (the prediction, or any labeling)
+        versus : None, or int array (n,): a label to compare with at each token instead of the
+            runner-up (-1, or the token's own label: the runner-up)
+        tokens : None, or the n strings to show for the tokens
+
+        Returns
+        -------
+        dict: labels, score (the path's score), emission, transition, end (its three parts),
+        tokens: one dict per token (``_token``).
+        """
+        model = self.model
+        L = self.n_labels
+        a, b = int(encoded.sentence_offsets[sentence]), int(encoded.sentence_offsets[sentence + 1])
+        n = b - a
+        y = np.asarray(y, dtype=np.int64)
+        if len(y) != n:
+            raise ConfigError(f"the labeling has {len(y)} labels, the sentence {n} tokens")
+        values = getattr(encoded, "feature_values", None)
+        candidates = model.candidates(encoded)
+        # per token t: the emission row (L,), the transition table (L + 1, L) with the pair features
+        # and the constraint, and the emission features (ids, values, rows)
+        fired, emission, transitions, pair_terms = [], np.zeros((n, L)), [], []
+        for t in range(n):
+            lo, hi = encoded.feature_offsets[a + t], encoded.feature_offsets[a + t + 1]
+            ids = np.asarray(encoded.feature_ids[lo:hi], dtype=np.int64)
+            v = np.ones(len(ids)) if values is None or len(values) == 0 else np.asarray(values[lo:hi], dtype=float)
+            rows = self.emission_rows(ids)
+            fired.append((ids, v, rows))
+            emission[t] = v @ rows
+            table = self.transition.copy()
+            pairs = []
+            if encoded.pair_ids is not None and len(encoded.pair_ids):
+                for g in encoded.pair_ids[encoded.pair_offsets[a + t]: encoded.pair_offsets[a + t + 1]]:
+                    block = self.pair_block(g)
+                    table += block
+                    pairs.append((int(g), block))
+            pair_terms.append(pairs)
+            transitions.append(table + model.mask_penalty)
+        allowed = np.ones((n, L), dtype=bool)
+        cand_offsets, cand_labels = candidates
+        if len(cand_offsets):
+            for t in range(n):
+                row = cand_labels[cand_offsets[a + t]: cand_offsets[a + t + 1]]
+                if len(row):
+                    allowed[t] = False
+                    allowed[t, row] = True
+
+        def label(c):
+            return START if c == L else model.labels[c]
+
+        def previous(t, k):
+            return int(y[t - k]) if t - k >= 0 else L
+
+        def local(t):
+            """(L,): the terms of the score that read y_t, for every label at t, the rest of y kept."""
+            p, q = previous(t, 1), previous(t, 2)
+            out = emission[t] + transitions[t][p]
+            if model.order == 2:
+                out = out + self.transition2[q, p]
+            if t + 1 < n:
+                out = out + transitions[t + 1][:, y[t + 1]][:L]
+                if model.order == 2:
+                    out = out + self.transition2[p, :L, y[t + 1]]
+            if model.order == 2 and t + 2 < n:
+                out = out + self.transition2[:L, y[t + 1], y[t + 2]]
+            if t == n - 1:
+                out = out + self.end
+            return np.where(allowed[t], out, -np.inf)
+
+        result_tokens = []
+        total_emission = total_transition = 0.0
+        for t in range(n):
+            c = int(y[t])
+            p, q = previous(t, 1), previous(t, 2)
+            scores = local(t)
+            other = -1 if versus is None else int(versus[t])
+            if other < 0 or other == c:
+                rest = scores.copy()
+                rest[c] = -np.inf
+                other = int(np.argmax(rest)) if np.isfinite(rest.max()) else -1
+            ids, v, rows = fired[t]
+            features = []
+            for k in range(len(ids)):
+                w_label = float(rows[k, c])
+                w_other = float(rows[k, other]) if other >= 0 else 0.0
+                if w_label != 0.0 or w_other != 0.0:
+                    features.append({"feature": model.encoder.describe_feature(int(ids[k])), "value": float(v[k]),
+                                     "weight": w_label, "other_weight": w_other})
+            features.sort(key=lambda f: -f["value"] * (f["weight"] - f["other_weight"]))
+            terms = [{"term": f"{label(p)} -> {label(c)}", "weight": float(self.transition[p, c])}]
+            terms += [{"term": f"{model.encoder.describe_feature(g, pair=True)} & {label(p)} -> {label(c)}",
+                       "weight": float(block[p, c])} for g, block in pair_terms[t] if block[p, c] != 0.0]
+            if model.order == 2:
+                terms.append({"term": f"{label(q)}, {label(p)} -> {label(c)}",
+                              "weight": float(self.transition2[q, p, c])})
+            token_emission = float(sum(f["value"] * f["weight"] for f in features))
+            token_transition = float(sum(term["weight"] for term in terms))
+            total_emission += token_emission
+            total_transition += token_transition
+            result_tokens.append({
+                "token": tokens[t] if tokens is not None else str(t + 1),
+                "label": model.labels[c],
+                "other": model.labels[other] if other >= 0 else None,
+                "margin": _finite(scores[c] - scores[other]) if other >= 0 else None,
+                "emission": token_emission,
+                "other_emission": float(emission[t, other]) if other >= 0 else None,
+                "features": features,
+                "transition": token_transition,
+                "transitions": terms,
+            })
+        end = float(self.end[y[-1]]) if n else 0.0
+        return {"labels": [model.labels[c] for c in y], "score": total_emission + total_transition + end,
+                "emission": total_emission, "transition": total_transition, "end": end, "tokens": result_tokens}
+
+
+def _finite(x):
+    """x as a float, None when infinite (a label the constraint forbids there)."""
+    return float(x) if np.isfinite(x) else None
+
+
+def format_explanation(explanation, top=5):
+    """The text of ``explain_path``'s dict: the score and its parts, then for each token its label,
+    the runner-up (or the label compared with) and the margin, the ``top`` features that favour the
+    label most over it (the others summed on one line) and the transition terms."""
+    lines = [f"score {explanation['score']:+.4f} = emission {explanation['emission']:+.4f} "
+             f"+ transitions {explanation['transition']:+.4f} + end {explanation['end']:+.4f}"]
+    width = max((len(t["token"]) for t in explanation["tokens"]), default=1)
+    for i, token in enumerate(explanation["tokens"], 1):
+        other = token["other"]
+        if other is None:
+            versus = "  (no other label allowed)"
+        elif token["margin"] is None:
+            versus = f"  ({other} is not allowed here)"
+        else:
+            versus = f"  over {other} by {token['margin']:+.4f}"
+        lines.append(f"{i:>3} {token['token']:<{width}}  {token['label']}{versus}")
+        if other is not None:
+            lines.append(f"      emission {token['emission']:+.4f} ({token['label']}) against "
+                         f"{token['other_emission']:+.4f} ({other})")
+        else:
+            lines.append(f"      emission {token['emission']:+.4f}")
+        features = token["features"]
+        for f in features[:top]:
+            value = "" if f["value"] == 1.0 else f" x {f['value']:g}"
+            lines.append(f"        {f['weight']:+9.4f} {f['other_weight']:+9.4f}  {f['feature']}{value}")
+        if len(features) > top:
+            rest = features[top:]
+            lines.append(f"        {sum(f['value'] * f['weight'] for f in rest):+9.4f} "
+                         f"{sum(f['value'] * f['other_weight'] for f in rest):+9.4f}  "
+                         f"({len(rest)} more features)")
+        for term in token["transitions"]:
+            lines.append(f"      transition {term['weight']:+.4f}  {term['term']}")
+    if explanation["tokens"]:
+        lines.append(f"      end {explanation['end']:+.4f}  {explanation['labels'][-1]}")
+    return "\n".join(lines)
+
+
+class Explanation(dict):
+    """``explain_path``'s dict; ``text(top)`` (and ``str``) is its terminal view (``format_explanation``)."""
+
+    def text(self, top=5):
+        return format_explanation(self, top)
+
+    def __str__(self):
+        return self.text()
