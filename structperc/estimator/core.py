@@ -377,7 +377,8 @@ class TaggerCore(Estimator):
     def explain(self, sentence, labels=None, versus=None):
         """Why the model labels one sentence as it does: every term of the path's score.
 
-        sentence : list of tokens (str, tuples of column values, or feature dicts), as ``tag`` takes.
+        sentence : list of tokens (str, tuples of column values, or feature dicts), as ``tag`` takes,
+            or a Corpus of one sentence.
         labels : None (the prediction), or the labeling to explain (a list of labels).
         versus : None (compare each label with its runner-up: the label that keeps the most of the
             score when it alone replaces it), or a list of labels to compare with (None or the
@@ -389,17 +390,25 @@ class TaggerCore(Estimator):
         Its ``text()`` is the terminal view. A ConfigError for a MEMM (its scores are normalized per
         token).
         """
-        from structperc.model.explain import Explainer, Explanation
+        from structperc.model.explain import Explainer, Explanation, corpus_words
+
+        from structperc.corpus import Corpus
 
         if isinstance(sentence, str):
             raise DataError(f"explain takes one sentence as a list of tokens, got the str {sentence[:40]!r}")
-        sentence = list(sentence)
         explainer = Explainer(self.model_)
-        encoded, _ = self._encode([sentence])
-        n = len(sentence)
+        if isinstance(sentence, Corpus):
+            if sentence.n_sentences != 1:
+                raise DataError(f"explain takes one sentence, the corpus has {sentence.n_sentences}")
+            encoded, _ = self._encode(sentence)
+            tokens = corpus_words(sentence)
+        else:
+            sentence = list(sentence)
+            encoded, _ = self._encode([sentence])
+            tokens = [_token_text(token, t) for t, token in enumerate(sentence)]
+        n = len(tokens)
         y = self._predict_encoded(encoded)[0] if labels is None else self._label_ids(labels, n, "labels")
         other = None if versus is None else self._label_ids(versus, n, "versus", free=True)
-        tokens = [_token_text(token, t) for t, token in enumerate(sentence)]
         return Explanation(explainer.explain_path(encoded, 0, y, other, tokens))
 
     def _label_ids(self, labels, n, name, free=False):

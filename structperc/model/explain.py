@@ -236,3 +236,10 @@ class Explanation(dict):
 
     def __str__(self):
         return self.text()
+
+
+def corpus_words(corpus):
+    """The tokens of a Corpus as shown: its ``word`` or ``form`` column, else its first one."""
+    names = [name for name in corpus.columns if name != corpus.label] or list(corpus.columns)
+    name = next((n for n in ("word", "form") if n in corpus.columns), names[0])
+    return [str(w) for w in corpus.columns[name]]
