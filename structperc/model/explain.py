@@ -64,7 +64,7 @@ class Explainer:
         base = self.layout.off_pair + int(g) * size
         return self.weights[base: base + size].reshape(self.n_labels + 1, self.n_labels)
 
-    def explain_path(self, encoded, sentence, y, versus=None, tokens=None):
+    def explain_path(self, encoded, sentence, y, versus=None, tokens=None, top=None):
         """Every term of the score of labeling ``y`` of one sentence of an EncodedCorpus.
 
         Parameters
@@ -75,6 +75,9 @@ class Explainer:
         versus : None, or int array (n,): a label to compare with at each token instead of the
             runner-up (-1, or the token's own label: the runner-up)
         tokens : None, or the n strings to show for the tokens
+        top : None (list every feature with a weight for either label), or k: the k features that
+            favour the label most over the other, and one entry {"feature": "(m more features)",
+            "more": m, ...} with the sums of the rest (the totals stay exact)
 
         Returns
         -------
@@ -152,14 +155,18 @@ class Explainer:
                 rest[c] = -np.inf
                 other = int(np.argmax(rest)) if np.isfinite(rest.max()) else -1
             ids, v, rows = fired[t]
-            features = []
-            for k in range(len(ids)):
-                w_label = float(rows[k, c])
-                w_other = float(rows[k, other]) if other >= 0 else 0.0
-                if w_label != 0.0 or w_other != 0.0:
-                    features.append({"feature": model.encoder.describe_feature(int(ids[k])), "value": float(v[k]),
-                                     "weight": w_label, "other_weight": w_other})
-            features.sort(key=lambda f: -f["value"] * (f["weight"] - f["other_weight"]))
+            w_label = rows[:, c]
+            w_other = rows[:, other] if other >= 0 else np.zeros(len(ids))
+            # the features with a weight for either label, those that favour the label most first
+            kept = np.flatnonzero((w_label != 0) | (w_other != 0))
+            kept = kept[np.argsort(-v[kept] * (w_label[kept] - w_other[kept]), kind="stable")]
+            shown, rest = (kept, kept[:0]) if top is None else (kept[:top], kept[top:])
+            features = [{"feature": model.encoder.describe_feature(int(ids[k])), "value": float(v[k]),
+                         "weight": float(w_label[k]), "other_weight": float(w_other[k])} for k in shown]
+            if len(rest):
+                features.append({"feature": f"({len(rest)} more features)", "value": 1.0, "more": len(rest),
+                                 "weight": float(v[rest] @ w_label[rest]),
+                                 "other_weight": float(v[rest] @ w_other[rest])})
             terms = [{"term": f"{label(p)} -> {label(c)}", "weight": float(self.transition[p, c])}]
             terms += [{"term": f"{model.encoder.describe_feature(g, pair=True)} & {label(p)} -> {label(c)}",
                        "weight": float(block[p, c])} for g, block in pair_terms[t] if block[p, c] != 0.0]
