@@ -208,7 +208,7 @@ def format_explanation(explanation, top=5):
     for i, token in enumerate(explanation["tokens"], 1):
         other = token["other"]
         if other is None:
-            versus = "  (no other label allowed)"
+            versus = "  (no other label fits the rest of the path)"
         elif token["margin"] is None:
             versus = f"  ({other} is not allowed here)"
         else:

@@ -74,7 +74,7 @@ window.addEventListener("error", function (event) {
     tokens.forEach((token, t) => {
       const [label, other, margin, labelEmission, otherEmission, features, terms] = token;
       const wrong = sentence.gold[t] !== sentence.predicted[t];
-      const versus = other === null ? "no other label allowed" :
+      const versus = other === null ? "no other label fits the rest of the path" :
         (wrong ? "gold " : "runner-up ") + other + (margin === null ? " (not allowed here)" : ", margin " + fmt(margin));
       table.appendChild(el("tr", {cls: "token" + (wrong ? " wrong" : "")}, [el("th", {colspan: "3",
         text: (t + 1) + " " + sentence.words[t] + ": " + label + " (" + versus + ")"})]));

@@ -40,9 +40,9 @@ def heat_map(matrix, row_labels, column_labels, title, diverging=False, mask_dia
     """
     matrix = np.asarray(matrix, dtype=float)
     n_rows, n_cols = matrix.shape
-    CELL = 30 if max(n_rows, n_cols) <= 16 else 18  # noqa: N806 (the module's default, larger for few labels)
+    cell = 30 if max(n_rows, n_cols) <= 16 else CELL  # larger cells for a few labels
     left, top = _label_width(row_labels) + (16 if row_title else 0), _label_width(column_labels) + 24
-    width, height = left + n_cols * CELL + 10, top + n_rows * CELL + 10
+    width, height = left + n_cols * cell + 10, top + n_rows * cell + 10
     scale = matrix.copy()
     if mask_diagonal and n_rows == n_cols:
         np.fill_diagonal(scale, 0)
@@ -53,11 +53,11 @@ def heat_map(matrix, row_labels, column_labels, title, diverging=False, mask_dia
              f'aria-label="{escape(title)}"><title>{escape(title)}</title>',
              f'<g font-size="{FONT}" font-family="sans-serif">']
     for j, label in enumerate(column_labels):
-        x = left + j * CELL + CELL / 2 + 4
+        x = left + j * cell + cell / 2 + 4
         parts.append(f'<text x="{x:.1f}" y="{top - 6}" transform="rotate(-60 {x:.1f} {top - 6})">'
                      f'{escape(str(label))}</text>')
     for i, label in enumerate(row_labels):
-        y = top + i * CELL + CELL * 0.7
+        y = top + i * cell + cell * 0.7
         parts.append(f'<text x="{left - 4:.1f}" y="{y:.1f}" text-anchor="end">{escape(str(label))}</text>')
     for i in range(n_rows):
         for j in range(n_cols):
@@ -67,18 +67,18 @@ def heat_map(matrix, row_labels, column_labels, title, diverging=False, mask_dia
             else:
                 colour = _diverging(value, limit) if diverging else _sequential(value, limit)
             shown = "forbidden" if not np.isfinite(value) else (f"{value:g}" if not diverging else f"{value:+.3f}")
-            parts.append(f'<rect class="cell" x="{left + j * CELL}" y="{top + i * CELL}" width="{CELL - 1}" '
-                         f'height="{CELL - 1}" fill="{colour}"><title>{escape(str(row_labels[i]))} \u2192 '
+            parts.append(f'<rect class="cell" x="{left + j * cell}" y="{top + i * cell}" width="{cell - 1}" '
+                         f'height="{cell - 1}" fill="{colour}"><title>{escape(str(row_labels[i]))} \u2192 '
                          f'{escape(str(column_labels[j]))}: {shown}</title></rect>')
             if cell_text and np.isfinite(value) and value != 0:
                 text = f"{value:.0f}" if abs(value) < 1000 else f"{value / 1000:.0f}k"
-                parts.append(f'<text x="{left + j * CELL + CELL / 2 - 0.5}" y="{top + i * CELL + CELL * 0.68}" '
-                             f'text-anchor="middle" font-size="{9 if CELL > 20 else 8}">{text}</text>')
+                parts.append(f'<text x="{left + j * cell + cell / 2 - 0.5}" y="{top + i * cell + cell * 0.68}" '
+                             f'text-anchor="middle" font-size="{9 if cell > 20 else 8}">{text}</text>')
     if row_title:
-        parts.append(f'<text x="10" y="{top + n_rows * CELL / 2}" transform="rotate(-90 10 {top + n_rows * CELL / 2})"'
+        parts.append(f'<text x="10" y="{top + n_rows * cell / 2}" transform="rotate(-90 10 {top + n_rows * cell / 2})"'
                      f' text-anchor="middle" font-weight="bold">{escape(row_title)}</text>')
     if column_title:
-        parts.append(f'<text x="{left + n_cols * CELL / 2}" y="12" text-anchor="middle" font-weight="bold">'
+        parts.append(f'<text x="{left + n_cols * cell / 2}" y="12" text-anchor="middle" font-weight="bold">'
                      f'{escape(column_title)}</text>')
     parts.append("</g></svg>")
     return "".join(parts)
