@@ -442,7 +442,7 @@ class TaggerCore(Estimator):
         chunks = is_bio(self.model_.labels)
         result = evaluate_labels(gold, predicted, offsets, chunks)
         if details:
-            result.update(evaluation_details(gold, predicted, offsets, chunks)[0])
+            result.update(evaluation_details(gold, predicted, offsets, chunks, result.get("per_type"))[0])
         if unknown:
             result["unknown_labels"] = unknown
         result["seconds"] = seconds

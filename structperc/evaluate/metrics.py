@@ -57,7 +57,7 @@ def chunk_type(label):
     return label if label == "O" else label.split("-", 1)[-1]
 
 
-def evaluation_details(gold, predicted, sentence_offsets, chunks):
+def evaluation_details(gold, predicted, sentence_offsets, chunks, per_type=None):
     """What ``eval`` reports beyond ``evaluate_labels``, and the errors one by one.
 
     Token task (``chunks`` False): per_type holds each tag's precision, recall, F1 and support
@@ -68,6 +68,8 @@ def evaluation_details(gold, predicted, sentence_offsets, chunks):
     confusion and confusions those of the chunk types of the tokens (``chunk_type``).
 
     gold, predicted : flat sequences of label strings; sentence_offsets : int array (S + 1,).
+    per_type : for a chunk task, ``chunk_scores``' per_type of the same labels when already computed
+        (``evaluate_labels``), extended here; None: computed.
 
     Returns
     -------
@@ -87,7 +89,8 @@ def evaluation_details(gold, predicted, sentence_offsets, chunks):
                     "predicted": predicted[i]} for i, s in zip(wrong.tolist(), sentence_of.tolist())]
         return details, records
     found = phrase_errors(split(gold, sentence_offsets), split(predicted, sentence_offsets))
-    per_type = chunk_scores(split(gold, sentence_offsets), split(predicted, sentence_offsets))["per_type"]
+    if per_type is None:
+        per_type = chunk_scores(split(gold, sentence_offsets), split(predicted, sentence_offsets))["per_type"]
     for kind, count in found["counts"].items():
         per_type[kind].update(count)
         per_type[kind]["errors"] = found["errors"][kind]

@@ -35,6 +35,7 @@ class Explainer:
             raise ConfigError("explain needs a globally normalized model (perceptron, crf, hinge, winnow ...): "
                               "a MEMM's score is a product of per-token distributions, not a sum of weights")
         self.model = model
+        self._names = {}  # feature id -> its description: a corpus repeats the same features
         self.layout = model.layout()
         self.n_labels = model.n_labels
         self.weights = model.weights
@@ -57,6 +58,12 @@ class Explainer:
             lo, hi = offsets[f], offsets[f + 1]
             rows[k, labels[lo:hi]] = self.weights[lo:hi]
         return rows
+
+    def describe(self, feature_id):
+        name = self._names.get(feature_id)
+        if name is None:
+            name = self._names[feature_id] = self.model.encoder.describe_feature(feature_id)
+        return name
 
     def pair_block(self, g):
         """(L + 1, L): pair feature g's weight with each transition."""
@@ -161,7 +168,7 @@ class Explainer:
             kept = np.flatnonzero((w_label != 0) | (w_other != 0))
             kept = kept[np.argsort(-v[kept] * (w_label[kept] - w_other[kept]), kind="stable")]
             shown, rest = (kept, kept[:0]) if top is None else (kept[:top], kept[top:])
-            features = [{"feature": model.encoder.describe_feature(int(ids[k])), "value": float(v[k]),
+            features = [{"feature": self.describe(int(ids[k])), "value": float(v[k]),
                          "weight": float(w_label[k]), "other_weight": float(w_other[k])} for k in shown]
             if len(rest):
                 features.append({"feature": f"({len(rest)} more features)", "value": 1.0, "more": len(rest),
