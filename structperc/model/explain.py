@@ -210,7 +210,9 @@ def format_explanation(explanation, top=5):
     the runner-up (or the label compared with) and the margin, the ``top`` features that favour the
     label most over it (the others summed on one line) and the transition terms."""
     lines = [f"score {explanation['score']:+.4f} = emission {explanation['emission']:+.4f} "
-             f"+ transitions {explanation['transition']:+.4f} + end {explanation['end']:+.4f}"]
+             f"+ transitions {explanation['transition']:+.4f} + end {explanation['end']:+.4f}",
+             "(per token: the label, the other label and the margin over it; per feature: its weight with "
+             "the label, with the other label)"]
     width = max((len(t["token"]) for t in explanation["tokens"]), default=1)
     for i, token in enumerate(explanation["tokens"], 1):
         other = token["other"]
