@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 from structperc.cli.main import app
 from structperc.ensembles.files import read_model
 from structperc.ensembles.vote import VotingTagger
+from structperc.errors import ConfigError
+from structperc.estimator.explaining import explain
 from structperc.evaluate.metrics import evaluation_details
 from structperc.report import write_report
 
@@ -103,7 +105,7 @@ def test_report_is_self_contained_and_holds_eval_and_explain(files):
         sentence = data["sentences"][key]
         versus = [g if g != p else None for g, p in zip(sentence["gold"], sentence["predicted"])]
         versus = [v if v in tagger.model_.labels else None for v in versus]
-        explanation = tagger.explain(corpus.subset([s]), versus=versus)
+        explanation = explain(tagger, corpus.subset([s]), versus=versus)
         assert compact[0] == pytest.approx(explanation["score"], abs=1e-3)
         assert [t[0] for t in compact[4]] == explanation["labels"] == sentence["predicted"]
         assert [t[1] for t in compact[4]] == [t["other"] for t in explanation["tokens"]]
@@ -125,6 +127,8 @@ def test_report_of_models_without_explanations(files):
     text, data = page_data(path)
     assert data["explanations"] == {} and "several models: no explanation" in text
     assert data["records"]
+    with pytest.raises(ConfigError, match="explain one of its models"):
+        explain(vote, corpus.subset([0]))
 
 
 def test_report_written_whole_or_not_at_all(files, monkeypatch):
@@ -213,7 +217,7 @@ def test_explain_top_keeps_the_totals(files):
     _, _, test, models = files
     tagger = read_model(models["chunk"])
     corpus = tagger.read(test).subset([0])
-    full = tagger.explain(corpus)
+    full = explain(tagger, corpus)
     encoded = tagger.encode_input(corpus)
     from structperc.model.explain import Explainer
 

@@ -125,6 +125,7 @@ def explain_command(
     """
     from structperc.ensembles.files import read_model
     from structperc.errors import ConfigError, DataError
+    from structperc.estimator.explaining import explain
 
     tagger = read_model(model)
     corpus = tagger.read(input, value_of(format), require_label=gold, tag_sep=tag_sep, encoding=encoding)
@@ -137,7 +138,7 @@ def explain_command(
     if versus is not None:
         known = set(tagger.model_.labels)
         versus = [label if label in known else None for label in versus]
-    explanation = tagger.explain(one, versus=versus)
+    explanation = explain(tagger, one, versus=versus)
     if json_output:
         typer.echo(json.dumps({"sentence": sentence, **explanation}))
     else:

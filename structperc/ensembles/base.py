@@ -34,10 +34,6 @@ class EnsembleTagger(TaggerCore):
             member.prepare()
         return self
 
-    def explain(self, sentence, labels=None, versus=None):
-        raise ConfigError(f"an ensemble's labels ({self.kind}) come from {len(self.members)} models, not from the "
-                          f"score of one path: explain one of its models")
-
     def describe(self, top=10):
         """The lead member's ``Tagger.describe``, with the ensemble: its kind, members and info."""
         summary = self.members[self.lead].describe(top)

@@ -29,16 +29,6 @@ from structperc.estimator import files, training
 from structperc.estimator.training import ALL_PAIRS_DEFAULT
 from structperc.corpus import as_corpus, flat_labels
 
-
-def _token_text(token, t):
-    """What a token of ``explain`` shows: the word (the first column), or its number for a feature dict."""
-    if isinstance(token, str):
-        return token
-    if isinstance(token, (tuple, list)) and token:
-        return str(token[0])
-    return f"#{t + 1}"
-
-
 class TaggerCore(Estimator):
     """A sequence tagger trained on-line by one of ``structperc.train.TRAINERS``.
 
@@ -374,65 +364,10 @@ class TaggerCore(Estimator):
         return {(a, b): float(transition[i, j]) for i, a in enumerate(model.labels)
                 for j, b in enumerate(model.labels)}
 
-    def explain(self, sentence, labels=None, versus=None):
-        """Why the model labels one sentence as it does: every term of the path's score.
-
-        sentence : list of tokens (str, tuples of column values, or feature dicts), as ``tag`` takes,
-            or a Corpus of one sentence.
-        labels : None (the prediction), or the labeling to explain (a list of labels).
-        versus : None (compare each label with its runner-up: the label that keeps the most of the
-            score when it alone replaces it), or a list of labels to compare with (None or the
-            token's own label: the runner-up).
-
-        Returns an ``Explanation``: a dict with the path's score, its emission, transition and end
-        parts, and per token the label, the other label and the margin over it, the features that
-        fired with their weights for both labels, and the transition terms (``model.explain``).
-        Its ``text()`` is the terminal view. A ConfigError for a MEMM (its scores are normalized per
-        token).
-        """
-        from structperc.model.explain import Explainer, Explanation, corpus_words
-
-        from structperc.corpus import Corpus
-
-        if isinstance(sentence, str):
-            raise DataError(f"explain takes one sentence as a list of tokens, got the str {sentence[:40]!r}")
-        explainer = Explainer(self.model_)
-        if isinstance(sentence, Corpus):
-            if sentence.n_sentences != 1:
-                raise DataError(f"explain takes one sentence, the corpus has {sentence.n_sentences}")
-            encoded, _ = self._encode(sentence)
-            tokens = corpus_words(sentence)
-        else:
-            sentence = list(sentence)
-            encoded, _ = self._encode([sentence])
-            tokens = [_token_text(token, t) for t, token in enumerate(sentence)]
-        n = len(tokens)
-        y = self._predict_encoded(encoded)[0] if labels is None else self._label_ids(labels, n, "labels")
-        other = None if versus is None else self._label_ids(versus, n, "versus", free=True)
-        return Explanation(explainer.explain_path(encoded, 0, y, other, tokens))
-
-    def _label_ids(self, labels, n, name, free=False):
-        """Label ids of a list of n labels; with ``free``, None gives -1."""
-        labels = list(labels)
-        if len(labels) != n:
-            raise DataError(f"{name} has {len(labels)} labels, the sentence {n} tokens")
-        index = {label: i for i, label in enumerate(self.model_.labels)}
-        ids = []
-        for label in labels:
-            if label is None and free:
-                ids.append(-1)
-            elif label in index:
-                ids.append(index[label])
-            else:
-                raise DataError(f"{name}: {label!r} is not a label of the model ({', '.join(self.model_.labels[:8])}"
-                                f"{', ...' if len(self.model_.labels) > 8 else ''})")
-        return np.asarray(ids, dtype=np.int64)
-
     def evaluate(self, X, y=None, details=False):
         """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second.
 
-        details : also per-tag scores and the confusion matrix (a token task), or conlleval's phrase
-            counts and the errors by kind per type (a chunk task): ``metrics.evaluation_details``.
+        details : add ``metrics.evaluation_details`` (per-tag scores and confusions, or phrase counts and errors).
         Gold labels the model does not know are listed under ``unknown_labels`` (and a StructpercWarning
         names them); a ConfigError when it knows none of them (``unknown_gold_labels``)."""
         start = time.perf_counter()
