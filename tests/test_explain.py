@@ -74,6 +74,36 @@ def test_runner_up_is_the_best_one_token_change(order, seed):
                 sum(f["value"] * f["other_weight"] for f in token["features"]), abs=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_runner_up_fits_the_constraint(seed):
+    """With the BIO constraint, the runner-up is the best one-label change whose transitions are all
+    allowed, and a token where none is has no runner-up."""
+    from builders import small_model
+
+    model, encoded = small_model(seed, constrain="bio", n_sentences=8, max_len=5)
+    predicted, _ = model.decode(encoded)
+    explainer = Explainer(model)
+
+    def allowed(z):
+        previous = np.concatenate([[model.n_labels], z[:-1]])
+        return bool(np.all(np.isfinite(model.mask_penalty[previous, z])))
+
+    for s in range(encoded.n_sentences):
+        a, b = encoded.sentence_offsets[s], encoded.sentence_offsets[s + 1]
+        y = predicted[a:b]
+        explanation = explainer.explain_path(encoded, s, y)
+        score = model.score(encoded, s, y)
+        for t, token in enumerate(explanation["tokens"]):
+            changed = {d: model.score(encoded, s, with_label(y, t, d)) for d in range(model.n_labels)
+                       if d != y[t] and allowed(with_label(y, t, d))}
+            if not changed:
+                assert token["other"] is None and token["margin"] is None
+                continue
+            best = max(changed, key=lambda d: (changed[d], -d))
+            assert token["other"] == model.labels[best]
+            assert token["margin"] == pytest.approx(score - changed[best], abs=1e-9)
+
+
 def test_versus_compares_with_the_given_labels():
     rng = np.random.default_rng(3)
     model, encoded = fitted_model(rng, TEMPLATES, n_labels=3, order=1)

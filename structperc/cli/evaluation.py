@@ -25,6 +25,8 @@ EXPLAIN_EPILOG = """Examples:
   echo "The old man ran" | structperc explain - --model pos.npz --format raw --json
 """
 
+# what explaining a path calls beyond decoding (``model.explain``)
+EXPLAINING = ("score.changes.one_label_changes", "score.changes.feature_weights")
 # the confusions printed for a token task (--json has them all)
 SHOWN_CONFUSIONS = 10
 KIND_HEADERS = {"wrong_type": "wrong type", "wrong_boundary": "wrong boundary", "missed": "missed",
@@ -53,7 +55,8 @@ def eval_command(
     from structperc.ensembles.files import read_model
 
     tagger = read_model(model)
-    announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder))
+    announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder)
+                       + (EXPLAINING if report is not None else ()))
     tagger.prepare()
     corpus = tagger.read(test_file, value_of(format), tag_sep=tag_sep, encoding=encoding)
     result = tagger.evaluate(corpus, details=True)
@@ -123,11 +126,13 @@ def explain_command(
     weights for both labels; the transition terms. Models trained by perceptron, crf, hinge, sgd,
     winnow and the other globally normalized rules (not memm).
     """
+    from structperc._kernels.cache import tagging_kernels
     from structperc.ensembles.files import read_model
     from structperc.errors import ConfigError, DataError
     from structperc.estimator.explaining import explain
 
     tagger = read_model(model)
+    announce_compiling(tagging_kernels(decoder=tagger.model_.decoder) + EXPLAINING)
     corpus = tagger.read(input, value_of(format), require_label=gold, tag_sep=tag_sep, encoding=encoding)
     if sentence > corpus.n_sentences:
         raise DataError(f"{corpus.path} has {corpus.n_sentences} sentences: --sentence {sentence} is past its end")

@@ -36,40 +36,25 @@ class Explainer:
                               "a MEMM's score is a product of per-token distributions, not a sum of weights")
         self.model = model
         self._names = {}  # feature id -> its description: a corpus repeats the same features
+        self._data = (None, None)  # (the EncodedCorpus, its Data record with the model's candidates)
         self.layout = model.layout()
         self.n_labels = model.n_labels
         self.weights = model.weights
-        self.pairs = model.emission_pairs  # None, or (offsets, the label of every pair)
         self.transition = model.transition_weights()  # (L + 1, L), row L the start
         self.end = self.weights[self.layout.off_end: self.layout.off_end + self.n_labels]
-        if model.order == 2:
-            size = (self.n_labels + 1) * (self.n_labels + 1) * self.n_labels
-            self.transition2 = self.weights[self.layout.off_trans2: self.layout.off_trans2 + size].reshape(
-                self.n_labels + 1, self.n_labels + 1, self.n_labels)
 
-    def emission_rows(self, feature_ids):
-        """(k, L): the weight of each feature with each label (0 for a pair the model lacks)."""
-        L = self.n_labels
-        if self.pairs is None:
-            return self.weights[: self.layout.off_trans].reshape(-1, L)[feature_ids]
-        offsets, labels = self.pairs
-        rows = np.zeros((len(feature_ids), L))
-        for k, f in enumerate(feature_ids):
-            lo, hi = offsets[f], offsets[f + 1]
-            rows[k, labels[lo:hi]] = self.weights[lo:hi]
-        return rows
-
-    def describe(self, feature_id):
-        name = self._names.get(feature_id)
+    def describe(self, feature_id, pair=False):
+        key = (feature_id, pair)
+        name = self._names.get(key)
         if name is None:
-            name = self._names[feature_id] = self.model.encoder.describe_feature(feature_id)
+            name = self._names[key] = self.model.encoder.describe_feature(feature_id, pair=pair)
         return name
 
-    def pair_block(self, g):
-        """(L + 1, L): pair feature g's weight with each transition."""
-        size = (self.n_labels + 1) * self.n_labels
-        base = self.layout.off_pair + int(g) * size
-        return self.weights[base: base + size].reshape(self.n_labels + 1, self.n_labels)
+    def data(self, encoded):
+        """The kernels' Data record of ``encoded`` (built once per corpus)."""
+        if self._data[0] is not encoded:
+            self._data = (encoded, self.model.data(encoded))
+        return self._data[1]
 
     def explain_path(self, encoded, sentence, y, versus=None, tokens=None, top=None):
         """Every term of the score of labeling ``y`` of one sentence of an EncodedCorpus.
@@ -88,82 +73,47 @@ class Explainer:
 
         Returns
         -------
-        dict: labels, score (the path's score), emission, transition, end (its three parts),
-        tokens: one dict per token (``_token``).
+        dict: labels, score (the path's score), emission, transition, end (its three parts), and
+        tokens: per token its label, the other label and the margin over it (None when no other
+        label fits), the emission of both, the features (feature, value, weight, other_weight) and
+        the transition terms (term, weight).
         """
-        model = self.model
+        from structperc._kernels.score.changes import feature_weights, one_label_changes
+
+        model, layout, w = self.model, self.layout, self.weights
         L = self.n_labels
         a, b = int(encoded.sentence_offsets[sentence]), int(encoded.sentence_offsets[sentence + 1])
         n = b - a
-        y = np.asarray(y, dtype=np.int64)
+        y = np.ascontiguousarray(y, dtype=np.int64)
         if len(y) != n:
             raise ConfigError(f"the labeling has {len(y)} labels, the sentence {n} tokens")
-        values = getattr(encoded, "feature_values", None)
-        candidates = model.candidates(encoded)
-        # per token t: the emission row (L,), the transition table (L + 1, L) with the pair features
-        # and the constraint, and the emission features (ids, values, rows)
-        fired, emission, transitions, pair_terms = [], np.zeros((n, L)), [], []
-        for t in range(n):
-            lo, hi = encoded.feature_offsets[a + t], encoded.feature_offsets[a + t + 1]
-            ids = np.asarray(encoded.feature_ids[lo:hi], dtype=np.int64)
-            v = np.ones(len(ids)) if values is None or len(values) == 0 else np.asarray(values[lo:hi], dtype=float)
-            rows = self.emission_rows(ids)
-            fired.append((ids, v, rows))
-            emission[t] = v @ rows
-            table = self.transition.copy()
-            pairs = []
-            if encoded.pair_ids is not None and len(encoded.pair_ids):
-                for g in encoded.pair_ids[encoded.pair_offsets[a + t]: encoded.pair_offsets[a + t + 1]]:
-                    block = self.pair_block(g)
-                    table += block
-                    pairs.append((int(g), block))
-            pair_terms.append(pairs)
-            transitions.append(table + model.mask_penalty)
-        allowed = np.ones((n, L), dtype=bool)
-        cand_offsets, cand_labels = candidates
-        if len(cand_offsets):
-            for t in range(n):
-                row = cand_labels[cand_offsets[a + t]: cand_offsets[a + t + 1]]
-                if len(row):
-                    allowed[t] = False
-                    allowed[t, row] = True
+        data = self.data(encoded)
+        local, emission = one_label_changes(w, layout, data, a, b, y)
+        # the other label of each token: the one given, else the best one-label change
+        changed = local.copy()
+        changed[np.arange(n), y] = -np.inf
+        other = np.where(np.isfinite(changed.max(axis=1, initial=-np.inf)), changed.argmax(axis=1), -1)
+        if versus is not None:
+            versus = np.asarray(versus, dtype=np.int64)
+            other = np.where((versus >= 0) & (versus != y), versus, other)
+        weight = feature_weights(w, layout, data, a, b, y)
+        other_weight = feature_weights(w, layout, data, a, b, np.ascontiguousarray(other))
+        lo = int(data.feature_offsets[a])
+        values = data.feature_values
 
         def label(c):
             return START if c == L else model.labels[c]
 
-        def previous(t, k):
-            return int(y[t - k]) if t - k >= 0 else L
-
-        def local(t):
-            """(L,): the terms of the score that read y_t, for every label at t, the rest of y kept."""
-            p, q = previous(t, 1), previous(t, 2)
-            out = emission[t] + transitions[t][p]
-            if model.order == 2:
-                out = out + self.transition2[q, p]
-            if t + 1 < n:
-                out = out + transitions[t + 1][:, y[t + 1]][:L]
-                if model.order == 2:
-                    out = out + self.transition2[p, :L, y[t + 1]]
-            if model.order == 2 and t + 2 < n:
-                out = out + self.transition2[:L, y[t + 1], y[t + 2]]
-            if t == n - 1:
-                out = out + self.end
-            return np.where(allowed[t], out, -np.inf)
-
         result_tokens = []
         total_emission = total_transition = 0.0
         for t in range(n):
-            c = int(y[t])
-            p, q = previous(t, 1), previous(t, 2)
-            scores = local(t)
-            other = -1 if versus is None else int(versus[t])
-            if other < 0 or other == c:
-                rest = scores.copy()
-                rest[c] = -np.inf
-                other = int(np.argmax(rest)) if np.isfinite(rest.max()) else -1
-            ids, v, rows = fired[t]
-            w_label = rows[:, c]
-            w_other = rows[:, other] if other >= 0 else np.zeros(len(ids))
+            c, d = int(y[t]), int(other[t])
+            p = int(y[t - 1]) if t > 0 else L
+            q = int(y[t - 2]) if t > 1 else L
+            start, stop = int(data.feature_offsets[a + t]), int(data.feature_offsets[a + t + 1])
+            ids = data.feature_ids[start:stop]
+            v = values[start:stop].astype(float) if len(values) else np.ones(stop - start)
+            w_label, w_other = weight[start - lo: stop - lo], other_weight[start - lo: stop - lo]
             # the features with a weight for either label, those that favour the label most first
             kept = np.flatnonzero((w_label != 0) | (w_other != 0))
             kept = kept[np.argsort(-v[kept] * (w_label[kept] - w_other[kept]), kind="stable")]
@@ -175,11 +125,16 @@ class Explainer:
                                  "weight": float(v[rest] @ w_label[rest]),
                                  "other_weight": float(v[rest] @ w_other[rest])})
             terms = [{"term": f"{label(p)} -> {label(c)}", "weight": float(self.transition[p, c])}]
-            terms += [{"term": f"{model.encoder.describe_feature(g, pair=True)} & {label(p)} -> {label(c)}",
-                       "weight": float(block[p, c])} for g, block in pair_terms[t] if block[p, c] != 0.0]
+            if len(data.pair_offsets):
+                size = (L + 1) * L
+                for g in data.pair_ids[data.pair_offsets[a + t]: data.pair_offsets[a + t + 1]]:
+                    pair_weight = float(w[layout.off_pair + int(g) * size + p * L + c])
+                    if pair_weight != 0.0:
+                        terms.append({"term": f"{self.describe(int(g), pair=True)} & {label(p)} -> {label(c)}",
+                                      "weight": pair_weight})
             if model.order == 2:
                 terms.append({"term": f"{label(q)}, {label(p)} -> {label(c)}",
-                              "weight": float(self.transition2[q, p, c])})
+                              "weight": float(w[layout.off_trans2 + (q * (L + 1) + p) * L + c])})
             token_emission = float(sum(f["value"] * f["weight"] for f in features))
             token_transition = float(sum(term["weight"] for term in terms))
             total_emission += token_emission
@@ -187,10 +142,10 @@ class Explainer:
             result_tokens.append({
                 "token": tokens[t] if tokens is not None else str(t + 1),
                 "label": model.labels[c],
-                "other": model.labels[other] if other >= 0 else None,
-                "margin": _finite(scores[c] - scores[other]) if other >= 0 else None,
+                "other": model.labels[d] if d >= 0 else None,
+                "margin": _finite(local[t, c] - local[t, d]) if d >= 0 else None,
                 "emission": token_emission,
-                "other_emission": float(emission[t, other]) if other >= 0 else None,
+                "other_emission": _finite(emission[t, d]) if d >= 0 else None,
                 "features": features,
                 "transition": token_transition,
                 "transitions": terms,
