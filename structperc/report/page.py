@@ -62,8 +62,9 @@ def scores_section(result, chunks):
                 for t, s in per_type.items()]
         title = "Per tag"
     confusions = _table(["gold", "predicted", "tokens"], [list(c) for c in result["confusions"][:20]], "confusions")
-    return (f'<section id="scores"><h2>{escape(title)}</h2>{_table(headers, rows, "per-type")}'
-            f'<h3>Largest confusions (tokens{", by chunk type" if chunks else ""})</h3>{confusions}</section>')
+    return (f'<section id="scores"><h2>{escape(title)}</h2><div class="side-by-side"><div>'
+            f'{_table(headers, rows, "per-type")}</div><div><h3>Largest confusions (tokens'
+            f'{", by chunk type" if chunks else ""})</h3>{confusions}</div></div></section>')
 
 
 def confusion_section(result, chunks):

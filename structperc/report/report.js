@@ -83,7 +83,8 @@ window.addEventListener("error", function (event) {
         el("td", {cls: "feat", text: "emission of " + label + (other ? " against " + other : "")})]));
       for (const [feature, value, weight, otherWeight] of features) {
         table.appendChild(el("tr", {}, [el("td", {cls: weight >= 0 ? "pos" : "neg", text: fmt(value * weight)}),
-          el("td", {text: fmt(value * otherWeight)}), el("td", {cls: "feat", text: name(feature)})]));
+          el("td", {text: other === null ? "" : fmt(value * otherWeight)}),
+          el("td", {cls: "feat", text: name(feature)})]));
       }
       for (const [term, weight] of terms) {
         table.appendChild(el("tr", {}, [el("td", {text: fmt(weight)}), el("td", {}),
