@@ -21,13 +21,14 @@ from structperc.features.presets import choose_structure
 from structperc.errors import ConfigError, DataError, ModelFileError
 from structperc.estimator.base import Estimator
 from structperc.utils.npz import is_ensemble_file
-from structperc.evaluate.metrics import check_gold_labels, evaluate_labels, evaluation_details
+from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
 from structperc.model.forcing import drop_missing_label, sentence_forced_ids
 from structperc.features.lexicon import read_lexicons
 from structperc.model.linear_chain import LinearChainModel
 from structperc.estimator import files, training
 from structperc.estimator.training import ALL_PAIRS_DEFAULT
 from structperc.corpus import as_corpus, flat_labels
+
 
 class TaggerCore(Estimator):
     """A sequence tagger trained on-line by one of ``structperc.train.TRAINERS``.
@@ -366,18 +367,14 @@ class TaggerCore(Estimator):
 
     def evaluate(self, X, y=None, details=False):
         """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second.
-
-        details : add ``metrics.evaluation_details`` (per-tag scores and confusions, or phrase counts and errors).
+        details : also what ``eval`` prints (per-tag scores or phrase counts, errors: ``evaluation_details``).
         Gold labels the model does not know are listed under ``unknown_labels`` (and a StructpercWarning
         names them); a ConfigError when it knows none of them (``unknown_gold_labels``)."""
         start = time.perf_counter()
         gold, predicted, offsets = self._gold_and_predicted(X, y)
         seconds = time.perf_counter() - start
         unknown = check_gold_labels(gold, self.model_.labels, getattr(X, "path", "<memory>"))
-        chunks = is_bio(self.model_.labels)
-        result = evaluate_labels(gold, predicted, offsets, chunks)
-        if details:
-            result.update(evaluation_details(gold, predicted, offsets, chunks, result.get("per_type"))[0])
+        result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels), details)
         if unknown:
             result["unknown_labels"] = unknown
         result["seconds"] = seconds

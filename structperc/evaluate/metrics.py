@@ -34,8 +34,9 @@ def chunk_scores(gold, predicted):
     return {"precision": 100 * float(mp), "recall": 100 * float(mr), "f1": 100 * float(mf), "per_type": per_type}
 
 
-def evaluate_labels(gold, predicted, sentence_offsets, chunks):
-    """accuracy (percent), tokens, sentences, and with ``chunks`` precision/recall/f1/per_type.
+def evaluate_labels(gold, predicted, sentence_offsets, chunks, details=False):
+    """accuracy (percent), tokens, sentences, and with ``chunks`` precision/recall/f1/per_type;
+    with ``details`` also what ``eval`` prints (``evaluation_details``).
 
     gold, predicted : flat sequences of label strings.
     """
@@ -49,6 +50,8 @@ def evaluate_labels(gold, predicted, sentence_offsets, chunks):
     }
     if chunks:
         result.update(chunk_scores(split(gold, sentence_offsets), split(predicted, sentence_offsets)))
+    if details:
+        result.update(evaluation_details(gold, predicted, sentence_offsets, chunks, result.get("per_type"))[0])
     return result
 
 
