@@ -146,11 +146,10 @@ def model_content(tagger, gold, predicted):
     history = model.metadata.get("dev_history") or []
     curve = None
     if history:
-        curve = {"epochs": list(range(1, len(history) + 1)),
-                 "series": {"dev score": [h.get("score") for h in history]},
+        series = {"dev F1": [h.get("f1") for h in history]} if history[0].get("f1") is not None else {}
+        series["dev accuracy"] = [h.get("accuracy") for h in history]
+        curve = {"epochs": list(range(1, len(history) + 1)), "series": series,
                  "best_epoch": training.get("best_epoch")}
-        if history[0].get("f1") is not None:
-            curve["series"]["dev accuracy"] = [h.get("accuracy") for h in history]
     return {
         "transition": {"rows": ["<start>"] + [labels[i] for i in keep], "columns": [labels[i] for i in keep],
                        "matrix": transition[np.ix_(rows, keep)], "shown": len(keep), "labels": len(labels)},
