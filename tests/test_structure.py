@@ -16,7 +16,7 @@ FLOORS = [
     {"train", "clusters"},
     {"estimator"},
     {"nbest", "ensembles"},
-    {"rerank"},
+    {"rerank", "report"},
     {"cli", "warmup", "__init__", "__main__"},
 ]
 

@@ -380,16 +380,16 @@ class TaggerCore(Estimator):
         return {(a, b): float(transition[i, j]) for i, a in enumerate(model.labels)
                 for j, b in enumerate(model.labels)}
 
-    def evaluate(self, X, y=None):
+    def evaluate(self, X, y=None, details=False):
         """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second.
-
+        details : also what ``eval`` prints (per-tag scores or phrase counts, errors: ``evaluation_details``).
         Gold labels the model does not know are listed under ``unknown_labels`` (and a StructpercWarning
         names them); a ConfigError when it knows none of them (``unknown_gold_labels``)."""
         start = time.perf_counter()
         gold, predicted, offsets = self._gold_and_predicted(X, y)
         seconds = time.perf_counter() - start
         unknown = check_gold_labels(gold, self.model_.labels, getattr(X, "path", "<memory>"))
-        result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels))
+        result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels), details)
         if unknown:
             result["unknown_labels"] = unknown
         result["seconds"] = seconds

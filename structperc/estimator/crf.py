@@ -308,6 +308,10 @@ class CRF(SequenceTags, BaseEstimator):
         """``predict_marginals`` of one sentence."""
         return self.predict_marginals([xseq])[0]
 
+    def explain(self, xseq, labels=None, versus=None):
+        """``Tagger.explain`` of one sequence of feature dicts: every term of its path's score."""
+        return self.tagger_.explain(xseq, labels, versus)
+
     def score(self, X, y):
         """Token accuracy, a fraction (sklearn-crfsuite's flat accuracy)."""
         return flat_accuracy_score(y, self.predict(X))
