@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "structperc"
 FLOORS = [
     {"_kernels", "errors", "corpus", "chunks", "utils"},
     {"readers", "data"},
-    {"features", "evaluate"},
+    {"features", "evaluate", "metrics"},
     {"model"},
     {"train", "clusters"},
     {"estimator"},

@@ -131,13 +131,16 @@ def explain_command(
     from structperc.errors import ConfigError, DataError
     from structperc.estimator.explaining import explain
 
+    from structperc.model.explain import Explainer
+
+    if json_output and top != 5:
+        raise ConfigError("--top shapes the text view: --json lists every feature")
     tagger = read_model(model)
-    announce_compiling(tagging_kernels(decoder=tagger.model_.decoder) + EXPLAINING)
+    Explainer(tagger.model_)  # refuses a model whose scores are not sums of weights, before any compiling
     corpus = tagger.read(input, value_of(format), require_label=gold, tag_sep=tag_sep, encoding=encoding)
     if sentence > corpus.n_sentences:
         raise DataError(f"{corpus.path} has {corpus.n_sentences} sentences: --sentence {sentence} is past its end")
-    if json_output and top != 5:
-        raise ConfigError("--top shapes the text view: --json lists every feature")
+    announce_compiling(tagging_kernels(decoder=tagger.model_.decoder) + EXPLAINING)
     one = corpus.subset([sentence - 1])
     versus = one.columns[one.label] if gold else None
     if versus is not None:

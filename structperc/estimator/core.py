@@ -19,7 +19,7 @@ from structperc.chunks import is_bio
 from structperc.features.encode import FeatureEncoder
 from structperc.features.presets import choose_structure
 from structperc.errors import ConfigError, DataError, ModelFileError
-from structperc.estimator.base import Estimator
+from structperc.estimator.base import Estimator, with_rule_options
 from structperc.utils.npz import is_ensemble_file
 from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
 from structperc.model.forcing import drop_missing_label, sentence_forced_ids
@@ -29,28 +29,6 @@ from structperc.estimator import files, training
 from structperc.estimator.training import ALL_PAIRS_DEFAULT
 from structperc.corpus import as_corpus, flat_labels
 from structperc.train import RULE_OPTIONS
-
-
-def with_rule_options(init):
-    """``init`` (an estimator's ``__init__(self, ..., **rule_options)``) with a signature that lists every
-    option of the registered learning rules as a keyword-only parameter defaulting to None, so that
-    scikit-learn's ``get_params`` (``inspect.signature``) reads them: adding a rule to the registry adds
-    its options to ``Tagger`` without touching this file."""
-    import functools
-    import inspect
-
-    signature = inspect.signature(init)
-    fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    taken = {p.name for p in fixed}
-    options = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
-               for name in RULE_OPTIONS if name not in taken]
-
-    @functools.wraps(init)
-    def wrapper(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-
-    wrapper.__signature__ = signature.replace(parameters=fixed + options)
-    return wrapper
 
 
 class TaggerCore(Estimator):
