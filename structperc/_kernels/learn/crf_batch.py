@@ -273,6 +273,78 @@ def _scaled_sentence(w, layout, data, a, b, exp_trans, trans_top, exp_end, end_t
     return log_z
 
 
+@njit(cache=True)
+def _block_sums(w, layout, data, first, stop, usable, tables, node, sums):
+    """Sentences [first, stop): their node marginals into node; sums = their expected transition
+    counts (start row L included), end counts and sum of log Z."""
+    n_labels = layout.n_labels
+    size_t = (n_labels + 1) * n_labels
+    log_transition, exp_trans, trans_top, end, exp_end, end_top = tables
+    sentence_offsets = data.sentence_offsets
+    sums[:] = 0.0
+    longest = 0
+    for s in range(first, stop):
+        longest = max(longest, sentence_offsets[s + 1] - sentence_offsets[s])
+    scores = np.empty((longest, n_labels))
+    expo = np.empty((longest, n_labels))
+    alpha = np.empty((longest, n_labels))
+    beta = np.empty((longest, n_labels))
+    scale = np.empty(longest)
+    weighted = np.empty(n_labels)
+    loss = 0.0
+    for s in range(first, stop):
+        a, b = sentence_offsets[s], sentence_offsets[s + 1]
+        if not usable[s]:
+            node[a:b] = 0.0
+            continue
+        log_z = _scaled_sentence(w, layout, data, a, b, exp_trans, trans_top, exp_end, end_top, scores, expo,
+                                 alpha, beta, scale, weighted, node[a:b], sums)
+        if np.isnan(log_z):
+            log_z = _log_space_sentence(scores[:b - a], log_transition, end, node[a:b], sums, n_labels)
+        loss += log_z
+    sums[size_t + n_labels] = loss
+
+
+@njit(cache=True)
+def _emission_gradient(w, c2, layout, f_lo, f_hi, occurrences, observed, node, gradient):
+    """The gradient of the emission weights of features [f_lo, f_hi): g[(f, c)] = sum over the
+    occurrences of f of x P(y_t = c | x), in token order, - O[(f, c)] + 2 c2 w[(f, c)]."""
+    occ_offsets, occ_tokens, occ_values = occurrences
+    has_values = occ_values.shape[0] > 0
+    n_labels = layout.n_labels
+    emission_offsets = layout.emission_offsets
+    all_pairs = emission_offsets.shape[0] == 0
+    labels, full_before = layout.emission_labels, layout.emission_full_before
+    twice = 2.0 * c2
+    acc = np.empty(n_labels)
+    for f in range(f_lo, f_hi):
+        if all_pairs:
+            row_lo, row_hi = f * n_labels, (f + 1) * n_labels
+        else:
+            row_lo, row_hi = emission_offsets[f], emission_offsets[f + 1]
+        width = row_hi - row_lo
+        if width == 0:
+            continue
+        acc[:] = 0.0
+        if width == n_labels:
+            for k in range(occ_offsets[f], occ_offsets[f + 1]):
+                x = np.float64(occ_values[k]) if has_values else 1.0
+                marginal = node[occ_tokens[k]]
+                for c in range(n_labels):
+                    acc[c] += x * marginal[c]
+        else:
+            start = row_lo - n_labels * np.int64(full_before[f])
+            mine = labels[start: start + width]
+            for k in range(occ_offsets[f], occ_offsets[f + 1]):
+                x = np.float64(occ_values[k]) if has_values else 1.0
+                marginal = node[occ_tokens[k]]
+                for i in range(width):
+                    acc[i] += x * marginal[mine[i]]
+        out, seen, here = gradient[row_lo: row_hi], observed[row_lo: row_hi], w[row_lo: row_hi]
+        for i in range(width):
+            out[i] = acc[i] - seen[i] + twice * here[i]
+
+
 @njit(cache=True, parallel=True)
 def scaled_objective(w, c2, layout, data, block_offsets, usable, occurrences, observed, node, block_sums,
                      gradient):
@@ -284,96 +356,55 @@ def scaled_objective(w, c2, layout, data, block_offsets, usable, occurrences, ob
     (``observed_counts``); node : float64 (n_tokens, L), block_sums : float64 (B, (L + 2) L + 1),
     both overwritten; gradient : float64 (size,), overwritten.
     """
-    n_labels = layout.n_labels
     n_blocks = block_offsets.shape[0] - 1
+    tables = _boundary_tables(w, layout)
+    for k in prange(n_blocks):
+        _block_sums(w, layout, data, block_offsets[k], block_offsets[k + 1], usable, tables, node, block_sums[k])
+    n_chunks = (layout.n_features + FEATURE_CHUNK - 1) // FEATURE_CHUNK
+    for j in prange(n_chunks):
+        _emission_gradient(w, c2, layout, j * FEATURE_CHUNK, min((j + 1) * FEATURE_CHUNK, layout.n_features),
+                           occurrences, observed, node, gradient)
+    return _finish(w, c2, layout, observed, block_sums, gradient)
+
+
+@njit(cache=True)
+def _boundary_tables(w, layout):
+    """(transition (1, L + 1, L) with the mask, its exp shifted by its largest entry, that entry,
+    end (L,), its exp shifted likewise, that entry): the tables every sentence shares."""
+    n_labels = layout.n_labels
     size_t = (n_labels + 1) * n_labels
-    off_trans, off_end = layout.off_trans, layout.off_end
-    # the transitions and the end, exponentiated once for every sentence
-    transition = w[off_trans: off_trans + size_t].copy().reshape((n_labels + 1, n_labels))
-    transition += layout.mask_penalty
+    transition = np.empty((1, n_labels + 1, n_labels))
+    flat, mask = transition.reshape(size_t), layout.mask_penalty.reshape(size_t)
+    for i in range(size_t):
+        flat[i] = w[layout.off_trans + i] + mask[i]
     exp_trans = np.empty((n_labels + 1, n_labels))
-    trans_top = _exp_shifted(transition.reshape(size_t), exp_trans.reshape(size_t))
-    end = w[off_end: off_end + n_labels].copy()
+    trans_top = _exp_shifted(flat, exp_trans.reshape(size_t))
+    end = np.empty(n_labels)
+    for c in range(n_labels):
+        end[c] = w[layout.off_end + c]
     exp_end = np.empty(n_labels)
     end_top = _exp_shifted(end, exp_end)
-    log_transition = transition.reshape((1, n_labels + 1, n_labels))
-    sentence_offsets = data.sentence_offsets
-    for k in prange(n_blocks):
-        sums = block_sums[k]
-        sums[:] = 0.0
-        longest = 0
-        for s in range(block_offsets[k], block_offsets[k + 1]):
-            longest = max(longest, sentence_offsets[s + 1] - sentence_offsets[s])
-        scores = np.empty((longest, n_labels))
-        expo = np.empty((longest, n_labels))
-        alpha = np.empty((longest, n_labels))
-        beta = np.empty((longest, n_labels))
-        scale = np.empty(longest)
-        weighted = np.empty(n_labels)
-        loss = 0.0
-        for s in range(block_offsets[k], block_offsets[k + 1]):
-            a, b = sentence_offsets[s], sentence_offsets[s + 1]
-            if not usable[s]:
-                node[a:b] = 0.0
-                continue
-            log_z = _scaled_sentence(w, layout, data, a, b, exp_trans, trans_top, exp_end, end_top, scores, expo,
-                                     alpha, beta, scale, weighted, node[a:b], sums)
-            if np.isnan(log_z):
-                log_z = _log_space_sentence(scores[:b - a], log_transition, end, node[a:b], sums, n_labels)
-            loss += log_z
-        sums[size_t + n_labels] = loss
+    return transition, exp_trans, trans_top, end, exp_end, end_top
 
-    # emission: g[(f, c)] = sum over the occurrences of f of x P(y_t = c | x) - O[(f, c)] + 2 c2 w
-    occ_offsets, occ_tokens, occ_values = occurrences
-    has_values = occ_values.shape[0] > 0
-    n_features = layout.n_features
-    emission_offsets = layout.emission_offsets
-    all_pairs = emission_offsets.shape[0] == 0
-    labels, full_before = layout.emission_labels, layout.emission_full_before
+
+@njit(cache=True)
+def _finish(w, c2, layout, observed, block_sums, gradient):
+    """The gradient past the emission block (the blocks' transition and end sums, in block order,
+    minus O, plus 2 c2 w) and f = sum_i log Z_i - w · O + c2 ||w||²."""
+    n_labels = layout.n_labels
+    size_t = (n_labels + 1) * n_labels
+    off_trans, off_end, size = layout.off_trans, layout.off_end, layout.size
     twice = 2.0 * c2
-    n_chunks = (n_features + FEATURE_CHUNK - 1) // FEATURE_CHUNK
-    for j in prange(n_chunks):
-        acc = np.empty(n_labels)
-        for f in range(j * FEATURE_CHUNK, min((j + 1) * FEATURE_CHUNK, n_features)):
-            if all_pairs:
-                row_lo, row_hi = f * n_labels, (f + 1) * n_labels
-            else:
-                row_lo, row_hi = emission_offsets[f], emission_offsets[f + 1]
-            width = row_hi - row_lo
-            if width == 0:
-                continue
-            acc[:] = 0.0
-            if width == n_labels:
-                for k in range(occ_offsets[f], occ_offsets[f + 1]):
-                    x = np.float64(occ_values[k]) if has_values else 1.0
-                    marginal = node[occ_tokens[k]]
-                    for c in range(n_labels):
-                        acc[c] += x * marginal[c]
-            else:
-                start = row_lo - n_labels * np.int64(full_before[f])
-                mine = labels[start: start + width]
-                for k in range(occ_offsets[f], occ_offsets[f + 1]):
-                    x = np.float64(occ_values[k]) if has_values else 1.0
-                    marginal = node[occ_tokens[k]]
-                    for i in range(width):
-                        acc[i] += x * marginal[mine[i]]
-            out, seen, here = gradient[row_lo: row_hi], observed[row_lo: row_hi], w[row_lo: row_hi]
-            for i in range(width):
-                out[i] = acc[i] - seen[i] + twice * here[i]
-
-    # the rest of w: the transition and end sums of the blocks, in block order
-    size = layout.size
     for i in range(off_trans, size):
         gradient[i] = twice * w[i] - observed[i]
     loss = 0.0
-    for k in range(n_blocks):
+    for k in range(block_sums.shape[0]):
         sums = block_sums[k]
         for i in range(size_t):
             gradient[off_trans + i] += sums[i]
         for c in range(n_labels):
             gradient[off_end + c] += sums[size_t + c]
         loss += sums[size_t + n_labels]
-    # f = sum_i log Z_i - w · O + c2 ||w||²
     gold = 0.0
     norm = 0.0
     for i in range(size):
