@@ -165,9 +165,10 @@ class TaggerCore(Estimator):
         """Whether training runs by parameter mixing (a client, a scheduler or workers > 1)."""
         return client is not None or self.scheduler is not None or self.workers != 1
 
-    def check_engine(self, client=None):
-        """ConfigError for engine options that are invalid or do not apply (``training.check_engine``)."""
-        training.check_engine(self, client)
+    def check_engine(self, client=None, checkpoint=False):
+        """ConfigError for engine options that are invalid or do not apply, and for what the learning
+        rule cannot do with them (``training.check_engine``)."""
+        training.check_engine(self, client, checkpoint)
 
     def _encoder(self):
         lexicons = read_lexicons(self.lexicons, self.lexicon_lower)
@@ -201,7 +202,7 @@ class TaggerCore(Estimator):
              checkpoint_every=1, resume=None, input_metadata=None, client=None, release=False):
         """``fit``; release: X is a Corpus no one else holds (``fit_file``), emptied once encoded."""
         self.trainer_options()
-        self.check_engine(client)
+        self.check_engine(client, checkpoint=checkpoint is not None or resume is not None)
         if is_dict_corpus(X):
             training.check_dict_options(self)
             encoder = AttributeEncoder(self.min_count)
@@ -234,7 +235,7 @@ class TaggerCore(Estimator):
         from structperc.train import make_rule
 
         options = self.trainer_options()
-        self.check_engine(client)
+        self.check_engine(client, checkpoint=checkpoint is not None or resume is not None)
         if self.missing_label is not None:
             drop_missing_label(encoder, encoded, self.missing_label)
         rule = make_rule(self.trainer, **options)
