@@ -16,10 +16,7 @@ def scaled(model, data, w, c2, tokens=crf_batch.BLOCK_TOKENS):
     """(f, g, skipped) of ``scaled_objective`` with every table built as the solver builds them."""
     layout = model.layout()
     assert crf_batch.scaled_applies(layout, data)
-    usable = crf_batch.usable_sentences(layout, data)
-    observed = crf_batch.observed_counts(layout, data, usable)
-    occurrences = crf_batch.by_feature(data.feature_offsets, data.feature_ids, data.feature_values,
-                                       layout.n_features)
+    usable, occurrences, observed = crf_batch.scaled_tables(layout, data)
     blocks = crf_batch.sentence_blocks(data.sentence_offsets, tokens)
     node = np.empty((data.sentence_offsets[-1], layout.n_labels))
     sums = np.empty((len(blocks) - 1, (layout.n_labels + 2) * layout.n_labels + 1))
@@ -192,14 +189,40 @@ def test_two_loop_matches_numpy(count):
     newest = -1
     for s, y in pairs:  # the ring overwrites its oldest rows
         newest = (newest + 1) % m
-        x0, g0 = rng.normal(size=n), rng.normal(size=n)
-        ys[newest], yy = quasi_newton.store_pair(x0 + s, x0, g0 + y, g0, s_ring[newest], y_ring[newest])
-        assert ys[newest] == pytest.approx(y @ s) and yy == pytest.approx(y @ y)
+        s_ring[newest], y_ring[newest], ys[newest] = s, y, y @ s
     kept = pairs[-m:]
     d = rng.normal(size=n)
     expected = numpy_two_loop(d.copy(), kept)
     quasi_newton.two_loop(d, s_ring, y_ring, ys, newest, len(kept))
     np.testing.assert_allclose(d, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_owlqn_update_keeps_curved_pairs_and_points_downhill():
+    """The pair joins the ring only with y · s > 0; the direction is numpy's -H ◇F with the
+    entries that do not point against ◇F zeroed."""
+    rng = np.random.default_rng(7)
+    n, m, c1 = 40, 3, 0.3
+    s_ring, y_ring, ys = np.zeros((m, n)), np.zeros((m, n)), np.zeros(m)
+    newest, count, pairs = -1, 0, []
+    x0, g0 = rng.normal(size=n), rng.normal(size=n)
+    for k in range(5):
+        step = rng.normal(size=n)
+        x, g = x0 + step, g0 + (2.0 if k != 2 else -2.0) * step  # the third pair has y · s < 0
+        x[:5] = 0.0
+        pg, direction = np.empty(n), np.empty(n)
+        newest, count, pg_norm, x_norm = quasi_newton.owlqn_update(x, x0, g, g0, c1, pg, s_ring, y_ring, ys,
+                                                                   newest, count, direction)
+        if k != 2:
+            pairs = (pairs + [(x - x0, g - g0)])[-m:]
+        from structperc.train.lbfgs import pseudo_gradient as numpy_pseudo_gradient
+        expected_pg = numpy_pseudo_gradient(x, g, c1)
+        np.testing.assert_allclose(pg, expected_pg, atol=1e-12)
+        expected = numpy_two_loop(-expected_pg, pairs)
+        expected[expected * expected_pg >= 0] = 0.0
+        assert count == len(pairs)
+        np.testing.assert_allclose(direction, expected, rtol=1e-9, atol=1e-12)
+        assert pg_norm == pytest.approx(np.linalg.norm(expected_pg)) and x_norm == pytest.approx(np.linalg.norm(x))
+        x0, g0 = x, g
 
 
 def test_pseudo_gradient_and_orthant_point():

@@ -57,17 +57,21 @@ def sentence_blocks(sentence_offsets, tokens=BLOCK_TOKENS):
     return np.unique(np.concatenate([[0], cuts, [n_sentences]])).astype(np.int64)
 
 
-@njit(cache=True)
 def scaled_applies(layout, data):
     """True when ``scaled_objective`` computes the objective of ``data``: first order, every label
     allowed at every token (no tag dictionary), no pair feature, every gold label known."""
-    if layout.order != 1 or data.cand_offsets.shape[0] > 0 or data.pair_ids.shape[0] > 0:
-        return False
     gold = data.gold
-    for i in range(gold.shape[0]):
-        if gold[i] < 0:
-            return False
-    return gold.shape[0] == data.feature_offsets.shape[0] - 1
+    return (layout.order == 1 and data.cand_offsets.shape[0] == 0 and data.pair_ids.shape[0] == 0
+            and gold.shape[0] == data.feature_offsets.shape[0] - 1 and not (gold < 0).any())
+
+
+@njit(cache=True)
+def scaled_tables(layout, data):
+    """(usable, occurrences, observed): what ``scaled_objective`` reads beside the weights and the
+    data, the same at every w (``usable_sentences``, ``by_feature``, ``observed_counts``)."""
+    usable = usable_sentences(layout, data)
+    occurrences = by_feature(data.feature_offsets, data.feature_ids, data.feature_values, layout.n_features)
+    return usable, occurrences, observed_counts(layout, data, usable)
 
 
 @njit(cache=True)
