@@ -12,7 +12,7 @@ from structperc._kernels.learn import crf_batch, quasi_newton
 from test_lbfgs import brute_force_objective, dict_corpus
 
 
-def scaled(model, data, w, c2, tokens=crf_batch.BLOCK_TOKENS):
+def scaled(model, data, w, c2, tokens=None):
     """(f, g, skipped) of ``scaled_objective`` with every table built as the solver builds them."""
     layout = model.layout()
     assert crf_batch.scaled_applies(layout, data)
@@ -128,22 +128,32 @@ def test_scaled_objective_and_log_space_agree_on_long_sentences():
     np.testing.assert_allclose(g, expected_g, atol=1e-8 * max(1.0, np.abs(expected_g).max()))
 
 
-def test_the_same_bits_on_one_thread_and_on_two():
+def test_the_same_bits_on_one_thread_and_on_two(monkeypatch):
+    """The solver's objective (``CRFObjective``) with numba's thread count 1, then 2."""
+    from structperc.train.objective import CRFObjective
+
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("numba has one thread here")
-    model, enc = fitted(5, False, n_sentences=60, max_len=8)
+    monkeypatch.setattr(crf_batch, "BLOCK_TOKENS", 16)
+    model, enc = fitted(5, False, n_sentences=80, max_len=8)
     data = model.data(enc)
     w = np.random.default_rng(5).normal(size=model.weights.shape)
     before = numba.get_num_threads()
+    results = []
     try:
-        numba.set_num_threads(1)
-        f1, g1, _ = scaled(model, data, w, 0.1, tokens=16)
-        numba.set_num_threads(2)
-        f2, g2, _ = scaled(model, data, w, 0.1, tokens=16)
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            objective = CRFObjective(model.layout(), data, 0.1)
+            assert objective.scaled and len(objective.tables[0]) > 8
+            results.append(objective(w))
     finally:
         numba.set_num_threads(before)
+    (f1, g1), (f2, g2) = results
     assert f1 == f2
     assert np.array_equal(g1, g2)
+    expected_f, expected_g = brute_force_objective(model, enc, w, 0.1)
+    assert f1 == pytest.approx(expected_f, rel=1e-10)
+    np.testing.assert_allclose(g1, expected_g, atol=1e-9)
 
 
 def test_sentence_blocks_depend_on_the_data_only():
