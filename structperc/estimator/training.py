@@ -10,7 +10,7 @@ from structperc.features.dicts import AttributeEncoder, is_dict_corpus
 from structperc.train.checkpoint import plain_json, read_checkpoint, write_checkpoint
 from structperc.chunks import is_bio
 from structperc.corpus import Corpus, as_corpus, flat_labels  # noqa: F401
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, DataError
 from structperc.evaluate.metrics import evaluate_labels
 from structperc.features.encode import FIRST_ID
 from structperc.model.forcing import drop_missing_label
@@ -274,7 +274,7 @@ def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, ca
             raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
                               f"{', '.join(encoder.template_strings_)}")
         if corpus.label is None:
-            raise ValueError("training data has no label column")
+            raise DataError("training data has no label column")
         labels = corpus.columns[corpus.label]
         known = set(encoder.labels_)
         if tagger.missing_label is not None:

@@ -7,14 +7,17 @@ warm-up and the "compiling kernels" notice) is derived from the registry. Import
 and features; nothing above.
 """
 from structperc.errors import ConfigError
+from structperc.train.arow import ArowRule
 from structperc.train.base import EpochRecord, LearningRule, LoopState, Param, Problem, train_online
 from structperc.train.crf import CRFRule
 from structperc.train.hinge import HingeRule
 from structperc.train.memm import MEMMRule
+from structperc.train.passive_aggressive import PassiveAggressiveRule
 from structperc.train.perceptron import PerceptronRule
 from structperc.train.winnow import WinnowRule
 
-TRAINERS = {rule.name: rule for rule in (PerceptronRule, CRFRule, HingeRule, MEMMRule, WinnowRule)}
+TRAINERS = {rule.name: rule for rule in (PerceptronRule, CRFRule, HingeRule, MEMMRule, WinnowRule, ArowRule,
+                                         PassiveAggressiveRule)}
 
 # every option of any rule, name -> Param (the first rule's declaration where several share it)
 RULE_OPTIONS = {}
