@@ -232,8 +232,7 @@ def tag(
     marginals = value_of(marginals)
     check_json(json_output, output, "the tagged text")
     tagger = read_model(model)
-    announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input,
-                                       tagger.model_.decoder))
+    announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
     stats = tagger.prepare().tag_file(input, output, value_of(format), marginals=marginals, probability=probability,
                                       tag_sep=tag_sep, force_column=force_column, encoding=encoding,
                                       output_format=value_of(output_format), keep_gold=keep_gold)
@@ -264,7 +263,7 @@ def eval_(
     from structperc.ensembles.files import read_model
 
     tagger = read_model(model)
-    announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder))
+    announce_compiling(tagging_kernels())
     result = tagger.prepare().evaluate_file(test_file, value_of(format), tag_sep=tag_sep, encoding=encoding)
     result.pop("tokens_per_second", None)
     if json_output:

@@ -19,7 +19,7 @@ def every_kernel():
     from structperc.train import TRAINERS, epoch_kernels
 
     names = [k for trainer in TRAINERS for k in cache.training_kernels(epoch_kernels(trainer, l1=True), mixing=True)]
-    names += cache.tagging_kernels("global") + cache.PARALLEL_DECODING + cache.OPTIONS + cache.RERANKING
+    names += cache.tagging_kernels("global") + cache.OPTIONS + cache.RERANKING
     names += list(cache.CLUSTERING + cache.NBEST) + [k for kernels in cache.RERANK_APPLYING.values() for k in kernels]
     return list(dict.fromkeys(names))
 

@@ -159,6 +159,16 @@ def local_scores(emission, transition, end):
 
 
 @njit(cache=True)
+def decoder_tables(local, emission, transition, end):
+    """The first-order tables a decoder ranks labelings by: as they are for a global model
+    (``local`` None), normalized by ``local_scores`` for a locally normalized one (``local`` True;
+    the layout's flag, whose type numba compiles for)."""
+    if local is None:
+        return emission, transition, end
+    return local_scores(emission, transition, end)
+
+
+@njit(cache=True)
 def local_context_scores2(emission, transition2, cand_offsets, cand_labels):
     """Second-order MEMM: (n, L + 1, L + 1) context[t, pp, p] = -log Z_t(pp, p), with
 
