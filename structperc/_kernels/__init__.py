@@ -24,6 +24,7 @@ A forbidden transition or label is -inf in ``transition`` or ``emission``.
 """
 import os as _os
 
-from .cache import watch_kernel_sources as _watch
+from .cache import notice_compiling as _notice, watch_kernel_sources as _watch
 
 _watch(_os.path.dirname(__file__))  # a kernel's cache goes stale when a helper it inlines changes
+_notice()  # one line on stderr before the first kernel compiles

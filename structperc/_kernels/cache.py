@@ -12,6 +12,7 @@ of its machine code rather than compiling it in every process.
 import functools
 import hashlib
 import importlib
+import logging
 import os
 import pickle
 import re
@@ -59,6 +60,77 @@ def nbest_kernels(labelled=True):
     """Entry points that `nbest` calls: encoding, the k-best kernel, and on an input with gold labels
     (``labelled``) the choice of each list's best candidate, for the oracle score of its summary."""
     return TAGGING + (NBEST if labelled else NBEST[:1])
+
+
+# The notice before compiling, one line on stderr once per process, through logging so that a
+# library user can silence it: logging.getLogger("structperc.compile").setLevel(logging.ERROR).
+# The command line says it before a command starts (``cold``, ``cli.progress.announce_compiling``);
+# in a Python process, numba's compile event of the first structperc kernel it compiles says it.
+NOTICE = "compiling kernels, once"
+logger = logging.getLogger("structperc.compile")
+_said = _listening = False
+
+
+def say_compiling(log=True):
+    """The notice, once per process: by ``logger`` when ``log``, else only marked as said (the
+    caller printed it)."""
+    global _said
+    if not _said and log:
+        logger.warning(NOTICE)
+    _said = True
+
+
+_compiling = {"depth": 0, "start": 0.0, "seconds": 0.0}  # the compile events under way, their time
+
+
+def compiling_seconds():
+    """Wall seconds this process has spent compiling structperc kernels so far, to be left out of
+    a speed (tokens/s): take it before and after the timed work."""
+    import time
+
+    done = _compiling["seconds"]
+    if _compiling["depth"]:  # a compilation under way in another thread
+        done += time.perf_counter() - _compiling["start"]
+    return done
+
+
+def _notice_listener():
+    import time
+
+    from numba.core import event
+
+    class CompileWatch(event.Listener):
+        """Says ``NOTICE`` when numba starts compiling a structperc kernel, once, and times the
+        compilations (a kernel's callees compile inside it: the outermost event counts)."""
+
+        def on_start(self, ev):
+            if not ev.data["dispatcher"].py_func.__module__.startswith(__package__ + "."):
+                return
+            if not _said:
+                say_compiling()
+            if _compiling["depth"] == 0:
+                _compiling["start"] = time.perf_counter()
+            _compiling["depth"] += 1
+
+        def on_end(self, ev):
+            if not ev.data["dispatcher"].py_func.__module__.startswith(__package__ + "."):
+                return
+            _compiling["depth"] -= 1
+            if _compiling["depth"] == 0:
+                _compiling["seconds"] += time.perf_counter() - _compiling["start"]
+
+    return CompileWatch()
+
+
+def notice_compiling():
+    """Say ``NOTICE`` when a structperc kernel starts to compile, and time the compilations
+    (``compiling_seconds``), through numba's "numba:compile" events."""
+    global _listening
+    from numba.core import event
+
+    if not _listening:
+        event.register("numba:compile", _notice_listener())
+        _listening = True
 
 
 def _has_cached_code(name):
