@@ -1,6 +1,7 @@
 """What compiling the numba kernels costs each public path, and each kernel: writes benchmarks/compile.md.
 
     python benchmarks/compile.py [--rounds 3] [--paths chunker,tagger,crf,nbest,tag] [--before FILE]
+    make compile-budget   (3 rounds, beside benchmarks/compile_before.json)
 
 Each path runs as whole processes (``compile_probe.py``), first with an empty numba cache
 (NUMBA_CACHE_DIR set to a new temporary folder), then again with the cache that run filled; cold
@@ -175,8 +176,8 @@ def main():
     unknown = sorted(set(names) - set(PATHS))
     if unknown:
         parser.error(f"unknown path(s) {', '.join(unknown)}: choose among {', '.join(PATHS)}")
-    commit = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h"], check=True, capture_output=True,
-                            text=True).stdout.strip()
+    done = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h"], capture_output=True, text=True)
+    commit = done.stdout.strip() if done.returncode == 0 else os.environ.get("COMMIT", "unknown")
     work = Path(tempfile.mkdtemp(prefix="structperc-compile-"))
     try:
         prepare(work)

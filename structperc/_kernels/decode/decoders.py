@@ -20,7 +20,7 @@ VITERBI, VITERBI2, MEMM, MEMM2 = range(4)
 DECODERS = {"viterbi": VITERBI, "viterbi2": VITERBI2, "memm": MEMM, "memm2": MEMM2}
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def first_order_viterbi(layout, data, a, b, emission, transition, end):
     """First-order Viterbi of tokens [a, b) over their candidates when the data has a tag
     dictionary (|C_t| |C_{t-1}| per token), over every label pair otherwise."""
@@ -30,14 +30,14 @@ def first_order_viterbi(layout, data, a, b, emission, transition, end):
     return viterbi(emission, transition, end)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decode_viterbi(w, layout, data, a, b, scores):
     """First-order Viterbi (over the candidates of each token, with a tag dictionary)."""
     emission, transition, end = scores
     return first_order_viterbi(layout, data, a, b, emission, transition, end)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decode_viterbi2(w, layout, data, a, b, scores):
     """Second-order Viterbi over the candidates of each token."""
     emission, transition, end = scores
@@ -45,14 +45,14 @@ def decode_viterbi2(w, layout, data, a, b, scores):
     return viterbi2(emission, transition2, end, offsets, labels)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decode_memm(w, layout, data, a, b, scores):
     """Best sum_t log P(y_t | y_{t-1}, x)."""
     emission, transition, end = local_scores(*scores)
     return first_order_viterbi(layout, data, a, b, emission, transition, end)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decode_memm2(w, layout, data, a, b, scores):
     """Best sum_t log P(y_t | y_{t-2}, y_{t-1}, x): each history normalized over the candidates of t."""
     emission, transition, end = scores
@@ -61,7 +61,7 @@ def decode_memm2(w, layout, data, a, b, scores):
     return viterbi2_context(emission, transition2, context, np.zeros_like(end), offsets, labels)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def run_decoder(w, layout, data, a, b, scores):
     """The decoder of ``layout.decoder`` on the tables ``scores`` = (emission, transition, end)."""
     return _run_decoder(layout.second_order, layout.local, w, layout, data, a, b, scores)
@@ -98,9 +98,9 @@ def decode_block(w, layout, data, lo, hi, labels, scores):
     no_extra = np.zeros((0, layout.n_labels))
     for s in range(lo, hi):
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        path, score = decode_sentence(w, layout, data, a, b, no_extra)
-        labels[a:b] = path
-        scores[s] = score
+        path, scores[s] = decode_sentence(w, layout, data, a, b, no_extra)
+        for t in range(b - a):  # not labels[a:b] = path: its shape check compiles string code
+            labels[a + t] = path[t]
 
 
 def decode_corpus(w, layout, data, threads=None):

@@ -33,7 +33,9 @@ def marginals_block(w, layout, data, lo, hi, node_all, best_log_probability):
             continue
         _, best = decode_sentence(w, layout, data, a, b, no_extra)
         node, best_log_probability[s] = sentence_marginals(layout.local, w, layout, data, a, b, best)
-        node_all[a:b] = node
+        for t in range(b - a):  # not node_all[a:b] = node: its shape check compiles string code
+            for c in range(layout.n_labels):
+                node_all[a + t, c] = node[t, c]
 
 
 def corpus_marginals(w, layout, data, threads=None):
