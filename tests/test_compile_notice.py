@@ -120,3 +120,38 @@ def test_kbest_and_marginals_on_threads_agree_with_each_sentence_alone(normaliza
     np.testing.assert_array_equal(node_one, node_many)
     np.testing.assert_array_equal(best_one, best_many)
     np.testing.assert_allclose(node_one.sum(axis=1), 1.0)
+
+
+def test_the_notice_and_the_warm_up_list_the_kernels_of_the_chosen_solver():
+    from structperc._kernels.cache import training_kernels
+    from structperc.train import epoch_kernels
+    from structperc.warmup.run import every_kernel
+
+    objective, sgd_epoch = "learn.crf_batch.crf_objective", "learn.crf.crf_epoch"
+    sgd = training_kernels(epoch_kernels("crf", {}))
+    lbfgs = training_kernels(epoch_kernels("crf", {"solver": "lbfgs"}))
+    assert sgd_epoch in sgd and objective not in sgd
+    assert objective in lbfgs and sgd_epoch not in lbfgs
+    assert "learn.elastic.crf_l1_epoch" in training_kernels(epoch_kernels("crf", {"l1": 0.1}))
+    assert {objective, sgd_epoch} <= set(every_kernel())  # `make warm` compiles both solvers
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solver, runs, not_runs", [("sgd", "crf_epoch", "crf_objective"),
+                                                    ("lbfgs", "crf_objective", "crf_epoch")])
+def test_a_solver_compiles_its_own_kernels_only(tmp_path, solver, runs, not_runs):
+    script = ("from structperc.estimator.core import TaggerCore\n"
+              "from structperc._kernels.learn import crf, crf_batch\n"
+              "from structperc.train import epoch_kernels\n"
+              "X = [[('the', 'DT'), ('cat', 'NN')], [('a', 'DT')]] * 3\n"
+              "y = [['B-NP', 'I-NP'], ['B-NP']] * 3\n"
+              f"TaggerCore(templates='chunk', trainer='crf', solver={solver!r}, epochs=2).fit(X, y)\n"
+              "print(epoch_kernels('crf', {'solver': %r}))\n"
+              "print(*[k for k in ('crf_epoch', 'crf_objective')\n"
+              "        if getattr(crf if k == 'crf_epoch' else crf_batch, k).signatures])\n" % solver)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    declared, compiled = done.stdout.splitlines()
+    assert compiled.split() == [runs]
+    assert runs in declared and not_runs not in declared
