@@ -9,7 +9,7 @@ NP_MODEL := corpora/np-chunker.npz
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo test test-slow bench bench-crf ner-preset sgd-defaults epochs bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -70,6 +70,13 @@ bench: install
 	$(BIN)/python benchmarks/bench_ner.py --corpus $(MIRROR_DIR)/conll2002_nl
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/headline.py
+
+# what compiling the kernels costs each public path (empty numba cache, then warm) and each kernel;
+# writes benchmarks/compile.md (and compile.json) beside the figures of commit 88bb74d, before the cuts
+COMPILE_BEFORE ?= benchmarks/compile_before.json
+compile-budget: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(BIN)/python benchmarks/compile.py --rounds 3 --before $(COMPILE_BEFORE)
 
 # make demo from a fresh clone against python-crfsuite training the same chunker; writes benchmarks/first_run.md
 bench-first-run: install

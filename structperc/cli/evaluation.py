@@ -55,7 +55,7 @@ def eval_command(
     from structperc.ensembles.files import read_model
 
     tagger = read_model(model)
-    announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder)
+    announce_compiling(tagging_kernels()
                        + (EXPLAINING if report is not None else ()))
     tagger.prepare()
     corpus = tagger.read(test_file, value_of(format), tag_sep=tag_sep, encoding=encoding)
@@ -140,7 +140,7 @@ def explain_command(
     corpus = tagger.read(input, value_of(format), require_label=gold, tag_sep=tag_sep, encoding=encoding)
     if sentence > corpus.n_sentences:
         raise DataError(f"{corpus.path} has {corpus.n_sentences} sentences: --sentence {sentence} is past its end")
-    announce_compiling(tagging_kernels(decoder=tagger.model_.decoder) + EXPLAINING)
+    announce_compiling(tagging_kernels() + EXPLAINING)
     one = corpus.subset([sentence - 1])
     versus = one.columns[one.label] if gold else None
     if versus is not None:

@@ -252,8 +252,7 @@ def tag(
     marginals = value_of(marginals)
     check_json(json_output, output, "the tagged text")
     tagger = read_model(model)
-    announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input,
-                                       tagger.model_.decoder))
+    announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
     stats = tagger.prepare().tag_file(input, output, value_of(format), marginals=marginals, probability=probability,
                                       tag_sep=tag_sep, force_column=force_column, encoding=encoding,
                                       output_format=value_of(output_format), keep_gold=keep_gold)
