@@ -10,7 +10,7 @@ import numpy as np
 
 from structperc.corpus import Corpus, as_corpus, flat_labels
 from structperc.errors import ConfigError, DataError
-from structperc.features.dicts import AttributeEncoder, is_dict_corpus
+from structperc.features.dicts import AttributeEncoder
 from structperc.features.encode import FeatureEncoder
 from structperc.features.lexicon import read_lexicons
 from structperc.model.forcing import drop_missing_label
@@ -29,7 +29,8 @@ def open_input(X, y=None, columns=None, read=None, encoder=None, training=False)
         empty token lists for a model of feature dicts)."""
     if isinstance(X, (DictInput, ColumnsInput)):
         return X
-    dicts = is_dict_corpus(X)
+    dicts = not isinstance(X, Corpus) and next((isinstance(token, dict) for sentence in X for token in sentence),
+                                               False)  # the first token is a dict
     if encoder is not None:
         on_dicts = isinstance(encoder, AttributeEncoder)
         if dicts and not on_dicts:

@@ -17,7 +17,6 @@ from itertools import chain
 
 import numpy as np
 
-from structperc.corpus import Corpus
 from structperc.features.encoded import EncodedCorpus
 from structperc.errors import ConfigError, DataError
 from structperc.utils.interning import Index, Interner
@@ -30,19 +29,6 @@ class EncodedAttributes(EncodedCorpus):
     """An EncodedCorpus with a float32 value per feature occurrence (None: all 1)."""
 
     feature_values: np.ndarray | None = None
-
-
-def is_dict_input(X):
-    """True when the first token of X (a list of sentences) is a dict."""
-    for sentence in X:
-        for token in sentence:
-            return isinstance(token, dict)
-    return False
-
-
-def is_dict_corpus(X):
-    """True when X is token lists of feature dicts (not a Corpus, whose tokens are columns)."""
-    return not isinstance(X, Corpus) and is_dict_input(X)
 
 
 def read_dicts(X):
