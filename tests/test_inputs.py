@@ -51,7 +51,13 @@ def test_a_fitted_models_kind_is_kept_at_the_door():
         open_input(TOKENS, encoder=dicts_model)
     with pytest.raises(ConfigError, match="trained on feature dicts and has no templates"):
         open_input(TOKENS, LABELS, encoder=dicts_model, training=True)
+    # an adapter made earlier (fit_file's) is held to the model's kind as well
+    with pytest.raises(ConfigError, match="not on feature dicts"):
+        open_input(open_input(DICTS), encoder=template_model)
+    with pytest.raises(ConfigError, match="give every token as a dict"):
+        open_input(open_input(TOKENS), encoder=dicts_model)
     # sentences without tokens hold no token of the wrong kind: the dict model takes them
+    assert isinstance(open_input(open_input([[], []]), encoder=dicts_model), DictInput)
     assert isinstance(open_input([[], []], encoder=dicts_model), DictInput)
     assert isinstance(open_input(TOKENS, encoder=template_model), ColumnsInput)
 

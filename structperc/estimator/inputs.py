@@ -27,10 +27,12 @@ def open_input(X, y=None, columns=None, read=None, encoder=None, training=False)
     encoder : None (a new model), or the fitted model's encoder, whose kind X must take:
         ConfigError otherwise. training : X continues training that model (no dicts are made of
         empty token lists for a model of feature dicts)."""
-    if isinstance(X, (DictInput, ColumnsInput)):
-        return X
-    dicts = not isinstance(X, Corpus) and next((isinstance(token, dict) for sentence in X for token in sentence),
-                                               False)  # the first token is a dict
+    adapter = isinstance(X, (DictInput, ColumnsInput))
+    if adapter:
+        dicts = isinstance(X, DictInput)
+    else:
+        dicts = not isinstance(X, Corpus) and next((isinstance(token, dict) for sentence in X for token in sentence),
+                                                   False)  # the first token is a dict
     if encoder is not None:
         on_dicts = isinstance(encoder, AttributeEncoder)
         if dicts and not on_dicts:
@@ -38,9 +40,12 @@ def open_input(X, y=None, columns=None, read=None, encoder=None, training=False)
         if on_dicts and not dicts:
             if training:
                 raise ConfigError("this model was trained on feature dicts and has no templates")
-            if any(len(s) for s in X):
+            sentences = np.diff(X.sentence_offsets) if adapter else [len(s) for s in X]
+            if any(sentences):
                 raise ConfigError("this model was trained on feature dicts: give every token as a dict")
-            dicts = True
+            return DictInput([[] for _ in sentences], y, read)
+    if adapter:
+        return X
     if dicts:
         return DictInput(X, y, read)
     return ColumnsInput(as_corpus(X, y, columns), read, given_columns=columns if isinstance(X, Corpus) else None)
