@@ -14,20 +14,17 @@ import time
 import numpy as np
 
 from structperc.utils import heap
-from structperc.features.dicts import AttributeEncoder, is_dict_corpus
 from structperc.chunks import is_bio
-from structperc.features.encode import FeatureEncoder
 from structperc.features.presets import choose_structure
 from structperc.errors import ConfigError, DataError, ModelFileError
 from structperc.estimator.base import Estimator, with_rule_options
 from structperc.utils.npz import is_ensemble_file
 from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
 from structperc.model.forcing import drop_missing_label, sentence_forced_ids
-from structperc.features.lexicon import read_lexicons
 from structperc.model.linear_chain import LinearChainModel
 from structperc.estimator import files, training
 from structperc.estimator.training import ALL_PAIRS_DEFAULT
-from structperc.corpus import as_corpus, flat_labels
+from structperc.estimator.inputs import open_input
 from structperc.train import RULE_OPTIONS
 
 
@@ -162,11 +159,6 @@ class TaggerCore(Estimator):
         rule cannot do with them (``training.check_engine``)."""
         training.check_engine(self, client, checkpoint)
 
-    def _encoder(self):
-        lexicons = read_lexicons(self.lexicons, self.lexicon_lower)
-        return FeatureEncoder(self.templates_, self.min_count, self.rare_threshold, hash_bits=self.hash_bits,
-                              lexicons=lexicons)
-
     # ------------------------------------------------------------------ training
     def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
             checkpoint_every=1, resume=None, input_metadata=None, client=None):
@@ -191,35 +183,22 @@ class TaggerCore(Estimator):
                          client)
 
     def _fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
-             checkpoint_every=1, resume=None, input_metadata=None, client=None, release=False):
-        """``fit``; release: X is a Corpus no one else holds (``fit_file``), emptied once encoded."""
+             checkpoint_every=1, resume=None, input_metadata=None, client=None):
+        """``fit``; X may be an input adapter already (``inputs.open_input``): ``fit_file`` hands over
+        one whose corpus no one else holds, emptied once encoded."""
         self.trainer_options()
         self.check_engine(client, checkpoint=checkpoint is not None or resume is not None)
-        if is_dict_corpus(X):
-            training.check_dict_options(self)
-            encoder = AttributeEncoder(self.min_count)
-            labels = flat_labels(X, y)
-            self._choose(None, labels, np.cumsum([0] + [len(s) for s in y]))
-            encoded = encoder.fit_transform(X, labels)
-            read = {**(input_metadata or {}), "format": "dicts"}
-        else:
-            training.check_corpus_columns(self, X)
-            corpus = as_corpus(X, y, self.columns)
-            if corpus.label is None:
-                raise DataError("training data has no label column")
-            self._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
-            encoder = self._encoder()
-            read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
-                    "label": corpus.label}
-            # --workers N: this machine's N cores are the run's, for encoding too
-            threads = int(self.workers) if client is None and self.scheduler is None else 1
-            encoded = encoder.fit_transform(corpus, release=release, threads=threads)
-            corpus = None
-        # the training strings are not needed past encoding (freed here when the caller holds none)
-        del X, y
-        if release:
+        source = open_input(X, y, self.columns, read=input_metadata)
+        del X, y  # the training strings are not needed past encoding (freed there when the caller holds none)
+        source.check_training(self)
+        self._choose(source.columns, source.labels, source.sentence_offsets)
+        encoder = source.new_encoder(self)
+        # --workers N: this machine's N cores are the run's, for encoding too
+        threads = int(self.workers) if client is None and self.scheduler is None else 1
+        encoded = source.fit_transform(encoder, threads)
+        if source.release:
             heap.trim()  # the encoding's temporaries
-        return self._fit_encoded(encoder, encoded, read, dev, dev_y, progress, callback, checkpoint,
+        return self._fit_encoded(encoder, encoded, source.read, dev, dev_y, progress, callback, checkpoint,
                                  checkpoint_every, resume, client)
 
     def _fit_encoded(self, encoder, encoded, read, dev=None, dev_y=None, progress=None, callback=None,
@@ -288,16 +267,8 @@ class TaggerCore(Estimator):
     def _encode(self, X, y=None):
         """(EncodedCorpus, flat gold label strings or None) of X: feature dicts, a Corpus or token lists."""
         encoder = self.model_.encoder
-        if is_dict_corpus(X) or isinstance(encoder, AttributeEncoder):
-            if not isinstance(encoder, AttributeEncoder):
-                raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
-            if not is_dict_corpus(X) and any(len(s) for s in X):
-                raise ConfigError("this model was trained on feature dicts: give every token as a dict")
-            gold = flat_labels(X, y) if y is not None else None
-            return encoder.transform(X, gold), gold
-        corpus = self._input(as_corpus(X, y, self.columns))
-        gold = corpus.columns[corpus.label] if corpus.label is not None else None
-        return encoder.transform(corpus, with_labels=gold is not None), gold
+        source = open_input(X, y, self.columns, encoder=encoder)
+        return source.transform(encoder, self._input), source.labels
 
     def predict(self, X, forced=None):
         """Per-sentence lists of predicted labels.

@@ -10,8 +10,9 @@ from structperc.features.dicts import AttributeEncoder
 from structperc.utils.digest import file_sha256
 from structperc.features.encode import FeatureEncoder
 from structperc.utils.interning import InternedColumn
-from structperc.errors import ConfigError, DataError
+from structperc.errors import ConfigError
 from structperc.model.forcing import check_forced, forced_label_ids
+from structperc.estimator.inputs import ColumnsInput
 
 
 def read_training_corpus(path, **reader_options):
@@ -78,8 +79,8 @@ def fit_file(tagger, path, dev=None, callback=None, progress=None, checkpoint=No
     parts = int(tagger.workers) if local else 1
     meanwhile = _import_dask if tagger.uses_mixing(client) else None
     # no reference to the training corpus is kept here: its columns go as soon as they are value ids
-    return tagger._fit(read_training_columns(path, parts=parts, meanwhile=meanwhile, **reader_options),
-                     input_metadata=reader_options, release=True, **run)
+    return tagger._fit(ColumnsInput(read_training_columns(path, parts=parts, meanwhile=meanwhile, **reader_options),
+                                    reader_options, release=True), **run)
 
 
 def cached_encoding(tagger, path, reader_options):
@@ -93,17 +94,15 @@ def cached_encoding(tagger, path, reader_options):
               "word_ids")
 
     def build():
-        corpus = read_corpus(path, **reader_options)
-        if corpus.label is None:
-            raise DataError("training data has no label column")
-        tagger._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
-        encoder = tagger._encoder()
-        encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+        source = ColumnsInput(read_corpus(path, **reader_options))
+        source.check_training(tagger)
+        tagger._choose(source.columns, source.labels, source.sentence_offsets)
+        encoder = source.new_encoder(tagger)
+        encoded = source.fit_transform(encoder)
         state, meta = encoder.state()
         arrays = {f"encoder__{k}": v for k, v in state.items()}
         arrays.update({f"encoded__{k}": getattr(encoded, k) for k in fields if getattr(encoded, k) is not None})
-        read = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
-        return arrays, {"encoder": meta, "input": read}
+        return arrays, {"encoder": meta, "input": source.read}
 
     templates = tagger.templates if isinstance(tagger.templates, (str, type(None))) else list(tagger.templates)
     options = {"templates": templates, "min_count": tagger.min_count, "rare_threshold": tagger.rare_threshold,
