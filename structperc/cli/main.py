@@ -189,7 +189,7 @@ app.command("train", epilog=examples(TRAIN_EPILOG))(train_command)
 
 # ---------------------------------------------------------------------------------------- tag
 Marginals = choices("Marginals", ("best", "all"))
-OutputFormat = choices("OutputFormat", ("tagged",))
+OutputFormat = choices("OutputFormat", ("tagged", "jsonl", "conllu"))
 
 
 @app.command(epilog=examples("""Examples:
@@ -197,6 +197,8 @@ OutputFormat = choices("OutputFormat", ("tagged",))
   structperc tag corpora/conll2000/test.txt --model np.npz > tagged.txt
 
   cat sentences.txt | structperc tag - --model pos.npz --format raw --output tagged.txt --json
+
+  echo "Mary left. She was tired." | structperc tag - --model en-ewt-upos --output-format jsonl
 """))
 def tag(
     input: Annotated[str, typer.Argument(help="Input file, or - for stdin.")],
@@ -213,7 +215,10 @@ def tag(
         None, "--force-column", min=1, help="1-based input column of labels to keep fixed; the missing symbol "
         "(the model's --missing-label, else '?') leaves a token free."),
     output_format: Optional[OutputFormat] = typer.Option(
-        None, "--output-format", help="tagged: one sentence a line of word/TAG tokens (default: as the input)."),
+        None, "--output-format", help="tagged: one sentence a line of word/TAG tokens (default: as the input); "
+        "jsonl: raw text in (one paragraph a line), one JSON object per sentence out, with character offsets "
+        "in the line, tags and, for chunk labels, spans (with a score, their probability, for crf and memm "
+        "models only: a perceptron defines none); conllu: raw text in, CoNLL-U with # text and SpaceAfter=No."),
     keep_gold: bool = typer.Option(
         False, "--keep-gold", help="CoNLL-U: keep the gold label and add the prediction as an 11th column."),
     quiet: Quiet = False,

@@ -9,7 +9,8 @@ from structperc.utils.npz import is_ensemble_file, read_npz
 
 def load_model(path):
     """The tagger of any model file: a ``Tagger`` (scikit-learn's estimator), or a ``VotingTagger`` or
-    ``StackedTagger`` for an ensemble file."""
+    ``StackedTagger`` for an ensemble file. ``path`` may be a model's name instead (``structperc models
+    list``): a named model is built on first use (``structperc.models``)."""
     from structperc.estimator.tagger import Tagger
 
     return read_model(path, Tagger)
@@ -18,6 +19,10 @@ def load_model(path):
 def read_model(path, single=TaggerCore):
     """``load_model`` with a single model as ``single``: ``TaggerCore`` for the commands, which do
     not import scikit-learn."""
+    from structperc.models.store import is_model_name, load_named
+
+    if is_model_name(path):
+        return load_named(str(path), single)
     if is_ensemble_file(path):
         return load_ensemble(path)
     return single.load(path)
