@@ -374,10 +374,12 @@ def data_list(json_output: Annotated[bool, typer.Option("--json", help="One JSON
 def _register_extensions():
     from structperc.cli import clusters as cli_clusters
     from structperc.cli import ensemble as cli_ensemble
+    from structperc.cli import models as cli_models
     from structperc.cli import reproduce as cli_reproduce
     from structperc.cli import rerank as cli_rerank
 
     cli_rerank.register(app)
+    cli_models.register(app)
     app.command("vote", epilog=examples(cli_ensemble.VOTE_EPILOG))(cli_ensemble.vote_command)
     for name, epilog, command in (("clusters", cli_clusters.CLUSTERS_EPILOG, cli_clusters.clusters),
                                   ("reproduce", cli_reproduce.REPRODUCE_EPILOG, cli_reproduce.reproduce_command),

@@ -75,6 +75,11 @@ class WordSpan(NamedTuple):
     joined: bool
 
 
+def joins_previous(word: str) -> bool:
+    """Whether ``word``, written against the word before it, forms one multiword token with it."""
+    return _JOINS.fullmatch(word) is not None
+
+
 def word_spans(text: str) -> list[WordSpan]:
     """The words of raw English text as spans (see the module docstring).
 
