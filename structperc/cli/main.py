@@ -31,7 +31,8 @@ PROG = "structperc"
 # what Ctrl-C leaves behind, by command (every output is written to a temp file and renamed)
 # commands that exit without the interpreter's teardown (``main``)
 QUICK_EXIT = {"tag", "eval", "info"}
-INTERRUPTED = {"train": "interrupted; no model written", "tag": "interrupted; no output written"}
+INTERRUPTED = {"train": "interrupted; no model written", "tag": "interrupted; no output written",
+               "models": "interrupted; no model written"}
 # the status of a process that SIGPIPE ended; Python ignores SIGPIPE (and so must we: training with a
 # dask scheduler writes to sockets), so a closed stdout is an EPIPE OSError turned into this status
 STDOUT_CLOSED = 128 + signal.SIGPIPE

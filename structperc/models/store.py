@@ -39,8 +39,10 @@ def model_path(name, mirror=None, report=None, progress=None, callback=None) -> 
 
                 if why != "not built":
                     say(f"structperc: warning: {why}; building it again")
-                last = (cache.read_record(name) or {}).get("seconds") or recipe.build_seconds
-                took = f"; the last build took {last:.0f} s" if last else ""
+                last = (cache.read_record(name) or {}).get("seconds")
+                if last is None:
+                    last = recipe.build_seconds
+                took = "" if last is None else f"; the last build took {last:.1f} s"
                 say(f"building model {name} from its recipe (once){took}")
                 if recipe.research_only:
                     say(f"note: {name} is for {recipe.licence}")
