@@ -26,23 +26,24 @@ _CLITIC = r"['’`](?i:s|re|ll|ve|d|m)(?!\w)"
 
 # Applied by ``re.finditer`` to a text, in order (the first alternative that matches wins):
 #   URLs, e-mail addresses                        http://x.org/a?b  a.b@c.com
-#   file and host names                           paper.pdf  irc.example.net  alt.animals.cat
+#   file and host names; b/c, w/                  paper.pdf  irc.example.net  alt.animals.cat
 #   abbreviations with inner dots, initials       U.S.  e.g.  J. Smith
 #   titles, abbreviations where no sentence ends  Mr.  Dr.  etc.,
 #   numbers with inner separators, phone numbers  1,000  3.5  12/25/2005  3:30  713-853-3989
 #   emoticons                                     :)  :-(  ;)  :P  ^_^
 #   a word before n't, then n't                   do n't  ca n't  wo n't  is n't
 #   can|not, gon|na, wan|na, got|ta               as PTB and UD split them
-#   contractions without apostrophe               do|nt  ca|nt  i|m  i|ve  that|s  (as EWT splits them)
+#   contractions without apostrophe               do|nt  ca|nt  i|m  i|ve  that|s  a|lot  (as EWT splits them)
 #   clitics                                       's 're 'll 've 'd 'm (any case, ' or ’)
 #   words, with kept prefixes and apostrophes     e-mail  non-profit  o'clock  (not it's: it 's)
 #   runs of one punctuation mark, !? mixes        ...  --  !!!  ***  ?!  .?  ``  ''  << >>
 #   any other non-space character alone           , . ; : ! ? ( ) " ' $ % - ...
 _TOKEN = re.compile(
     r"(?:https?://|www\.)\S+[^\s.,;:!?)\]}'\"]"
-    r"|[\w.+-]+@\w+(?:\.\w+)+"
+    r"|[\w.+-]+@\w+(?:[.-]\w+)*"
     r"|\w+(?:[.-]\w+)*\.(?i:" + _FILE_ENDINGS + r")\b"
-    r"|[A-Za-z]\w*(?:\.[A-Za-z]\w*){2,}(?=\s|$)"
+    r"|[A-Za-z]\w*(?:\.[A-Za-z]\w*){2,}(?=[\s,;:)]|$)"
+    r"|(?<!\w)(?i:b/c|w/o|w/)(?!\w)"
     r"|(?:[A-Za-z]\.){2,}"
     r"|(?<!\w)[A-Z]\.(?=\s+[A-Z])"
     r"|(?<!\w)(?:" + _TITLES + r")\.(?=\s+[A-Z0-9])"
@@ -60,7 +61,7 @@ _TOKEN = re.compile(
     r"|" + _CLITIC +
     r"|(?<!\w)(?i:" + _KEPT_PREFIXES + r")-\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
     r"|\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
-    r"|[.!?]{2,}|([-*=_~#<>+])\1+|``|''"
+    r"|[.!?]{2,}|([-*=_~#<>+$])\1+|``|''"
     r"|\S"
 )
 # a word that UD writes in one multiword token with the word before it when nothing separates them
