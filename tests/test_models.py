@@ -195,3 +195,21 @@ def test_ctrl_c_during_a_build_leaves_nothing_a_load_takes_for_a_model(tiny):
     assert sorted(p.name for p in tiny["models"].iterdir()) == ["tiny-slow.lock"]
     record, why = cache.check_built("tiny-slow")
     assert record is None and why == "not built"
+
+
+@pytest.mark.slow
+def test_after_make_demo_raw_text_goes_to_jsonl_with_the_named_model(tmp_path, corpus_mirror):
+    """`make demo` (which builds en-ewt-upos, in this test's cache), then the command of the issue."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(["make", "-s", "demo", f"MIRROR_DIR={corpus_mirror}"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    done = subprocess.run(["bash", "-c", 'echo "Mary left early. She was tired." | .venv/bin/structperc tag - '
+                           "--model en-ewt-upos --output-format jsonl"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["text"] for r in records] == ["Mary left early.", "She was tired."]
+    assert records[0]["tags"] == ["PROPN", "VERB", "ADV", "PUNCT"]
+    assert [(t["start"], t["end"]) for t in records[1]["tokens"]] == [(17, 20), (21, 24), (25, 30), (30, 31)]
