@@ -329,7 +329,7 @@ def info(
                    f"; collision rate {100 * rate:.2f}% ({hashing['keys']:,} keys on {hashing['ids']:,} ids)"))
     if "layout" in summary:
         typer.echo(f"layout: {summary['layout']['text']}")
-    for key in ("input", "training", "ensemble"):
+    for key in ("input", "training", "ensemble", "raw_text", "named_model"):
         if key in summary:
             typer.echo(f"{key}: {json.dumps(summary[key])}")
     for label, feats in summary["top_features"].items():

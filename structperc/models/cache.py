@@ -68,15 +68,19 @@ def write_record(name: str, record: dict) -> None:
         handle.write("\n")
 
 
-def check_built(name: str) -> tuple[dict | None, str | None]:
+def check_built(name: str, quick: bool = False) -> tuple[dict | None, str | None]:
     """(the record of a good built model, None), or (None, why it is not one): not built, no record,
-    or a model file whose sha256 is not the recorded one."""
+    or a model file whose sha256 is not the recorded one. quick : compare the file's size with the
+    recorded one instead of its sha256 (for a listing; loading always checks the sha256)."""
     path = model_file(name)
     if not path.is_file():
         return None, "not built"
     record = read_record(name)
     if record is None or "sha256" not in record:
         return None, f"{path} has no build record"
+    if quick and "size" in record:
+        size = path.stat().st_size
+        return (record, None) if size == record.get("size") else (None, f"{path} changed on disk since it was built")
     actual = file_sha256(path)
     if actual != record["sha256"]:
         return None, f"{path} changed on disk since it was built (sha256 {actual[:12]}..., recorded {record['sha256'][:12]}...)"

@@ -69,10 +69,11 @@ def load_named(name, single=None, mirror=None, report=None):
 
 def list_models() -> list[dict]:
     """One entry per recipe: name, task, labels, corpus, licence, built here (and the test score
-    measured at build, when built)."""
+    measured at build, when built). Built means a model file and its record, of the recorded size: a
+    listing does not hash every model (loading does)."""
     entries = []
     for name, recipe in all_recipes().items():
-        record, _ = cache.check_built(name)
+        record, _ = cache.check_built(name, quick=True)
         entries.append({"name": name, "task": recipe.task, "labels": recipe.labels_description,
                         "corpus": recipe.corpus, "licence": recipe.licence, "research_only": recipe.research_only,
                         "built": record is not None, "path": str(cache.model_file(name)),
