@@ -89,7 +89,8 @@ def systems():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mirror", default=os.environ.get("STRUCTPERC_MIRROR") or str(ROOT.parent / "shared" / "corpora"))
+    parser.add_argument("--mirror", default=os.environ.get("STRUCTPERC_MIRROR")
+                        or str(ROOT.parent / "shared" / "corpora"))
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "tokenizers.md"))
     args = parser.parse_args()
     from structperc.errors import DataError

@@ -44,6 +44,9 @@ def test_ud_english_tokens_and_multiword_joins():
                               "gon", "na", "e-mail", "al", "-", "Sadr", ":)", "Wow", "!!!", "at", "713-853-3989"]
     joined = [text[s.start:s.end] for s in word_spans(text) if s.joined]
     assert joined == ["n't", "'s", "na"]
+    # a plural's possessive apostrophe joins its noun; a closing quote after an s does not
+    assert [s.joined for s in word_spans("the soldiers' camp, 'yes'.")] == [False, False, True, False, False,
+                                                                         False, False, False, False]
     # a clitic after a space is a word of its own, not part of a multiword token
     assert [s.joined for s in word_spans("rock 'n roll 's")] == [False, False, False, False, False]
 

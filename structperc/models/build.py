@@ -82,7 +82,8 @@ def build(recipe: Recipe, mirror=None, progress=None, callback=None, report=None
 
     path = cache.model_file(recipe.name)
     write_npz(path, arrays, meta, reproducible=True)
-    record = {"name": recipe.name, "sha256": file_sha256(path), "size": path.stat().st_size, "seconds": round(time.perf_counter() - start, 1),
+    record = {"name": recipe.name, "sha256": file_sha256(path), "size": path.stat().st_size,
+              "seconds": round(time.perf_counter() - start, 1),
               "test": {recipe.metric: score}, "licence": recipe.licence, "research_only": recipe.research_only,
               "recipe": recipe.record()}
     cache.write_record(recipe.name, record)

@@ -83,7 +83,8 @@ def check_built(name: str, quick: bool = False) -> tuple[dict | None, str | None
         return (record, None) if size == record.get("size") else (None, f"{path} changed on disk since it was built")
     actual = file_sha256(path)
     if actual != record["sha256"]:
-        return None, f"{path} changed on disk since it was built (sha256 {actual[:12]}..., recorded {record['sha256'][:12]}...)"
+        return None, (f"{path} changed on disk since it was built "
+                      f"(sha256 {actual[:12]}..., recorded {record['sha256'][:12]}...)")
     return record, None
 
 

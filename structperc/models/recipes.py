@@ -31,9 +31,9 @@ CONLL2002_NL_FILES = {
     "ned.testa": "51259d4bfe52462f211d3d0b67173a7ecbfa296e199f6c6bd0895f4c78155057",
     "ned.testb": "2aa748edb82e6f9c4d82e57a4bed69ded18cfa4803122c75070335d513517488",
 }
-EWT_LICENCE = "CC BY-SA 4.0 (UD English EWT)"
-CONLL2000_LICENCE = "research use, as the CoNLL-2000 shared task data (WSJ text of the Penn Treebank)"
-CONLL2002_LICENCE = "research use only (CoNLL-2002 shared task data)"
+EWT_LICENCE = "CC BY-SA 4.0"
+CONLL2000_LICENCE = "research use (the CoNLL-2000 shared task's WSJ text)"
+CONLL2002_LICENCE = "research use only (the CoNLL-2002 shared task's data)"
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def _ewt(name, label, task, order, build_seconds=None):
 SHIPPED = [
     _ewt("en-ewt-upos", "upos", "universal part-of-speech tags (UPOS)", 2),
     _ewt("en-ewt-xpos", "xpos", "Penn Treebank part-of-speech tags (XPOS)", 1),
-    _ewt("en-ewt-upos-feats", "upos+feats", "UPOS and morphological features (UPOS|FEATS)", 1),
+    _ewt("en-ewt-upos-feats", "upos+feats", "UPOS and morphological features (UPOS+FEATS)", 1),
     Recipe(name="en-conll2000-chunk", task="phrase chunks (CoNLL-2000: NP, VP, PP, ...)", corpus="conll2000",
            files=CONLL2000_FILES, train="train.txt", test="test.txt", format="conll",
            columns=["word", "pos", "chunk"], label="chunk", templates="chunk", constrain="bio", epochs=10,

@@ -33,7 +33,8 @@ def sentence_ends(text: str, words: Sequence[WordSpan]) -> list[int]:
         word = words[i]
         if _ENDS.fullmatch(text, word.start, word.end):
             j = i + 1
-            while j < n and words[j].start == words[j - 1].end and _CLOSES.fullmatch(text, words[j].start, words[j].end):
+            while (j < n and words[j].start == words[j - 1].end
+                   and _CLOSES.fullmatch(text, words[j].start, words[j].end)):
                 j += 1
             goes_on = _GOES_ON.match(text, words[j].start) if j < n else None
             if not goes_on and j < n and _ELLIPSIS.fullmatch(text, word.start, word.end):

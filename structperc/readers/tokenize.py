@@ -57,7 +57,7 @@ _TOKEN = re.compile(
     r"|(?i:gon|wan)(?=(?i:na)(?!\w))"
     r"|(?i:got)(?=(?i:ta)(?!\w))"
     r"|(?<!\w)(?i:do|does|did|is|are|was|were|have|has|had|could|would|should|ca|wo|ai)(?=(?i:nt)(?!\w))"
-    r"|(?<!\w)(?i:i)(?=(?i:m|ve)(?!\w))|(?<!\w)(?i:that|what|let|there|here|who)(?=s(?!\w))"
+    r"|(?<!\w)(?i:i)(?=(?i:m|ve)(?!\w))|(?<!\w)(?i:that|what|let|there|here|who)(?=s(?!\w))|(?<!\w)(?i:a)(?=lot(?!\w))"
     r"|" + _CLITIC +
     r"|(?<!\w)(?i:" + _KEPT_PREFIXES + r")-\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
     r"|\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
@@ -90,10 +90,18 @@ def word_spans(text: str) -> list[WordSpan]:
     spans = []
     end = -1
     for match in _TOKEN.finditer(text):
-        joined = match.start() == end and _JOINS.fullmatch(match.group()) is not None
+        joined = match.start() == end and (_JOINS.fullmatch(match.group()) is not None
+                                           or _plural_possessive(text, match))
         end = match.end()
         spans.append(WordSpan(match.start(), end, joined))
     return spans
+
+
+def _plural_possessive(text, match):
+    """An apostrophe after an s and before a space or the end (the soldiers' camp): UD writes it in
+    one multiword token with its noun."""
+    return (match.group() in ("'", "’") and text[match.start() - 1] in "sS"
+            and (match.end() == len(text) or text[match.end()].isspace()))
 
 
 def tokenize(text: str) -> list[str]:
