@@ -128,6 +128,11 @@ def test_a_name_works_where_a_model_path_does(tiny):
     assert not entries["tiny-slow"]["built"] and entries["tiny-slow"]["test"] is None
     assert {"en-ewt-upos", "en-ewt-xpos", "en-ewt-upos-feats", "en-conll2000-chunk", "en-np",
             "nl-conll2002-ner"} <= set(entries)
+    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-nope"], input="w0\n",
+                          capture_output=True, text=True, env=tiny["env"], timeout=300)
+    assert done.returncode == 2
+    assert done.stderr.startswith("structperc: error: tiny-nope: no such model file, nor a model's name (names: ")
+    assert "tiny-upos" in done.stderr and done.stderr.count("\n") == 1
 
 
 def test_without_network_and_mirror_an_unbuilt_name_is_one_clear_error(tiny, monkeypatch):

@@ -150,6 +150,11 @@ def test_cli_jsonl_and_conllu_output_of_raw_text(spacing_model):
         "3\tloudly\t_\tADV\t_\t_\t_\t_\t_\tSpaceAfter=No", "4\t.\t_\tPUNCT\t_\t_\t_\t_\t_\t_", ""]
     done = run_tag(model, "Dogs bark.\n", "--output-format", "jsonl", "--format", "conllu")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "raw text" in done.stderr
+    # raw text read as the model's CoNLL-U: the error says what to do
+    done = run_tag(model, "Dogs bark.\n")
+    assert done.returncode == 2 and done.stderr == (
+        "structperc: error: <stdin>:1: expected 10 tab-separated CoNLL-U fields, found 1; if this is raw text, "
+        "read it as format raw (or write --output-format jsonl)\n")
 
 
 CHUNKS = """The DT B-NP

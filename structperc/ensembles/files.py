@@ -1,4 +1,6 @@
 """Reading any model file: a single model, or an ensemble of several (voting or stacked)."""
+from pathlib import Path
+
 from structperc.ensembles.stacking import StackedTagger
 from structperc.ensembles.vote import VotingTagger
 from structperc.errors import ModelFileError
@@ -23,6 +25,11 @@ def read_model(path, single=TaggerCore):
 
     if is_model_name(path):
         return load_named(str(path), single)
+    if not Path(path).exists() and "/" not in str(path) and not str(path).endswith(".npz"):
+        from structperc.models.recipes import all_recipes
+
+        raise ModelFileError(f"{path}: no such model file, nor a model's name (names: {', '.join(all_recipes())}; "
+                             f"structperc models list)")
     if is_ensemble_file(path):
         return load_ensemble(path)
     return single.load(path)
