@@ -9,8 +9,8 @@ The user cache is ``$XDG_CACHE_HOME`` (else ``~/.cache``) on Linux and other Uni
   the two renames) is not a built model; and a model whose bytes no longer have the recorded sha256
   (changed on disk) is refused.
 
-``NAME.lock`` serialises the builds of one name across processes (``fcntl.flock``, released by the
-system when a process ends, however it ends).
+``NAME.lock`` serialises the builds of one name across processes (``fcntl.flock``; ``msvcrt.locking``
+on Windows), released by the system when a process ends, however it ends.
 """
 from __future__ import annotations
 
@@ -90,12 +90,29 @@ def check_built(name: str, quick: bool = False) -> tuple[dict | None, str | None
 
 @contextlib.contextmanager
 def build_lock(name: str):
-    """Hold the build lock of ``name`` (waits for another process's build to end)."""
-    import fcntl
-
+    """Hold the build lock of ``name`` (waits for another process's build to end): ``fcntl.flock``, or
+    on Windows ``msvcrt.locking`` of the lock file's first byte."""
     folder = models_dir()
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f"{name}.lock", "a+b") as handle:
+        try:
+            import fcntl
+        except ImportError:  # Windows
+            import msvcrt
+
+            handle.seek(0)
+            while True:
+                try:
+                    msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # retries for 10 s, then raises
+                    break
+                except OSError:
+                    continue
+            try:
+                yield
+            finally:
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+            return
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             yield
