@@ -106,12 +106,24 @@ def setup(namespace):
     launcher.chmod(0o755)
     env = _env(f"{work / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
     env["STRUCTPERC_CORPORA"] = str(work / "corpora")  # data fetch writes into the page's folder
-    namespace.update(folder=folder, work=work, previous_cwd=os.getcwd(), missing=missing, env=env)
+    # named models are built into the page's folder from the mirror, never into the user's cache; the
+    # page's Python blocks run in this process, so its environment says so too (until teardown)
+    named = {"XDG_CACHE_HOME": str(folder / "cache"), "STRUCTPERC_MIRROR": str(MIRROR)}
+    env.update(named)
+    previous_env = {key: os.environ.get(key) for key in named}
+    os.environ.update(named)
+    namespace.update(folder=folder, work=work, previous_cwd=os.getcwd(), missing=missing, env=env,
+                     previous_env=previous_env)
     os.chdir(work)
 
 
 def teardown(namespace):
     os.chdir(namespace["previous_cwd"])
+    for key, value in namespace["previous_env"].items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     shutil.rmtree(namespace["folder"], ignore_errors=True)
 
 

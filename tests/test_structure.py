@@ -15,7 +15,7 @@ FLOORS = [
     {"model"},
     {"train", "clusters"},
     {"estimator"},
-    {"nbest", "ensembles"},
+    {"nbest", "ensembles", "models"},
     {"rerank", "report"},
     {"cli", "warmup", "__init__", "__main__"},
 ]

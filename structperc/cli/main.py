@@ -33,7 +33,8 @@ PROG = "structperc"
 # what Ctrl-C leaves behind, by command (every output is written to a temp file and renamed)
 # commands that exit without the interpreter's teardown (``main``)
 QUICK_EXIT = {"tag", "eval", "explain", "info"}
-INTERRUPTED = {"train": "interrupted; no model written", "tag": "interrupted; no output written"}
+INTERRUPTED = {"train": "interrupted; no model written", "tag": "interrupted; no output written",
+               "models": "interrupted; no model written"}
 # the status of a process that SIGPIPE ended; Python ignores SIGPIPE (and so must we: training with a
 # dask scheduler writes to sockets), so a closed stdout is an EPIPE OSError turned into this status
 STDOUT_CLOSED = 128 + signal.SIGPIPE
@@ -209,7 +210,7 @@ app.command("train", epilog=examples(TRAIN_EPILOG))(train_command)
 
 # ---------------------------------------------------------------------------------------- tag
 Marginals = choices("Marginals", ("best", "all"))
-OutputFormat = choices("OutputFormat", ("tagged",))
+OutputFormat = choices("OutputFormat", ("tagged", "jsonl", "conllu"))
 
 
 @app.command(epilog=examples("""Examples:
@@ -217,6 +218,8 @@ OutputFormat = choices("OutputFormat", ("tagged",))
   structperc tag corpora/conll2000/test.txt --model np.npz > tagged.txt
 
   cat sentences.txt | structperc tag - --model pos.npz --format raw --output tagged.txt --json
+
+  echo "Mary left. She was tired." | structperc tag - --model en-ewt-upos --output-format jsonl
 """))
 def tag(
     input: Annotated[str, typer.Argument(help="Input file, or - for stdin.")],
@@ -233,7 +236,10 @@ def tag(
         None, "--force-column", min=1, help="1-based input column of labels to keep fixed; the missing symbol "
         "(the model's --missing-label, else '?') leaves a token free."),
     output_format: Optional[OutputFormat] = typer.Option(
-        None, "--output-format", help="tagged: one sentence a line of word/TAG tokens (default: as the input)."),
+        None, "--output-format", help="tagged: one sentence a line of word/TAG tokens (default: as the input); "
+        "jsonl: raw text in (one paragraph a line), one JSON object per sentence out, with character offsets "
+        "in the line, tags and, for chunk labels, spans (with a score, their probability, for crf and memm "
+        "models only: a perceptron defines none); conllu: raw text in, CoNLL-U with # text and SpaceAfter=No."),
     keep_gold: bool = typer.Option(
         False, "--keep-gold", help="CoNLL-U: keep the gold label and add the prediction as an 11th column."),
     quiet: Quiet = False,
@@ -293,7 +299,7 @@ def info(
                    f"; collision rate {100 * rate:.2f}% ({hashing['keys']:,} keys on {hashing['ids']:,} ids)"))
     if "layout" in summary:
         typer.echo(f"layout: {summary['layout']['text']}")
-    for key in ("input", "training", "ensemble"):
+    for key in ("input", "training", "ensemble", "raw_text", "named_model"):
         if key in summary:
             typer.echo(f"{key}: {json.dumps(summary[key])}")
     for label, feats in summary["top_features"].items():
@@ -340,12 +346,14 @@ def _register_extensions():
     from structperc.cli import clusters as cli_clusters
     from structperc.cli import ensemble as cli_ensemble
     from structperc.cli import evaluation as cli_evaluation
+    from structperc.cli import models as cli_models
     from structperc.cli import reproduce as cli_reproduce
     from structperc.cli import rerank as cli_rerank
 
     app.command("eval", epilog=examples(cli_evaluation.EVAL_EPILOG))(cli_evaluation.eval_command)
     app.command("explain", epilog=examples(cli_evaluation.EXPLAIN_EPILOG))(cli_evaluation.explain_command)
     cli_rerank.register(app)
+    cli_models.register(app)
     app.command("vote", epilog=examples(cli_ensemble.VOTE_EPILOG))(cli_ensemble.vote_command)
     for name, epilog, command in (("clusters", cli_clusters.CLUSTERS_EPILOG, cli_clusters.clusters),
                                   ("reproduce", cli_reproduce.REPRODUCE_EPILOG, cli_reproduce.reproduce_command),

@@ -284,14 +284,27 @@ class TaggerCore(Estimator):
         return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
 
     def tag(self, tokens):
-        """[(token, label), ...] of one sentence, as NLTK's taggers give it.
+        """[(token, label), ...] of one sentence, as NLTK's taggers give it; of raw text (a str), a
+        list of such sentences, the text split into sentences and words first (``estimator.text``).
 
-        tokens : list of str (or of tuples of column values, for a model over several columns)."""
+        tokens : list of str (or of tuples of column values, for a model over several columns), or a str."""
         if isinstance(tokens, str):
-            raise DataError(f"tag takes one sentence as a list of tokens, got the str {tokens[:40]!r}: split it "
-                              f"first (structperc.readers.raw.tokenize splits raw English text)")
+            from structperc.estimator.text import tag_text
+
+            return tag_text(self, tokens)
         tokens = list(tokens)
         return list(zip(tokens, self.predict([tokens])[0]))
+
+    def tag_spans(self, text):
+        """The labelled spans of raw text, as ``estimator.text.TextSpan(start, end, label, score)`` with
+        character offsets into ``text``: the chunks of a chunk label set (score: the chunk's marginal
+        probability for a crf or memm model, None for the others, which define no probability), else
+        one span per word."""
+        from structperc.estimator.text import text_spans
+
+        if not isinstance(text, str):
+            raise DataError(f"tag_spans takes raw text (a str), got {type(text).__name__}")
+        return text_spans(self, text)
 
     def tag_sents(self, sentences):
         """``tag`` of every sentence (a list of token lists)."""

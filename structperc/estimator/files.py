@@ -181,7 +181,7 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
     """
     from structperc.utils.atomic import open_output
     from structperc.readers import iter_corpus, write_tagged
-    from structperc.readers.writer import OUTPUT_FORMATS
+    from structperc.readers.writer import OUTPUT_FORMATS, TEXT_OUTPUT_FORMATS
 
     if marginals not in (None, "best", "all"):
         raise ConfigError(f"marginals takes 'best' or 'all', got {marginals!r}")
@@ -189,6 +189,14 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
         raise ConfigError(f"unknown output format {output_format!r}; choose from {', '.join(OUTPUT_FORMATS)}")
     check_templates(tagger)
     model = tagger.model_
+    if output_format in TEXT_OUTPUT_FORMATS:
+        if format not in (None, "raw"):
+            raise ConfigError(f"output format {output_format} writes tagged raw text with its offsets: "
+                              f"the input must be raw text (format raw), got format {format}")
+        if marginals or probability or force_column is not None or keep_gold:
+            raise ConfigError(f"output format {output_format} takes none of marginals, probability, "
+                              f"force_column, keep_gold")
+        format = "raw"
     if marginals or probability:
         from structperc.estimator.marginals import check_probabilistic
         from structperc.estimator.marginals import marginals as label_marginals
@@ -210,6 +218,15 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
     sentences = tokens = 0
     with open_output(output) as out:
         for batch in iter_corpus(input, **options, require_label=False, allow_empty=True):
+            if batch.format == "raw":
+                from structperc.estimator.text import add_input_columns
+
+                add_input_columns(tagger, batch)
+            if output_format in TEXT_OUTPUT_FORMATS:
+                _write_text(tagger, out, batch, output_format)
+                sentences += batch.n_sentences
+                tokens += batch.n_tokens
+                continue
             forced = None
             if force_name is not None:
                 if force_name not in batch.columns:
@@ -236,6 +253,19 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
         seconds = time.perf_counter() - start - (compiling_seconds() - compiled)  # a speed without compiling
     return {"sentences": sentences, "tokens": tokens, "seconds": seconds,
             "tokens_per_second": tokens / seconds if seconds > 0 else float("inf")}
+
+
+def _write_text(tagger, out, batch, output_format):
+    """Tag a batch of raw text and write it with its offsets (``readers.text_writer``)."""
+    from structperc.estimator.text import tag_corpus
+    from structperc.readers.text_writer import write_conllu, write_jsonl
+
+    if output_format == "jsonl":
+        names, chunks = tag_corpus(tagger, batch)
+        write_jsonl(out, batch, names, chunks)
+    else:
+        names = tagger.predict_corpus(batch)[0]
+        write_conllu(out, batch, names, tagger.model_.metadata.get("input", {}).get("label"))
 
 
 def _import_dask():
