@@ -132,7 +132,7 @@ def main():
         jobs.append((key, job_label(settings[key]),
                      structperc_train(corpus, model, trainer, epochs, np_only, extra, constrain),
                      TRAIN_TOKENS * epochs, model, "sp"))
-    jobs.append(("sp_tag", "structperc tag, all types, no constraint (the model of the averaged perceptron without constraint)",
+    jobs.append(("sp_tag", "structperc tag, all types, no constraint (the averaged perceptron's model)",
                  [BIN / "structperc", "tag", corpus / "test.txt", "--model", work / "sp_all_peer.npz", "--output",
                   work / "tagged.txt"], TEST_TOKENS, None, "sp"))
     if not args.skip_crfsuite:
@@ -186,8 +186,8 @@ def main():
     columns = list(next(iter(settings.values())))
     lines += ["", "Settings of each training job (`headline.py` reads this table; a dash: the rule has no such "
               "setting; CRFsuite has no transition constraint, and its l2sgd no averaging):", "",
-              "| job | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
-    lines += [f"| {rows[key]['label']} | " + " | ".join(row[c] for c in columns) + " |"
+              "| job | id | " + " | ".join(columns) + " |", "|---|---|" + "---|" * len(columns)]
+    lines += [f"| {rows[key]['label']} | {key} | " + " | ".join(row[c] for c in columns) + " |"
               for key, row in settings.items() if key in rows]
     lines.append("")
 
