@@ -18,12 +18,14 @@ OUTPUT = ROOT / "benchmarks" / "headline.md"
 
 
 def table_rows(text):
-    """{first cell: [cells]} of every markdown table row in ``text``."""
+    """{first cell: [cells]} of every row of the first markdown table in ``text``."""
     rows = {}
     for line in text.splitlines():
         if line.startswith("|") and not line.startswith("|---"):
             cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
             rows[cells[0]] = cells
+        elif rows:
+            break
     return rows
 
 
@@ -47,7 +49,7 @@ def table_after(text, heading):
 
 
 SETTINGS_NAMES = {"averaged": "averaged", "c2": "c2", "constraint": "constraint", "epochs": "epochs",
-                  "templates": "templates", "types": "chunk types", "labels": "labels", "features": "features"}
+                  "templates": "templates", "labels": "labels", "features": "features"}
 
 
 def compare(ours, theirs, shown):
@@ -68,21 +70,11 @@ def build():
     conll = table_rows(conll_text)
     settings = table_after(conll_text, "Settings of each training job")
     dicts = table_rows((ROOT / "benchmarks" / "dicts.md").read_text(encoding="utf-8"))
-    pairs = [  # (task, structperc's job, the peer's job, the peer, the settings that job's task names)
+    pairs = [  # (task, structperc's job, the peer's job): ids of the settings table
         ("CoNLL-2000 chunking, all types, averaged perceptron: train", "sp_all_peer", "cs_all"),
         ("CoNLL-2000 NP chunking, CRF by SGD: train", "sp_crf_peer", "cs_sgd"),
     ]
-    by_key = {row["job"]: row for row in settings.values()}
-    labels = {}
-    for label, row in settings.items():
-        for key, system, algorithm, types in (("sp_all_peer", "structperc", "perceptron", "all"),
-                                              ("cs_all", "python-crfsuite", "ap", "all"),
-                                              ("sp_crf_peer", "structperc", "crf", "NP"),
-                                              ("cs_sgd", "python-crfsuite", "l2sgd", "NP")):
-            if (row["system"], row["algorithm"], row["types"]) == (system, algorithm, types) and \
-                    "cold" not in label and (key not in labels or row["constraint"] == "none"):
-                labels[key] = label
-    del by_key
+    labels = {row["id"]: label for label, row in settings.items()}
     lines = ["| task (whole processes; medians) | structperc s | peer s | structperc / peer "
              "| score structperc | score peer |",
              "|---|---:|---:|---:|---:|---:|"]
