@@ -54,13 +54,6 @@ def chain_marginals(layout, data, a, b, emission, transition, end):
 
 
 @njit(cache=True)
-def add_expected_counts(target, scale, layout, data, a, b, node, edge):
-    """target += scale * E[Φ(x, y')] for tokens [a, b), from node (n, L) and edge (n, L + 1, L)
-    marginals as returned by ``forward_backward``."""
-    add_counts(Update(target, target[:0], scale, 0.0), layout, data, a, b, node, edge)
-
-
-@njit(cache=True)
 def add_counts(update, layout, data, a, b, node, edge):
     """v += x * C and, when u is not empty, u += y * C (``sgd.Update``), in one pass, where C are the counts of
     tokens [a, b) weighted by node (n, L) and edge (n, L + 1, L): an emission feature f at token t
