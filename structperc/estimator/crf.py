@@ -6,6 +6,7 @@ import tempfile
 from sklearn.base import BaseEstimator
 
 from structperc.errors import ConfigError
+from structperc.estimator.base import Fitted
 from structperc.estimator.tagger import SequenceTags, Tagger
 from structperc.evaluate.scorers import flat_accuracy_score
 from structperc.train.sgd import l2_of_c2
@@ -39,7 +40,7 @@ class TrainingLog:
         return f"TrainingLog({len(self.iterations)} iterations)"
 
 
-class CRF(SequenceTags, BaseEstimator):
+class CRF(SequenceTags, BaseEstimator, Fitted):
     """A linear-chain CRF with sklearn-crfsuite's constructor and methods: change the import only.
 
     Input is sklearn-crfsuite's: per sentence a list of feature dicts (``features/dicts.py``: a str
@@ -92,6 +93,8 @@ class CRF(SequenceTags, BaseEstimator):
     - l2sgd has no delta stopping test (max_iterations epochs run), and learns every transition
       and the start and end weights. A model file is structperc's, never CRFsuite's.
     """
+
+    fitted_attributes = ("tagger_",)  # read before fit: NotFittedError (``base.Fitted``)
 
     def __init__(self, algorithm=None, min_freq=None, all_possible_states=None, all_possible_transitions=None,
                  c1=None, c2=None, max_iterations=None, num_memories=None, epsilon=None, period=None, delta=None,
