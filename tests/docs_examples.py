@@ -4,7 +4,8 @@ fails the suite.
 - ```` ```python ```` blocks run in one namespace per page, in order.
 - ```` ```console ```` blocks: each ``$ command`` (``\\`` continues a line) runs in bash, and must exit 0.
   The lines after it are its expected output: each must match a line of stdout or stderr, where
-  ``...`` stands for any text. A line ``(exit status N)`` expects status N instead of 0.
+  ``...`` stands for any text. A line ``(exit status N)`` expects status N instead of 0. A command
+  that prints a deprecation warning fails, unless its expected output shows that warning.
 - Every page runs in a fresh folder that holds small slices of the corpora at the paths the pages
   use (``corpora/conll2000/train.txt``, ...), with ``../shared/corpora`` pointing at the mirror, so
   ``data fetch`` works as it does in a checkout. ``structperc`` on the PATH runs this checkout.
@@ -107,6 +108,8 @@ def run_console(example):
         output = [line.strip() for line in (done.stdout + "\n" + done.stderr).splitlines()]
         if done.returncode != status:
             return f"`{command}` exited {done.returncode}, expected {status}:\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
+        if "is deprecated; use" in done.stderr and not any("deprecated" in want for want in expected):
+            return f"`{command}` uses a deprecated spelling:\n{done.stderr[-1000:]}"
         for want in expected:
             pattern = fnmatch.translate(want.replace("[", "[[]").replace("...", "*"))
             if not any(fnmatch.fnmatch(line, want.replace("[", "[[]").replace("...", "*")) for line in output):
