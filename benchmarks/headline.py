@@ -21,7 +21,9 @@ def table_rows(text):
     """{first cell: [cells]} of every row of the first markdown table in ``text``."""
     rows = {}
     for line in text.splitlines():
-        if line.startswith("|") and not line.startswith("|---"):
+        if line.startswith("|---"):
+            continue
+        if line.startswith("|"):
             cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
             rows[cells[0]] = cells
         elif rows:

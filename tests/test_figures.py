@@ -99,3 +99,15 @@ def test_the_checks_catch_an_edited_figure_and_a_typed_one():
 def test_the_readme_stays_short():
     words = len((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert words <= 1500, f"README.md has {words} words; move the detail into docs/"
+
+
+def test_the_headline_labels_come_from_the_recorded_settings():
+    ours = {"epochs": "20", "c2": "0.1", "averaged": "yes", "constraint": "none"}
+    peer = {"epochs": "20", "c2": "1", "averaged": "no", "constraint": "none"}
+    same, differ = headline.compare(ours, peer, ("epochs", "c2", "averaged", "constraint"))
+    assert same == ["epochs 20", "constraint none"]
+    assert differ == ["c2: structperc 0.1, peer 1", "averaged: structperc yes, peer no"]
+    text = "intro\n\n| a | b |\n|---|---|\n| x | 1 |\n\nSettings of each job:\n\n| job | id | epochs |\n|---|---|---|\n" \
+           "| x | k | 5 |\n"
+    assert headline.table_rows(text) == {"a": ["a", "b"], "x": ["x", "1"]}  # the first table only
+    assert headline.table_after(text, "Settings of each job") == {"x": {"job": "x", "id": "k", "epochs": "5"}}
