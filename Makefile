@@ -104,7 +104,7 @@ bench-scale: install
 	$(REFRESH)
 
 reproduce: install data
-	$(SP) reproduce collins2002
+	$(SP) reproduce collins2002 --output experiments/results
 	$(REFRESH)
 
 # the ner preset's selection on ned.testa; writes experiments/results/ner_preset.md

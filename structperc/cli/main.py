@@ -259,6 +259,8 @@ def tag(
     check_json(json_output, output, "the tagged text")
     tagger = read_model(model)
     announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
+    if input != "-":  # standard input cannot be read twice: no check there
+        check_familiar(tagger, input, value_of(format), tag_sep, encoding)
     stats = tagger.prepare().tag_file(input, output, value_of(format), marginals=marginals, probability=probability,
                                       tag_sep=tag_sep, force_column=force_column, encoding=encoding,
                                       output_format=value_of(output_format), keep_gold=keep_gold)
@@ -267,6 +269,22 @@ def tag(
     elif not quiet:
         typer.echo(f"tagged {plural(stats['sentences'], 'sentence')}, {plural(stats['tokens'], 'token')} in "
                    f"{stats['seconds']:.3f}s ({stats['tokens_per_second']:,.0f} tokens/s)", err=True)
+
+
+def check_familiar(tagger, input, format, tag_sep, encoding):
+    """Warn when the model knows little of the input's first sentences (``familiarity``): a model
+    of another task or language. Ensembles and feature-dict models are not checked."""
+    from structperc.features.familiarity import SAMPLE_TOKENS, warn_if_unfamiliar
+    from structperc.readers import iter_corpus
+
+    model = getattr(tagger, "model_", None) if getattr(tagger, "members", None) is None else None
+    if model is None or not getattr(model.encoder, "vocabularies_", None):
+        return
+    options = tagger.reader_options(format, tag_sep, encoding)
+    first = next(iter(iter_corpus(input, **options, require_label=False, allow_empty=True,
+                                  batch_sentences=SAMPLE_TOKENS // 20)), None)
+    if first is not None:
+        warn_if_unfamiliar(model.encoder, first)
 
 
 # ---------------------------------------------------------------------------------------- info
@@ -284,14 +302,20 @@ def info(
     if json_output:
         typer.echo(json.dumps(summary))
         return
-    chosen = summary.get("training", {}).get("chosen")
+    training = summary.get("training", {})
+    chosen = training.get("chosen")
     if chosen:
-        typer.echo(describe_structure(chosen.get("templates"), chosen.get("constrain"), chosen["reason"]))
-    typer.echo(f"labels ({len(summary['labels'])}): {' '.join(summary['labels'])}")
+        # templates given by the user are not in "chosen": the training options have them; a model
+        # trained on feature dicts has none
+        dicts = summary.get("input", {}).get("format") == "dicts"
+        templates = None if dicts else chosen.get("templates", training.get("templates"))
+        typer.echo(describe_structure(templates, chosen.get("constrain"), chosen["reason"]))
+    labels = summary["labels"]
+    typer.echo(f"labels ({len(labels)}): {shown(labels, INFO_LABELS, ' ')}")
     typer.echo(f"features: {summary['features']:,} emission, {summary['pair_features']:,} pair; "
                f"{summary['weights']:,} weights; order {summary['order']}; "
                f"constraint {summary['constrain'] or 'none'}")
-    typer.echo(f"templates: {', '.join(summary['templates'])}")
+    typer.echo(f"templates: {shown(summary['templates'], INFO_LABELS, ', ')}")
     if "hashing" in summary:
         hashing = summary["hashing"]
         rate = hashing.get("collision_rate")
@@ -302,10 +326,25 @@ def info(
     for key in ("input", "training", "ensemble", "raw_text", "named_model"):
         if key in summary:
             typer.echo(f"{key}: {json.dumps(summary[key])}")
-    for label, feats in summary["top_features"].items():
-        typer.echo(f"top features for {label}:")
-        for name, weight in feats:
-            typer.echo(f"  {weight:+10.3f}  {name}")
+    top_features = list(summary["top_features"].items())
+    if top_features and top > 0:
+        typer.echo(f"top {'feature' if top == 1 else f'{top} features'} per label (label, weight, feature):")
+    width = max((len(label) for label, _ in top_features[:INFO_LABELS]), default=0)
+    for label, feats in top_features[:INFO_LABELS]:
+        for k, (name, weight) in enumerate(feats):
+            typer.echo(f"  {label if k == 0 else '':<{width}}  {weight:+10.3f}  {name}")
+    if len(top_features) > INFO_LABELS and top > 0:
+        typer.echo(f"  ... and {len(top_features) - INFO_LABELS} more labels (--json lists every label)")
+
+
+# labels (and templates) that `info` lists before it says how many more there are
+INFO_LABELS = 40
+
+
+def shown(items, limit, separator):
+    """The first ``limit`` items joined, and how many more there are."""
+    text = separator.join(items[:limit])
+    return text if len(items) <= limit else f"{text} ... and {len(items) - limit} more (--json lists them all)"
 
 
 # ---------------------------------------------------------------------------------------- data

@@ -11,8 +11,34 @@ import inspect
 from structperc.train import RULE_OPTIONS
 
 
-class Estimator:
-    """``_get_param_names`` and ``get_params``, as ``sklearn.base.BaseEstimator`` has them."""
+def not_fitted(estimator, attribute):
+    """scikit-learn's ``NotFittedError`` for reading ``attribute`` of an unfitted ``estimator``.
+    scikit-learn is imported here, on this error path only, so that tagging never imports it."""
+    from sklearn.exceptions import NotFittedError
+
+    name = type(estimator).__name__
+    return NotFittedError(f"This {name} instance is not fitted yet (it has no {attribute}): call fit, or load a "
+                          f"model with {name}.load, before using it.")
+
+
+class Fitted:
+    """Reading a fitted attribute (one of ``fitted_attributes``) before ``fit`` raises scikit-learn's
+    ``NotFittedError`` (an AttributeError and a ValueError) instead of a bare AttributeError, so
+    ``predict`` before ``fit`` says what is missing, as scikit-learn's estimators do."""
+
+    fitted_attributes = ()
+
+    def __getattr__(self, name):  # called only when normal lookup fails
+        if name in type(self).fitted_attributes:
+            raise not_fitted(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+class Estimator(Fitted):
+    """``_get_param_names`` and ``get_params``, as ``sklearn.base.BaseEstimator`` has them; ``model_``
+    read before fitting raises ``NotFittedError`` (``Fitted``)."""
+
+    fitted_attributes = ("model_",)
 
     @classmethod
     def _get_param_names(cls):

@@ -102,12 +102,6 @@ class NBestList:
             merit = self.counts[:, 0]
         return self._argmax_per_sentence(merit.astype(float))
 
-    def best_choice(self):
-        """Per sentence, the candidate with the highest task score (ties to the better model rank):
-        the "gold" candidate of reranker training."""
-        self._need_gold()
-        return self._argmax_per_sentence(self.task_scores)
-
     def _argmax_per_sentence(self, values):
         return group_argmax(np.asarray(values, dtype=np.float64), self.candidate_offsets)
 

@@ -1,6 +1,7 @@
 """Compile and cache the kernels once, so the first real command does not wait for numba.
 
-``make install`` runs ``python -m structperc.warmup``: every learning rule is trained for one epoch
+``make warm`` runs ``python -m structperc.warmup`` (``make install`` does not: without it, each
+command compiles the kernels it calls on first use). Every learning rule is trained for one epoch
 on a small synthetic corpus, at both label orders where the rule has them, and the models tag,
 give marginals and k-best lists. The options with kernels of their own (feature hashing, gold
 pairs, L1), the rerankers and Brown clustering run once too. numba caches the machine code beside

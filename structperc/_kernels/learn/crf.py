@@ -54,12 +54,6 @@ def chain_marginals(layout, data, a, b, emission, transition, end):
 
 
 @njit(cache=True)
-def add_expected_counts(target, scale, layout, data, a, b, node, edge):
-    """target += scale * E[Φ(x, y')] for tokens [a, b), from node (n, L) and edge (n, L + 1, L)
-    marginals as returned by ``forward_backward``."""
-    add_counts(Update(target, target[:0], scale, 0.0), layout, data, a, b, node, edge)
-
-
 @njit(cache=True)
 def add_edge_block(v, u, base, x, y, edge):
     """``sgd.add_block`` of the (L + 1, L) block ``edge``, entry (p, c) at base + p * L + c
