@@ -58,7 +58,12 @@ def test_new_attributes_and_labels_start_at_zero_and_old_weights_stay():
     y_new = [["Z"] * len(s) for s in y[:5]]
     model.encoder.extend(X_new, [label for s in y_new for label in s])
     model.grow(model.encoder.n_features_, model.encoder.labels_)
-    assert model.labels == tagger.labels_ + ["Z"] and model.n_features == n_features + 1
+    # the new attributes: fresh=yes, and any attribute of value 0 that training pruned (a zero-valued
+    # attribute is an attribute, as in CRFsuite, and gets its weights again when the model grows)
+    new = model.encoder.attributes_[n_features:]
+    assert model.labels == tagger.labels_ + ["Z"] and "fresh=yes" in new
+    assert model.n_features == n_features + len(new) and all(
+        name == "fresh=yes" or any(name in tok for s in X for tok in s) for name in new)
     emission = model.emission_weights()
     np.testing.assert_array_equal(emission[:n_features, :L], weights[: layout.off_trans].reshape(-1, L))
     assert not emission[n_features:].any() and not emission[:, L].any()

@@ -403,7 +403,7 @@ def test_me_rows_run_second_order_on_pos_and_no_rule_falls_back_to_first_order()
     row, _ = reproduce.run_row(tiny_pos_dataset(), reproduce.METHODS[4], 2)  # ME, cc=0: a trigram MEMM
     assert row["status"] == "ok" and row["order"] == 2 and "note" not in row
     crf = reproduce.Method("crf_cc0", "CRF, cc=0", "crf", True, 0)  # the crf rule trains order 1 only
-    with pytest.raises(ConfigError, match="needs order 1, got order 2"):
+    with pytest.raises(ConfigError, match="trains order 1, not order 2"):
         reproduce.run_row(tiny_pos_dataset(), crf, 2)
 
 

@@ -259,7 +259,7 @@ def tag(
     check_json(json_output, output, "the tagged text")
     tagger = read_model(model)
     announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
-    if input != "-":  # standard input cannot be read twice: no check there
+    if input != "-" and force_column is None:  # standard input cannot be read twice: no check there
         check_familiar(tagger, input, value_of(format), tag_sep, encoding)
     stats = tagger.prepare().tag_file(input, output, value_of(format), marginals=marginals, probability=probability,
                                       tag_sep=tag_sep, force_column=force_column, encoding=encoding,
@@ -281,8 +281,11 @@ def check_familiar(tagger, input, format, tag_sep, encoding):
     if model is None or not getattr(model.encoder, "vocabularies_", None):
         return
     options = tagger.reader_options(format, tag_sep, encoding)
-    first = next(iter(iter_corpus(input, **options, require_label=False, allow_empty=True,
-                                  batch_sentences=SAMPLE_TOKENS // 20)), None)
+    try:
+        first = next(iter(iter_corpus(input, **options, require_label=False, allow_empty=True,
+                                      batch_sentences=SAMPLE_TOKENS // 20)), None)
+    except StructpercError:  # the input's own errors are reported by the reading that tags it
+        return
     if first is not None:
         warn_if_unfamiliar(model.encoder, first)
 

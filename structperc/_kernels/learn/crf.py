@@ -54,7 +54,6 @@ def chain_marginals(layout, data, a, b, emission, transition, end):
 
 
 @njit(cache=True)
-@njit(cache=True)
 def add_edge_block(v, u, base, x, y, edge):
     """``sgd.add_block`` of the (L + 1, L) block ``edge``, entry (p, c) at base + p * L + c
     (indexed, not through a flat view: numba's reshape compiles its error messages' string code)."""
