@@ -11,11 +11,14 @@ _HOMES = {
 }
 __all__ = [
     "CRF", "Corpus", "FeatureEncoder", "LinearChainModel", "StructpercError", "Tagger", "load_model",
-    "iter_corpus", "read_corpus", "write_tagged", "__version__",
+    "iter_corpus", "metrics", "read_corpus", "write_tagged", "__version__",
 ]
+_MODULES = ("metrics",)  # public modules, imported on first use as well
 
 
 def __getattr__(name):
+    if name in _MODULES:
+        return importlib.import_module(f".{name}", __name__)
     if name not in _HOMES:
         raise AttributeError(f"module 'structperc' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)

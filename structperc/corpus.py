@@ -133,16 +133,16 @@ def concatenate(corpora: Sequence[Corpus]) -> Corpus:
     """
     corpora = list(corpora)
     if not corpora:
-        raise ValueError("concatenate needs at least one corpus")
+        raise DataError("concatenate needs at least one corpus")
     first = corpora[0]
     for other in corpora[1:]:
         if list(other.columns) != list(first.columns) or other.label != first.label:
-            raise ValueError(
+            raise DataError(
                 f"cannot concatenate {other.path!r} (columns {list(other.columns)}, label "
                 f"{other.label!r}) with {first.path!r} (columns {list(first.columns)}, label "
                 f"{first.label!r})")
         if other.format != first.format:
-            raise ValueError(f"cannot concatenate formats {first.format!r} and {other.format!r}")
+            raise DataError(f"cannot concatenate formats {first.format!r} and {other.format!r}")
     if len(corpora) == 1:
         return first
 

@@ -281,7 +281,7 @@ def test_an_option_the_rule_does_not_take_is_an_error_naming_both():
         make_rule("perceptron", l2=0.1)
     with pytest.raises(ConfigError, match="trainer 'memm' does not take option 'cost'"):
         make_rule("memm", cost=1.0)
-    with pytest.raises(ValueError, match="unknown trainer 'nope'"):
+    with pytest.raises(ConfigError, match="unknown trainer 'nope'"):
         make_rule("nope")
     assert make_rule("hinge", cost=2.0, average=False).cost == 2.0
     X, y = [["the", "cat"]], [["A", "B"]]

@@ -8,7 +8,8 @@ from scipy.optimize import minimize
 import naive
 from structperc import Tagger
 from structperc.errors import ConfigError
-from structperc.train.lbfgs import OWLQN, CRFObjective, SteppedLBFGSB, pseudo_gradient
+from structperc.train.lbfgs import OWLQN, SteppedLBFGSB, pseudo_gradient
+from structperc.train.objective import CRFObjective
 
 
 def brute_force_objective(model, enc, w, c2):

@@ -159,10 +159,10 @@ def test_kernel_names_of_the_cache_check_exist():
 
     from structperc._kernels import cache as kernel_cache
 
-    from structperc.train import epoch_kernels
+    from structperc.train import every_variant
 
     names = set(kernel_cache.TAGGING) | set(kernel_cache.TRAINING) | set(kernel_cache.MARGINALS.values())
-    names |= {name for trainer in TRAINERS for name in epoch_kernels(trainer, l1=True)}
+    names |= {name for _, _, rule in every_variant() for name in rule.kernels + rule.l1_kernels}
     for name in names:
         module, function = name.rsplit(".", 1)
         assert hasattr(importlib.import_module(f"structperc._kernels.{module}"), function), name

@@ -2,10 +2,12 @@
 
 Errors a user can cause (a malformed input line, a bad option, a corrupt model file, a missing
 file) are printed as one line on stderr and the command exits with status 2, without a traceback:
-``Commands.main`` catches them, once for every command. Ctrl-C prints one line and exits with
-status 130; files being written are removed, never left half-written (``utils.atomic``). A reader of
-standard output that goes away (``| head``) ends the command quietly, with status 141 (128 + SIGPIPE),
-what a shell reports for a coreutils program in its place.
+``Commands.main`` catches them, once for every command. They are the package's own errors
+(``errors.StructpercError``), the command line's usage errors and OSError. Any other exception is a
+bug: one line that asks for a report and names the file holding the traceback, status 1. Ctrl-C
+prints one line and exits with status 130; files being written are removed, never left half-written
+(``utils.atomic``). A reader of standard output that goes away (``| head``) ends the command
+quietly, with status 141 (128 + SIGPIPE), what a shell reports for a coreutils program in its place.
 """
 import contextlib
 import errno
@@ -110,6 +112,23 @@ def _command_name(args):
     return next((a for a in args if not a.startswith("-")), None)
 
 
+def _write_traceback():
+    """Write the exception being handled, with its traceback, to a new file in the temporary folder;
+    its path (or "stderr" when no file can be written, and it is printed there instead)."""
+    import tempfile
+    import traceback
+
+    text = traceback.format_exc()
+    try:
+        fd, path = tempfile.mkstemp(prefix="structperc-traceback-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return path
+    except OSError:
+        sys.stderr.write(text)
+        return "stderr"
+
+
 class Commands(TyperGroup):
     """The top-level group: every error a user can cause is turned into one line here, once for all
     commands (click's documented way: ``main(standalone_mode=False)`` raises them instead of exiting)."""
@@ -140,9 +159,6 @@ class Commands(TyperGroup):
         except StructpercError as error:
             typer.echo(f"{PROG}: error: {flags_in(str(error))}", err=True)
             code = 2
-        except ValueError as error:  # a registry's unknown name (an unknown --format ...)
-            typer.echo(f"{PROG}: error: {flags_in(str(error))}", err=True)
-            code = 2
         except OSError as error:  # a file missing or unreadable: the message names it
             where = f"{error.filename}: " if error.filename is not None else ""
             typer.echo(f"{PROG}: error: {where}{error.strerror or error}", err=True)
@@ -152,6 +168,10 @@ class Commands(TyperGroup):
             code = 1
         except _StdoutClosed:  # `| head`: the rest of the output is not wanted; nothing to say
             code = _silence_stdout()
+        except Exception as error:  # noqa: BLE001  anything else is a bug of ours, not the user's input
+            typer.echo(f"{PROG}: internal error: {type(error).__name__}: {error}. This is a bug in structperc; "
+                       f"please report it with the traceback written to {_write_traceback()}", err=True)
+            code = 1
         if standalone_mode:
             sys.exit(code)
         return code

@@ -198,8 +198,8 @@ class TrainingRun:
         o = self.options
         tagger = self.tagger()
         tagger.trainer_options()  # a bad option is reported before the corpus is read
-        tagger.check_engine()
-        announce_compiling(training_kernels(epoch_kernels(o["trainer"], l1=bool(o["l1"])), o["dev"],
+        tagger.check_engine(checkpoint=bool(o["checkpoint_every"]) or bool(o.get("resume")))
+        announce_compiling(training_kernels(epoch_kernels(o["trainer"], tagger.trainer_options()), o["dev"],
                                             mixing=(o["workers"] or 1) > 1 or o["scheduler"] is not None))
         self.reader_options = dict(format=o["format"], columns=split_list(o["columns"]), label=o["label"],
                                    encoding=o["encoding"] or "utf-8", only_types=split_list(o["only_types"]),

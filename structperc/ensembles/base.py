@@ -29,6 +29,17 @@ class EnsembleTagger(TaggerCore):
         if hasattr(first, "history_"):
             self.history_ = first.history_
 
+    def fit(self, X, y=None, **options):
+        """An ensemble is built from fitted models (``structperc ensemble``, ``vote``, ``stacking``):
+        a ConfigError; a ``VotingTagger`` refits its members instead."""
+        raise ConfigError(f"a {self.kind or 'combined'} model is built from fitted models, not fitted itself: "
+                          "fit each member, then combine them")
+
+    def partial_fit(self, X, y=None, **options):
+        """As ``fit``: a ConfigError."""
+        raise ConfigError(f"a {self.kind or 'combined'} model is built from fitted models and cannot continue "
+                          "training: continue each member, then combine them")
+
     def prepare(self):
         for member in self.members:
             member.prepare()

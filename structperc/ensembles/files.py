@@ -8,11 +8,15 @@ from structperc.utils.npz import is_ensemble_file, read_npz
 
 
 def load_model(path):
-    """The tagger of any model file: a ``Tagger`` (scikit-learn's estimator), or a ``VotingTagger`` or
-    ``StackedTagger`` for an ensemble file."""
+    """The tagger of any model file: a ``Tagger`` (scikit-learn's estimator), a ``CRF`` for a model
+    that a ``CRF`` saved, or a ``VotingTagger`` or ``StackedTagger`` for an ensemble file."""
+    from structperc.estimator.crf import CRF
     from structperc.estimator.tagger import Tagger
 
-    return read_model(path, Tagger)
+    tagger = read_model(path, Tagger)
+    if isinstance(tagger, Tagger) and "crf" in tagger.model_.metadata:
+        return CRF.from_tagger(tagger)
+    return tagger
 
 
 def read_model(path, single=TaggerCore):

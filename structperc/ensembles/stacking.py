@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from structperc.ensembles.base import EnsembleTagger
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, DataError
 from structperc.corpus import index_ranges
 from structperc.estimator.core import TaggerCore
 from structperc.features.templates import STACK_COLUMN, STACK_TEMPLATES, load_templates
@@ -37,7 +37,7 @@ def with_column(corpus, name, values):
         raise ConfigError(f"{corpus.path}: the input already has a column named {name!r}, the column of the "
                           f"base model's labels in stacking")
     if len(values) != corpus.n_tokens:
-        raise ValueError(f"{len(values)} values for {corpus.n_tokens} tokens")
+        raise DataError(f"{len(values)} values for {corpus.n_tokens} tokens")
     return dataclasses.replace(corpus, columns={**corpus.columns, name: list(values)})
 
 

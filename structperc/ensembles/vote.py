@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from structperc.chunks import chunk_spans, is_bio
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, DataError
 from structperc.estimator.core import TaggerCore
 from structperc.features.dicts import is_dict_corpus
 from structperc.ensembles.base import EnsembleTagger
@@ -170,6 +170,16 @@ class VotingTagger(EnsembleTagger):
         super().__init__(members, info)
         self.labels_ = sorted({label for m in self.members for label in m.labels_})
 
+    def fit(self, X, y=None, **options):
+        """Refit every member on X (and y) with its own parameters, as scikit-learn's voting
+        estimators fit theirs; ``options`` are ``Tagger.fit``'s (dev, progress, ...). Returns self."""
+        for member in self.members:
+            member.fit(X, y, **options)
+        lead = self.members[self.lead]
+        self.model_, self.n_iter_ = lead.model_, lead.n_iter_
+        self.labels_ = sorted({label for m in self.members for label in m.labels_})
+        return self
+
     def _refuse(self, what):
         method = self.info.get("method")
         raise ConfigError(f"a voting model{f' ({method})' if method else ''} {what}")
@@ -197,7 +207,7 @@ class VotingTagger(EnsembleTagger):
             self._refuse("takes token columns, not feature dicts")
         corpus = as_corpus(X, y, self.columns)
         if corpus.label is None:
-            raise ValueError("evaluation data has no label column")
+            raise DataError("evaluation data has no label column")
         return corpus.columns[corpus.label], self.predict_corpus(corpus)[0], corpus.sentence_offsets
 
     def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,

@@ -28,6 +28,29 @@ from structperc.model.linear_chain import LinearChainModel
 from structperc.estimator import files, training
 from structperc.estimator.training import ALL_PAIRS_DEFAULT
 from structperc.corpus import as_corpus, flat_labels
+from structperc.train import RULE_OPTIONS
+
+
+def with_rule_options(init):
+    """``init`` (an estimator's ``__init__(self, ..., **rule_options)``) with a signature that lists every
+    option of the registered learning rules as a keyword-only parameter defaulting to None, so that
+    scikit-learn's ``get_params`` (``inspect.signature``) reads them: adding a rule to the registry adds
+    its options to ``Tagger`` without touching this file."""
+    import functools
+    import inspect
+
+    signature = inspect.signature(init)
+    fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    taken = {p.name for p in fixed}
+    options = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+               for name in RULE_OPTIONS if name not in taken]
+
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=fixed + options)
+    return wrapper
 
 
 class TaggerCore(Estimator):
@@ -40,8 +63,6 @@ class TaggerCore(Estimator):
     trainer : "perceptron" (or any other registered learning rule)
     epochs : passes over the training data; None: the rule's default (``n_epochs``: 15 for the
         perceptron, 10 for the others)
-    average : average the weights (perceptron; averaged SGD for the log-linear rules); None: the
-        rule's default
     min_count : feature count cut-off (Collins' cc)
     rare_threshold : training count below which a word is rare (``@rare`` templates)
     constrain : None (chosen from the training data: the chunk scheme the gold labels keep, "bioes",
@@ -60,10 +81,11 @@ class TaggerCore(Estimator):
         likelihood of the known labels (crf) or only the tokens whose label and history are known
         (memm); the symbol is never a label of the model. In ``predict(X, forced=...)`` it marks a
         free token.
-    l2, eta0, batch_size, cost, average_start, calibration_sentences, l1, promotion, demotion,
-    initial_weight, solver, epsilon, period, delta, boundary, unseen_transitions : options of the learning rules
-        that declare them (``structperc.train.TRAINERS[trainer].params``); None: the rule's default.
-        Setting one that the chosen rule does not take is a ConfigError.
+    average, l2, eta0, l1, solver ... : every option that a registered learning rule declares
+        (``structperc.train.RULE_OPTIONS``: ``TRAINERS[trainer].params``), as a keyword; None: the
+        rule's default. Setting one that the chosen rule does not take is a ConfigError. The
+        constructor's signature lists them (``with_rule_options``), so scikit-learn's
+        ``get_params``, ``set_params`` and ``clone`` see them as parameters.
     workers : 1 (train here, serially), or N > 1: iterative parameter mixing over N shards on a
         dask LocalCluster started for the run (``structperc.train.mixing``)
     scheduler : address of a running dask scheduler to train on instead (one shard per worker)
@@ -87,17 +109,15 @@ class TaggerCore(Estimator):
     n_iter_ : the epoch whose weights were kept (best on dev, or the last)
     """
 
-    def __init__(self, templates=None, trainer="perceptron", epochs=None, average=None, min_count=0,
-                 rare_threshold=5, constrain=None, order=1, tag_dict=None, seed=0, columns=None,
-                 missing_label=None, l2=None, eta0=None, batch_size=None, cost=None, average_start=None,
-                 calibration_sentences=None, all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None,
-                 mix="uniform", hash_bits=None, cache_dir=None, l1=None, promotion=None, demotion=None,
-                 initial_weight=None, lexicons=None, lexicon_lower=False, resumable=False, dense_count=None,
-                 solver=None, epsilon=None, period=None, delta=None, boundary=None, unseen_transitions=None):
+    @with_rule_options
+    def __init__(self, templates=None, trainer="perceptron", epochs=None, min_count=0, rare_threshold=5,
+                 constrain=None, order=1, tag_dict=None, seed=0, columns=None, missing_label=None,
+                 all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None, mix="uniform", hash_bits=None,
+                 cache_dir=None, lexicons=None, lexicon_lower=False, resumable=False, dense_count=None,
+                 **rule_options):
         self.templates = templates
         self.trainer = trainer
         self.epochs = epochs
-        self.average = average
         self.min_count = min_count
         self.rare_threshold = rare_threshold
         self.constrain = constrain
@@ -106,12 +126,6 @@ class TaggerCore(Estimator):
         self.seed = seed
         self.columns = columns
         self.missing_label = missing_label
-        self.l2 = l2
-        self.eta0 = eta0
-        self.batch_size = batch_size
-        self.cost = cost
-        self.average_start = average_start
-        self.calibration_sentences = calibration_sentences
         self.all_pairs = all_pairs
         self.dense_count = dense_count
         self.workers = workers
@@ -119,25 +133,25 @@ class TaggerCore(Estimator):
         self.mix = mix
         self.hash_bits = hash_bits
         self.cache_dir = cache_dir
-        self.l1 = l1
-        self.promotion = promotion
-        self.demotion = demotion
-        self.initial_weight = initial_weight
         self.resumable = resumable
         self.lexicons = lexicons
         self.lexicon_lower = lexicon_lower
-        self.solver = solver
-        self.epsilon = epsilon
-        self.period = period
-        self.delta = delta
-        self.boundary = boundary
-        self.unseen_transitions = unseen_transitions
+        # every option a registered learning rule declares (``train.RULE_OPTIONS``), None: the rule's default
+        for name in rule_options:
+            if name not in RULE_OPTIONS:
+                raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {name!r}")
+        for name in RULE_OPTIONS:
+            setattr(self, name, rule_options.get(name))
 
     # ------------------------------------------------------------------ parameters
     @property
     def classes_(self):
         """The labels of the fitted model, in label-id order (scikit-learn's ``classes_``)."""
         return np.array(self.labels_, dtype=object)
+
+    def labels(self):
+        """The labels of the fitted model, in label-id order (python-crfsuite's ``Tagger.labels()``)."""
+        return list(self.labels_)
 
     def trainer_options(self):
         """The options set for the learning rule (name -> value), checked against the rule's
@@ -165,9 +179,10 @@ class TaggerCore(Estimator):
         """Whether training runs by parameter mixing (a client, a scheduler or workers > 1)."""
         return client is not None or self.scheduler is not None or self.workers != 1
 
-    def check_engine(self, client=None):
-        """ConfigError for engine options that are invalid or do not apply (``training.check_engine``)."""
-        training.check_engine(self, client)
+    def check_engine(self, client=None, checkpoint=False):
+        """ConfigError for engine options that are invalid or do not apply, and for what the learning
+        rule cannot do with them (``training.check_engine``)."""
+        training.check_engine(self, client, checkpoint)
 
     def _encoder(self):
         lexicons = read_lexicons(self.lexicons, self.lexicon_lower)
@@ -201,7 +216,7 @@ class TaggerCore(Estimator):
              checkpoint_every=1, resume=None, input_metadata=None, client=None, release=False):
         """``fit``; release: X is a Corpus no one else holds (``fit_file``), emptied once encoded."""
         self.trainer_options()
-        self.check_engine(client)
+        self.check_engine(client, checkpoint=checkpoint is not None or resume is not None)
         if is_dict_corpus(X):
             training.check_dict_options(self)
             encoder = AttributeEncoder(self.min_count)
@@ -213,7 +228,7 @@ class TaggerCore(Estimator):
             training.check_corpus_columns(self, X)
             corpus = as_corpus(X, y, self.columns)
             if corpus.label is None:
-                raise ValueError("training data has no label column")
+                raise DataError("training data has no label column")
             self._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
             encoder = self._encoder()
             read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
@@ -234,7 +249,7 @@ class TaggerCore(Estimator):
         from structperc.train import make_rule
 
         options = self.trainer_options()
-        self.check_engine(client)
+        self.check_engine(client, checkpoint=checkpoint is not None or resume is not None)
         if self.missing_label is not None:
             drop_missing_label(encoder, encoded, self.missing_label)
         rule = make_rule(self.trainer, **options)
@@ -385,7 +400,7 @@ class TaggerCore(Estimator):
         """(gold labels, predicted labels, sentence offsets) of labelled data, flat over the tokens."""
         encoded, gold = self._encode(X, y)
         if gold is None:
-            raise ValueError("evaluation data has no label column")
+            raise DataError("evaluation data has no label column")
         ids, _ = self._predict_encoded(encoded)
         return gold, self.model_.label_names(ids).tolist(), encoded.sentence_offsets
 

@@ -10,7 +10,7 @@ from structperc.features.dicts import AttributeEncoder
 from structperc.utils.digest import file_sha256
 from structperc.features.encode import FeatureEncoder
 from structperc.utils.interning import InternedColumn
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, DataError
 from structperc.model.forcing import check_forced, forced_label_ids
 
 
@@ -95,7 +95,7 @@ def cached_encoding(tagger, path, reader_options):
     def build():
         corpus = read_corpus(path, **reader_options)
         if corpus.label is None:
-            raise ValueError("training data has no label column")
+            raise DataError("training data has no label column")
         tagger._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
         encoder = tagger._encoder()
         encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])

@@ -5,10 +5,10 @@ import numbers
 from structperc.utils import heap
 from structperc._kernels.score.emission import gold_pairs
 from structperc.features.dicts import AttributeEncoder, is_dict_corpus
-from structperc.train.checkpoint import plain_json, read_checkpoint, training_state, write_checkpoint
+from structperc.train.checkpoint import plain_json, read_checkpoint, write_checkpoint
 from structperc.chunks import is_bio
 from structperc.corpus import Corpus, as_corpus, flat_labels  # noqa: F401
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, DataError
 from structperc.evaluate.metrics import evaluate_labels
 from structperc.features.encode import FIRST_ID
 from structperc.model.forcing import drop_missing_label
@@ -94,7 +94,7 @@ def run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progre
     def on_epoch(record):
         record.epoch += start_epoch
         if record.epoch == last_epoch and tagger.resumable:
-            kept_state.update(training_state(rule))
+            kept_state.update(rule.training_state())
         if callback is not None:
             callback(record)
 
@@ -236,7 +236,7 @@ def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, ca
         return tagger.fit(X, y, dev=dev, dev_y=dev_y, progress=progress, callback=callback,
                         input_metadata=input_metadata, **run)
     options = tagger.trainer_options()
-    tagger.check_engine(client)
+    tagger.check_engine(client, checkpoint=checkpoint is not None or resume is not None)
     model, encoder = tagger.model_, tagger.model_.encoder
     if not hasattr(tagger, "constrain_"):  # a model handed over by setting model_: its structure
         tagger._adopt_structure(model)
@@ -260,7 +260,7 @@ def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, ca
             raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
                               f"{', '.join(encoder.template_strings_)}")
         if corpus.label is None:
-            raise ValueError("training data has no label column")
+            raise DataError("training data has no label column")
         labels = corpus.columns[corpus.label]
         known = set(encoder.labels_)
         if tagger.missing_label is not None:
@@ -320,9 +320,11 @@ def epochs_of(tagger):
     return int(epochs)
 
 
-def check_engine(tagger, client=None):
-    """ConfigError for engine options that are invalid or do not apply (mix without mixing)."""
-    from structperc.train import TRAINERS
+def check_engine(tagger, client=None, checkpoint=False):
+    """ConfigError for engine options that are invalid or do not apply (mix without mixing), and,
+    before any training, for what the learning rule cannot do (``LearningRule.check_run``): its
+    order, parameter mixing, a ``checkpoint`` (writing or resuming one), l1."""
+    from structperc.train import TRAINERS, make_rule
     from structperc.train.mixing import MIXES, check_mix
 
     if int(tagger.workers) != tagger.workers or tagger.workers < 1:
@@ -337,3 +339,5 @@ def check_engine(tagger, client=None):
         raise ConfigError("resumable keeps the state of one serial run; parameter mixing has one per shard")
     if tagger.trainer in TRAINERS:
         check_mix(tagger.mix, TRAINERS[tagger.trainer])
+        rule = make_rule(tagger.trainer, **tagger.trainer_options())
+        rule.check_run(order=int(tagger.order), mixing=tagger.uses_mixing(client), checkpoint=checkpoint)

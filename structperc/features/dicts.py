@@ -2,7 +2,8 @@
 
 A token is a dict {name: value}; a sentence a list of tokens. Each item is an attribute:
 
-    str v           the binary attribute ``name=v``
+    str v           the binary attribute ``name=v`` (UTF-8 bytes are read as that str, as
+                    python-crfsuite reads them; other bytes are a DataError)
     True            the binary attribute ``name``; False and None add nothing
     int / float     the attribute ``name`` with that real value
     list of str     one binary attribute ``name=v`` per item
@@ -18,7 +19,7 @@ import numpy as np
 
 from structperc.corpus import Corpus
 from structperc.features.encoded import EncodedCorpus
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, DataError
 from structperc.utils.interning import Index, Interner
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -81,10 +82,23 @@ def read_dicts(X):
     return (names, pair_ids), occurrence_values, sentence_offsets, feature_offsets
 
 
+def _text(key, v):
+    """The str of the bytes ``v`` (a value of feature ``key``) read as UTF-8; DataError for others."""
+    try:
+        return v.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"feature {key!r}: the bytes value {v[:40]!r} is not UTF-8 ({exc.reason} at byte "
+                        f"{exc.start}): give a str, or bytes in UTF-8") from None
+
+
 def _attribute(key, v):
     """(attribute name or None when absent, value) of one dict item."""
     if v.__class__ is str:
         return f"{key}={v}", 1.0
+    if isinstance(key, bytes):
+        key = _text(key, key)
+    if isinstance(v, (bytes, bytearray)):
+        return f"{key}={_text(key, bytes(v))}", 1.0
     if v is True or (isinstance(v, np.bool_) and v):
         return str(key), 1.0
     if v is False or v is None or isinstance(v, np.bool_):
@@ -103,7 +117,9 @@ def _read_dicts_items(X):
         for token in sentence:
             for key, v in token.items():
                 if isinstance(v, (list, tuple)):
+                    key = _text(key, key) if isinstance(key, bytes) else key
                     for item in v:
+                        item = _text(key, bytes(item)) if isinstance(item, (bytes, bytearray)) else item
                         names.append(f"{key}={item}")
                         values.append(1.0)
                     continue
@@ -159,7 +175,7 @@ class AttributeEncoder:
         gold = None
         if labels is not None:
             if len(labels) != int(feature_offsets.shape[0] - 1):
-                raise ValueError("y must give one label per token")
+                raise DataError("y must give one label per token")
             gold = self.label_ids(labels)
         return ids, values, sentence_offsets, feature_offsets, gold
 

@@ -5,7 +5,7 @@ model's labels and its transition constraint, with errors naming file:line.
 """
 import numpy as np
 
-from structperc.errors import InputFormatError
+from structperc.errors import DataError, InputFormatError
 
 
 def drop_missing_label(encoder, encoded, missing_label):
@@ -16,7 +16,7 @@ def drop_missing_label(encoder, encoded, missing_label):
     missing = encoder.labels_.index(missing_label)
     encoder.labels_.remove(missing_label)
     if not encoder.labels_:
-        raise ValueError(f"every training token has the missing label {missing_label!r}")
+        raise DataError(f"every training token has the missing label {missing_label!r}")
     gold = encoded.labels
     gold[gold == missing] = -1
     gold[gold > missing] -= 1
@@ -45,13 +45,13 @@ def sentence_forced_ids(model, sentence_offsets, forced, missing_label):
     lengths and the model (``check_forced``)."""
     o = sentence_offsets
     if len(forced) != len(o) - 1:
-        raise ValueError(f"forced has {len(forced)} sentences, X has {len(o) - 1}")
+        raise DataError(f"forced has {len(forced)} sentences, X has {len(o) - 1}")
     flat = []
     for i, labels in enumerate(forced):
         n = int(o[i + 1] - o[i])
         labels = [None] * n if labels is None else list(labels)
         if len(labels) != n:
-            raise ValueError(f"forced sentence {i} has {len(labels)} labels, X has {n} tokens")
+            raise DataError(f"forced sentence {i} has {len(labels)} labels, X has {n} tokens")
         flat.extend(labels)
     ids = forced_label_ids(model, flat, missing_label)
     check_forced(model, ids, o)

@@ -21,7 +21,7 @@ from structperc._kernels.decode.nbest import kbest_corpus
 from structperc._kernels.rank.ranking import group_argmax
 from structperc.chunks import chunk_spans, is_bio
 from structperc.corpus import Corpus, concatenate, index_ranges
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, DataError
 from structperc.evaluate.metrics import check_gold_labels, f1_from_counts
 
 
@@ -178,7 +178,7 @@ def concatenate_nbest(lists):
     union of their label sets (models trained on different folds may know different labels)."""
     lists = list(lists)
     if not lists:
-        raise ValueError("concatenate_nbest needs at least one list")
+        raise DataError("concatenate_nbest needs at least one list")
     names = sorted(set().union(*(nb.label_names for nb in lists)))
     index = {name: i for i, name in enumerate(names)}
     paths, scores, counts, tasks, cand_counts, path_lengths = [], [], [], [], [], []
@@ -192,7 +192,7 @@ def concatenate_nbest(lists):
         path_lengths.append(np.diff(nb.path_offsets))
     metrics = {nb.metric for nb in lists}
     if len(metrics) != 1:
-        raise ValueError(f"cannot concatenate n-best lists scored by {sorted(map(str, metrics))}")
+        raise DataError(f"cannot concatenate n-best lists scored by {sorted(map(str, metrics))}")
     candidate_offsets = np.concatenate([[0], np.cumsum(np.concatenate(cand_counts))]).astype(np.int64)
     path_offsets = np.concatenate([[0], np.cumsum(np.concatenate(path_lengths))]).astype(np.int64)
     with_gold = lists[0].metric is not None

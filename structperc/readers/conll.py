@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from structperc.errors import InputFormatError
+from structperc.errors import DataError, InputFormatError
 from structperc.readers.base import Parser, check_names
 
 
 def default_columns(n: int) -> list[str]:
     """Column names when the user gives none; the last column is the label when n >= 2."""
     if n < 1:
-        raise ValueError(f"a corpus needs at least one column, got {n}")
+        raise DataError(f"a corpus needs at least one column, got {n}")
     if n == 1:
         return ["word"]
     if n == 2:

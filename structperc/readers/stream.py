@@ -23,7 +23,7 @@ import numpy as np
 
 from structperc.chunks import check_only_types, chunk_types, map_only_types
 from structperc.corpus import Corpus, concatenate
-from structperc.errors import ConfigError, InputFormatError, StructpercWarning
+from structperc.errors import ConfigError, DataError, InputFormatError, StructpercWarning
 from structperc.readers.base import STDIN_NAME
 from structperc.readers.registry import FORMATS, resolve_format
 
@@ -283,7 +283,7 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
     format = resolve_format(path, format)
     options = _format_options(format, tag_sep)
     if batch_sentences is not None and batch_sentences < 1:
-        raise ValueError(f"batch_sentences must be positive, got {batch_sentences!r}")
+        raise DataError(f"batch_sentences must be positive, got {batch_sentences!r}")
     only_types = None if only_types is None else frozenset(only_types)
     name = display_path(path)
     parser_class = FORMATS[format]
@@ -331,6 +331,6 @@ def read_ptb_files(paths: Iterable, label: str | None = None, encoding: str = "u
     """Read several PTB tagged .pos files into one Corpus (files in the given order)."""
     paths = list(paths)
     if not paths:
-        raise ValueError("read_ptb_files needs at least one file")
+        raise DataError("read_ptb_files needs at least one file")
     return concatenate([read_corpus(path, format="ptb", label=label, encoding=encoding,
                                     only_types=only_types) for path in paths])

@@ -6,7 +6,7 @@ import operator
 from typing import Sequence, TextIO
 
 from structperc.corpus import Corpus
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, DataError
 
 # output formats besides the input's own: ``tagged`` writes each sentence on one line of word/TAG tokens
 OUTPUT_FORMATS = ("tagged",)
@@ -44,14 +44,14 @@ def write_tagged(out: TextIO, corpus: Corpus, predicted: Sequence[str],
     """
     n_tokens = corpus.n_tokens
     if len(predicted) != n_tokens:
-        raise ValueError(f"{len(predicted)} predictions for {n_tokens} tokens")
+        raise DataError(f"{len(predicted)} predictions for {n_tokens} tokens")
     if output_format is not None and output_format not in OUTPUT_FORMATS:
         raise ConfigError(f"unknown output format {output_format!r}; choose from {', '.join(OUTPUT_FORMATS)} "
                           f"(or none: the input's format)")
     extra_columns = list(extra_columns or [])
     for index, column in enumerate(extra_columns):
         if len(column) != n_tokens:
-            raise ValueError(f"extra column {index} has {len(column)} values for {n_tokens} tokens")
+            raise DataError(f"extra column {index} has {len(column)} values for {n_tokens} tokens")
     offsets = corpus.sentence_offsets.tolist()
     if output_format == "tagged":
         if extra_columns:

@@ -67,7 +67,14 @@ class LearningRule:
     - ``mistakes``: the counter of ``run`` that counts mistakes (parameter mixing's "errors"
       weighting), or None;
     - ``epochs``: the passes over the training data when the user gives none (``Tagger(epochs=None)``,
-      ``train`` without ``--epochs``).
+      ``train`` without ``--epochs``);
+    - ``supports``: what the engines may ask of it beyond serial training, a subset of
+      ``CAPABILITIES``. "checkpoint": ``save_state`` and ``load_state`` (checkpoints, resuming);
+      "mixing": ``raw_weights`` and ``reset_weights`` (parameter mixing on dask); "l1": the option
+      ``l1`` > 0. ``check_run`` refuses anything else before the first epoch.
+
+    ``variant(options)`` names the class that runs a given set of options (the crf rule's
+    ``solver="lbfgs"`` runs as ``lbfgs.LBFGSRule``); ``make_rule`` builds that class.
     """
 
     name = "rule"
@@ -80,6 +87,32 @@ class LearningRule:
     mistakes = None
     batch = False  # a batch solver: ``run`` gets every sentence at once and makes one iteration
     epochs = 10
+    supports = frozenset()
+    warmup_options: dict = {}  # options that let the warm-up run an epoch without a calibration
+
+    @classmethod
+    def variant(cls, options):
+        """The class that trains with ``options`` (this one unless a subclass says otherwise)."""
+        return cls
+
+    @property
+    def label(self):
+        """How errors name this rule: its name, and its solver where it has several."""
+        return self.name
+
+    def check_run(self, order=1, mixing=False, checkpoint=False):
+        """ConfigError, before any training, for what this rule cannot do: a label ``order`` outside
+        ``orders``, parameter ``mixing``, a ``checkpoint`` (writing or resuming one), or ``l1`` > 0
+        (when the rule has that option) without "l1" in ``supports``."""
+        if order not in self.orders:
+            raise ConfigError(f"the {self.label} trainer trains order {' or '.join(map(str, self.orders))}, "
+                              f"not order {order}")
+        asked = {"mixing": (mixing, "parameter mixing (workers > 1 or a scheduler)"),
+                 "checkpoint": (checkpoint, "checkpoints (checkpoint, resume, resumable)"),
+                 "l1": (float(getattr(self, "l1", 0.0) or 0.0) > 0, "l1 > 0")}
+        for capability, (wanted, what) in asked.items():
+            if wanted and capability not in self.supports:
+                raise ConfigError(f"the {self.label} trainer does not support {what}")
 
     def __init__(self, **options):
         for option in options:
@@ -120,6 +153,7 @@ class LearningRule:
         for name in [name for name in vars(self) if name not in self.params]:
             delattr(self, name)
 
+    # "checkpoint" in ``supports``
     def save_state(self):
         """Everything a run needs to continue after an epoch: name -> ndarray or JSON-able scalar.
         The arrays may be the rule's own buffers (write them out before the next ``run``)."""
@@ -128,6 +162,22 @@ class LearningRule:
     def load_state(self, problem, state):
         """Start on ``problem`` where the run that saved ``state`` stood, instead of ``begin``."""
         raise NotImplementedError
+
+    # "mixing" in ``supports``
+    def raw_weights(self):
+        """(v, s): the current (not averaged) weights are s v. v may be the rule's own buffer, valid
+        until the next ``run`` or ``reset_weights`` (parameter mixing reads it in between)."""
+        raise NotImplementedError
+
+    def reset_weights(self, weights):
+        """Continue from the weights ``weights`` (parameter mixing), keeping any average exact."""
+        raise NotImplementedError
+
+    def training_state(self):
+        """What a resumable model keeps to continue training later (``partial_fit``) beyond its
+        weights: name -> ndarray or number, read back through ``problem.resume`` by ``begin``.
+        Empty: the rule continues from the kept weights with a fresh schedule and average."""
+        return {}
 
 
 @dataclass

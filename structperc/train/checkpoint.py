@@ -2,7 +2,7 @@
 
 ``write_checkpoint`` stores the loop state (epoch, rule state, history, best dev epoch) beside a normal
 model, so that ``tag`` and ``eval`` read a checkpoint too; ``read_checkpoint`` gives it back, and
-refuses a checkpoint of another run. ``training_state`` is the rule state a resumable model keeps.
+refuses a checkpoint of another run.
 """
 import copy
 import json
@@ -10,15 +10,6 @@ import json
 import numpy as np
 
 from structperc.errors import ConfigError
-
-
-def training_state(rule):
-    """What continued training needs beyond the kept weights: the perceptron's raw weights w, its
-    averaging sums u and example counter (``_kernels/perceptron.py``); nothing for the other rules,
-    which continue from the kept weights with a fresh schedule and average."""
-    if getattr(rule, "name", None) != "perceptron":
-        return {}
-    return {"w": rule.w.copy(), "u": rule.u.copy(), "counter": float(rule.counter)}
 
 
 def plain_json(value):

@@ -1,14 +1,15 @@
-"""Linear-chain CRF trained by SGD with lazy L2 scaling (Bottou's crfsgd, CRFsuite's l2sgd), or by
-L-BFGS / OWL-QN over the whole corpus (CRFsuite's lbfgs; ``lbfgs.py``)."""
+"""Linear-chain CRF trained by SGD with lazy L2 scaling (Bottou's crfsgd, CRFsuite's l2sgd); with
+``solver="lbfgs"``, by L-BFGS / OWL-QN over the whole corpus (CRFsuite's lbfgs), which runs as
+``CRFLBFGSRule``."""
 from structperc.errors import ConfigError
 from structperc.train.base import Param
-from structperc.train.lbfgs import LBFGSTraining, check_lbfgs_options
+from structperc.train.lbfgs import LBFGS_PARAMS, LBFGSRule
 from structperc.train.sgd import ScaledSGDRule
 
 
 class CRFRule(ScaledSGDRule):
     """Maximize sum_i log P(y_i | x_i) - (N λ / 2) ||w||² - N λ1 ||w||_1 by SGD (see ``_kernels/crf.py``)
-    or by L-BFGS (``solver="lbfgs"``).
+    or by L-BFGS (``solver="lbfgs"``: ``CRFLBFGSRule``).
 
     The units of l2 and l1 are per example. CRFsuite's objective -sum_i log P(y_i | x_i) + c1 ||w||_1
     + c2 ||w||² is the same with c2 = N l2 / 2 and c1 = N l1, i.e. l2 = 2 c2 / N and l1 = c1 / N.
@@ -42,8 +43,6 @@ class CRFRule(ScaledSGDRule):
     with (the on-line estimate CRFsuite prints), the objective (that minus the penalty at the
     current, non-averaged weights) and the learning rate reached; ``run`` counts the sentences
     skipped because their gold labeling is forbidden (by the constraint or the tag dictionary).
-    With "lbfgs", ``end_epoch`` reports the objective (``loss``, to minimize), the active (nonzero)
-    weights, their norm, and why the solver stopped, once it has.
     """
 
     name = "crf"
@@ -52,72 +51,57 @@ class CRFRule(ScaledSGDRule):
         "batch_size": Param(1, "sentences per SGD step (their marginals at the same weights)", int),
         "solver": Param("sgd", "crf's optimizer: sgd (on-line) or lbfgs (batch L-BFGS; OWL-QN with l1)", str,
                         ("sgd", "lbfgs")),
-        "epsilon": Param(None, "lbfgs: stop when |g| / max(1, |w|) < epsilon (CRFsuite's default 1e-5)"),
-        "period": Param(None, "lbfgs: iterations over which delta is tested (CRFsuite's default 10)", int),
-        "delta": Param(None, "lbfgs: stop when the objective improved by less than delta over period"),
-        "boundary": Param(None, "lbfgs: learn the start and end weights (default yes)", bool),
-        "unseen_transitions": Param(None, "lbfgs: learn the transitions never seen in training (default yes)", bool),
+        **LBFGS_PARAMS,
     }
     probabilistic = True
     normalization = "global"
     gain_name = "log_likelihood"
-    kernels = ("learn.crf.crf_epoch", "learn.crf_batch.crf_objective")  # sgd's epoch, lbfgs' objective
+    kernels = ("learn.crf.crf_epoch",)
     l1_kernels = ("learn.elastic.crf_l1_epoch",)
+    warmup_options = {"eta0": 0.1}
 
-    @property
-    def batch(self):
-        return self.solver == "lbfgs"
+    @classmethod
+    def variant(cls, options):
+        solver = options.get("solver", "sgd")
+        if solver == "lbfgs":
+            return CRFLBFGSRule
+        if solver != "sgd":
+            raise ConfigError(f"unknown solver {solver!r} of the crf trainer: choose one of sgd, lbfgs")
+        return cls
 
     def _check(self, problem):
         super()._check(problem)
-        check_lbfgs_options(self)
+        for name in LBFGS_PARAMS:
+            if getattr(self, name) is not None:
+                raise ConfigError(f"option {name!r} of the crf trainer applies to solver 'lbfgs', not 'sgd'")
         if int(self.batch_size) != self.batch_size or self.batch_size < 1:
             raise ConfigError(f"batch_size must be a positive integer, got {self.batch_size!r}")
-
-    # solver "lbfgs": the run is an ``LBFGSTraining``
-    def begin(self, problem):
-        if self.solver != "lbfgs":
-            return super().begin(problem)
-        self._check(problem)
-        self.lbfgs_ = LBFGSTraining(self, problem)
-
-    def run(self, visit_order):
-        return self.lbfgs_.run() if self.solver == "lbfgs" else super().run(visit_order)
-
-    def end_epoch(self):
-        return self.lbfgs_.end_epoch() if self.solver == "lbfgs" else super().end_epoch()
-
-    def converged(self):
-        return self.solver == "lbfgs" and self.lbfgs_.stopped is not None
-
-    def weights(self):
-        return self.lbfgs_.weights() if self.solver == "lbfgs" else super().weights()
-
-    def final_weights(self):
-        return self.lbfgs_.final_weights() if self.solver == "lbfgs" else super().final_weights()
-
-    def release(self):
-        if self.solver == "lbfgs" and hasattr(self, "lbfgs_"):
-            self.lbfgs_.close()
-        super().release()
-
-    def save_state(self):
-        if self.solver == "lbfgs":
-            raise ConfigError("checkpoints and resumable runs apply to solver 'sgd', not 'lbfgs'")
-        return super().save_state()
-
-    def load_state(self, problem, state):
-        if self.solver == "lbfgs":
-            raise ConfigError("checkpoints and resumable runs apply to solver 'sgd', not 'lbfgs'")
-        return super().load_state(problem, state)
-
-    def raw_weights(self):
-        if self.solver == "lbfgs":
-            raise ConfigError("parameter mixing (workers, scheduler) applies to solver 'sgd', not 'lbfgs'")
-        return super().raw_weights()
 
     def _pass(self, v, u, state, visit_order, rate):
         from structperc._kernels.learn.crf import crf_epoch  # here, not at import: `tag` needs no training kernel
         log_likelihood, skipped = crf_epoch(v, u, state, self.layout, self.problem.data, visit_order, rate,
                                             int(self.batch_size))
         return log_likelihood, {"skipped": skipped}
+
+    def _l1_pass(self, penalized, visit_order, rate, l1):
+        from structperc._kernels.learn.elastic import crf_l1_epoch
+
+        log_likelihood, skipped = crf_l1_epoch(penalized, self.layout, self.problem.data, visit_order, rate,
+                                               int(self.batch_size), l1)
+        return log_likelihood, {"skipped": skipped}
+
+
+class CRFLBFGSRule(LBFGSRule):
+    """The crf rule with ``solver="lbfgs"`` (``lbfgs.LBFGSRule``). It takes the crf rule's options;
+    those of the SGD solver must keep their defaults."""
+
+    name = "crf"
+    params = CRFRule.params
+    epochs = CRFRule.epochs
+    SGD_ONLY = {"eta0": None, "batch_size": 1, "average": True, "average_start": 1, "calibration_sentences": 1000}
+
+    def _check(self, problem):
+        for name, default in self.SGD_ONLY.items():
+            if getattr(self, name) != default:
+                raise ConfigError(f"option {name!r} of the crf trainer applies to solver 'sgd', not 'lbfgs'")
+        super()._check(problem)

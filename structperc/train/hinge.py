@@ -47,3 +47,10 @@ class HingeRule(ScaledSGDRule):
 
     def _epoch_stats(self, gain, penalty):
         return {"hinge_loss": -gain, "objective": -gain + penalty}
+
+    def _l1_pass(self, penalized, visit_order, rate, l1):
+        from structperc._kernels.learn.elastic import hinge_l1_epoch
+
+        loss, violations, token_errors, skipped = hinge_l1_epoch(penalized, self.layout, self.problem.data,
+                                                                 visit_order, rate, float(self.cost), l1)
+        return -loss, {"violations": violations, "token_errors": token_errors, "skipped": skipped}

@@ -1,4 +1,5 @@
-"""The batch solver of the crf rule: L-BFGS, and OWL-QN when there is an L1 penalty.
+"""L-BFGS, and OWL-QN when there is an L1 penalty: the batch solver of the crf rule (``solver="lbfgs"``),
+beside the objective it minimizes (``objective.py``).
 
 CRFsuite's objective and units (``train_lbfgs.c``): over the N training sentences,
 
@@ -20,77 +21,20 @@ and best-epoch selection work unchanged).
 """
 import queue
 import threading
-import time
 import weakref
 from collections import deque
 
 import numpy as np
 
 from structperc.errors import ConfigError
+from structperc.train.base import LearningRule, Param
+from structperc.train.objective import CRFObjective, frozen_entries
 from structperc.train.sgd import default_l2
 
 MEMORY = 6  # corrections kept (CRFsuite's num_memories default)
 MAX_LINESEARCH = 20  # CRFsuite's max_linesearch default
 ARMIJO = 1e-4  # liblbfgs' ftol: sufficient decrease of the backtracking line search
 EPSILON, PERIOD, DELTA = 1e-5, 10, 1e-5  # CRFsuite's defaults
-
-
-def token_blocks(sentence_offsets, n_blocks):
-    """int64 (B + 1,): sentence boundaries of ``n_blocks`` blocks with about equal token counts
-    (fewer when there are fewer sentences)."""
-    n_sentences = len(sentence_offsets) - 1
-    n_blocks = max(1, min(n_blocks, n_sentences))
-    targets = np.linspace(0, sentence_offsets[-1], n_blocks + 1)[1:-1]
-    cuts = np.searchsorted(sentence_offsets, targets)
-    return np.unique(np.concatenate([[0], cuts, [n_sentences]])).astype(np.int64)
-
-
-class CRFObjective:
-    """w -> (f, g) of f(w) = -sum_i log P(y_i | x_i) + c2 ||w||² (the smooth part), with the
-    entries of ``frozen`` held at zero (their gradient is zeroed).
-
-    layout, data : the kernels' records (``model.layout()``, ``model.data(encoded)``)
-    frozen : int64 indices of w, or None
-    n_blocks : sentence blocks (threads) of the kernel; None: numba's thread count
-    """
-
-    def __init__(self, layout, data, c2, frozen=None, n_blocks=None):
-        import numba
-
-        self.layout, self.data, self.c2 = layout, data, float(c2)
-        self.frozen = frozen if frozen is not None and len(frozen) else None
-        n_blocks = numba.get_num_threads() if n_blocks is None else n_blocks
-        self.blocks = token_blocks(data.sentence_offsets, n_blocks)
-        self.gradients = np.empty((len(self.blocks) - 1, layout.size))
-        self.evaluations = 0
-        self.skipped = 0
-        self.initial_loss = None  # f at the first point evaluated
-        self.last = (None, None, None)  # (w, f, g) of the last evaluation
-
-    def at(self, w):
-        """(f, g) at w, reusing the last evaluation when w is its point."""
-        last_w, loss, gradient = self.last
-        if last_w is not None and np.array_equal(last_w, w):
-            return loss, gradient
-        return self(w)
-
-    def __call__(self, w):
-        from structperc._kernels.learn.crf_batch import crf_objective  # here, not at import: `tag` needs none
-
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        loss, self.skipped = crf_objective(w, self.layout, self.data, self.blocks, self.gradients)
-        gradient = self.gradients[0].copy()
-        if self.c2 > 0:
-            loss += self.c2 * float(w @ w)
-            gradient += 2.0 * self.c2 * w
-        if self.frozen is not None:
-            gradient[self.frozen] = 0.0
-        self.evaluations += 1
-        loss = float(loss)
-        if self.initial_loss is None:
-            self.initial_loss = loss
-        self.last = (w.copy(), loss, gradient)
-        return loss, gradient
 
 
 def pseudo_gradient(x, g, c1):
@@ -269,51 +213,75 @@ class SteppedLBFGSB:
         self.finished = True
 
 
-def frozen_entries(layout, gold, sentence_offsets, boundary, unseen_transitions):
-    """int64 indices of w held at 0: the start row of the transitions and the end block unless
-    ``boundary``; unless ``unseen_transitions``, the label transitions p -> c never seen in ``gold``
-    (int64 (n_tokens,), -1 for an unknown label), as consecutive known labels of one sentence.
-    CRFsuite's model has neither start nor end weights, and without all_possible_transitions only
-    the transitions of the training labels."""
-    n_labels = layout.n_labels
-    frozen = []
-    if not boundary:
-        frozen.append(layout.off_trans + n_labels * n_labels + np.arange(n_labels))
-        frozen.append(layout.off_end + np.arange(n_labels))
-    if not unseen_transitions:
-        seen = np.zeros((n_labels, n_labels), dtype=bool)
-        # pair t holds (gold[t], gold[t + 1]); the pair before a sentence's first token spans two
-        within = np.ones(max(len(gold) - 1, 0), dtype=bool)
-        starts = np.asarray(sentence_offsets[1:-1], dtype=np.int64)
-        within[starts[(starts > 0) & (starts < len(gold))] - 1] = False
-        both = within & (gold[:-1] >= 0) & (gold[1:] >= 0)
-        seen[gold[:-1][both], gold[1:][both]] = True
-        frozen.append(layout.off_trans + np.flatnonzero(~seen))
-    return np.unique(np.concatenate(frozen)).astype(np.int64) if frozen else np.zeros(0, dtype=np.int64)
+LBFGS_PARAMS = {
+    "epsilon": Param(None, "lbfgs: stop when |g| / max(1, |w|) < epsilon (CRFsuite's default 1e-5)"),
+    "period": Param(None, "lbfgs: iterations over which delta is tested (CRFsuite's default 10)", int),
+    "delta": Param(None, "lbfgs: stop when the objective improved by less than delta over period"),
+    "boundary": Param(None, "lbfgs: learn the start and end weights (default yes)", bool),
+    "unseen_transitions": Param(None, "lbfgs: learn the transitions never seen in training (default yes)", bool),
+}
 
 
-class LBFGSTraining:
-    """The crf rule's run with solver "lbfgs": the ``LearningRule`` methods that ``CRFRule`` hands
-    over (``run`` makes one iteration over every sentence; ``converged`` ends the loop).
+class LBFGSRule(LearningRule):
+    """A batch rule: each ``run`` is one iteration of L-BFGS (scipy's L-BFGS-B; OWL-QN when l1 > 0)
+    on the CRF objective over every sentence (``objective.CRFObjective``), and ``converged`` ends the
+    loop once CRFsuite's stopping tests are met. ``crf.CRFLBFGSRule`` is the crf rule run this way.
 
-    rule : the CRFRule (its l1, l2, epsilon, period, delta, boundary, unseen_transitions);
-    problem : the ``Problem``.
+    ``end_epoch`` reports the objective (``loss``, to minimize), the active (nonzero) weights, their
+    norm, and why the solver stopped, once it has. Checkpoints and parameter mixing do not apply
+    (``supports``): the solver's curvature pairs and line search are not part of a saved state.
     """
 
-    def __init__(self, rule, problem):
+    name = "lbfgs"
+    params = {
+        "l2": Param(None, "L2 strength per example (lambda); default 0.2 / N, i.e. CRFsuite's c2 = 0.1"),
+        "l1": Param(0.0, "L1 strength per example: OWL-QN's penalty"),
+        **LBFGS_PARAMS,
+    }
+    probabilistic = True
+    normalization = "global"
+    orders = (1,)
+    batch = True
+    kernels = ("learn.crf_batch.crf_objective",)  # OWL-QN evaluates the same objective
+    supports = frozenset({"l1"})
+
+    @property
+    def label(self):
+        return f"{self.name} (solver lbfgs)"
+
+    def _check(self, problem):
+        if self.l2 is not None and not self.l2 >= 0:
+            raise ConfigError(f"l2 must be >= 0, got {self.l2!r}")
+        if not self.l1 >= 0:
+            raise ConfigError(f"l1 must be >= 0, got {self.l1!r}")
+        if self.epsilon is not None and not self.epsilon >= 0:
+            raise ConfigError(f"epsilon must be >= 0, got {self.epsilon!r}")
+        if self.period is not None and (int(self.period) != self.period or self.period < 0):
+            raise ConfigError(f"period must be an integer >= 0, got {self.period!r}")
+        if self.delta is not None and not self.delta >= 0:
+            raise ConfigError(f"delta must be >= 0, got {self.delta!r}")
+        if problem is not None and problem.model.order not in self.orders:
+            raise ConfigError(f"the {self.label} trainer trains order 1, not order {problem.model.order}")
+
+    def check_run(self, order=1, mixing=False, checkpoint=False):
+        self._check(None)
+        super().check_run(order, mixing, checkpoint)
+
+    def begin(self, problem):
+        self._check(problem)
+        self.problem = problem
         n = problem.n_sentences
-        self.l2 = float(rule.l2) if rule.l2 is not None else default_l2(n)
-        self.c1, self.c2 = n * float(rule.l1), n * self.l2 / 2.0
-        epsilon = EPSILON if rule.epsilon is None else float(rule.epsilon)
-        period = PERIOD if rule.period is None else int(rule.period)
-        delta = DELTA if rule.delta is None else float(rule.delta)
+        self.l2_ = float(self.l2) if self.l2 is not None else default_l2(n)
+        self.c1, self.c2 = n * float(self.l1), n * self.l2_ / 2.0
+        epsilon = EPSILON if self.epsilon is None else float(self.epsilon)
+        period = PERIOD if self.period is None else int(self.period)
+        delta = DELTA if self.delta is None else float(self.delta)
         layout, data = problem.model.layout(), problem.data
-        frozen = frozen_entries(layout, data.gold, data.sentence_offsets, rule.boundary is not False,
-                                rule.unseen_transitions is not False)
+        frozen = frozen_entries(layout, data.gold, data.sentence_offsets, self.boundary is not False,
+                                self.unseen_transitions is not False)
         self.objective = CRFObjective(layout, data, self.c2, frozen)
         x0 = problem.model.weights.copy()
         x0[frozen] = 0.0
-        self.started = time.perf_counter()
         if self.c1 > 0:
             self.solver = OWLQN(self.objective, x0, self.c1, epsilon, period, delta)
             self.x, self.f = self.solver.x, self.solver.f
@@ -324,13 +292,12 @@ class LBFGSTraining:
             self.stop_test = None
             self.stop_args = (epsilon, period, delta)
             self.stopped = None
-        self.trials = 0
 
-    def run(self):
-        """One solver iteration over every sentence; the counters of the epoch."""
+    def run(self, visit_order):
+        """One solver iteration over every sentence (``visit_order`` is ignored: the objective is a sum)."""
         before = self.objective.evaluations
         if self.stopped is None and isinstance(self.solver, OWLQN):
-            self.trials = self.solver.iterate()
+            self.solver.iterate()
             self.x, self.f, self.stopped = self.solver.x, self.solver.f, self.solver.stopped
         elif self.stopped is None:
             self._lbfgsb_iteration()
@@ -347,6 +314,9 @@ class LBFGSTraining:
         _, g = self.objective.at(self.x)  # scipy's last evaluation is the accepted point
         self.stopped = self.stop_test(self.f, self.x, g)
 
+    def converged(self):
+        return self.stopped is not None
+
     def end_epoch(self):
         f = self.f if self.f is not None else float("nan")
         stats = {"loss": f, "active_features": int(np.count_nonzero(self.x)),
@@ -359,32 +329,13 @@ class LBFGSTraining:
         return self.x.copy()
 
     def final_weights(self):
-        self.close()
+        self._close()
         return self.x
 
-    def close(self):
-        if isinstance(self.solver, SteppedLBFGSB):
+    def _close(self):
+        if isinstance(getattr(self, "solver", None), SteppedLBFGSB):
             self.solver.close()
 
-
-def check_lbfgs_options(rule):
-    """ConfigError naming an option of the SGD solver set with solver "lbfgs", or an lbfgs option
-    set with solver "sgd"; the values of the lbfgs options."""
-    if rule.solver not in ("sgd", "lbfgs"):
-        raise ConfigError(f"unknown solver {rule.solver!r} of the crf trainer: choose one of sgd, lbfgs")
-    lbfgs_only = ("epsilon", "period", "delta", "boundary", "unseen_transitions")
-    if rule.solver == "sgd":
-        for name in lbfgs_only:
-            if getattr(rule, name) is not None:
-                raise ConfigError(f"option {name!r} of the crf trainer applies to solver 'lbfgs', not 'sgd'")
-        return
-    sgd_only = {"eta0": None, "batch_size": 1, "average": True, "average_start": 1, "calibration_sentences": 1000}
-    for name, default in sgd_only.items():
-        if getattr(rule, name) != default:
-            raise ConfigError(f"option {name!r} of the crf trainer applies to solver 'sgd', not 'lbfgs'")
-    if rule.epsilon is not None and not rule.epsilon >= 0:
-        raise ConfigError(f"epsilon must be >= 0, got {rule.epsilon!r}")
-    if rule.period is not None and (int(rule.period) != rule.period or rule.period < 0):
-        raise ConfigError(f"period must be an integer >= 0, got {rule.period!r}")
-    if rule.delta is not None and not rule.delta >= 0:
-        raise ConfigError(f"delta must be >= 0, got {rule.delta!r}")
+    def release(self):
+        self._close()
+        super().release()

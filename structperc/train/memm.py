@@ -37,3 +37,9 @@ class MEMMRule(ScaledSGDRule):
         from structperc._kernels.learn.memm import memm_epoch  # here, not at import: `tag` needs no training kernel
         log_likelihood, skipped = memm_epoch(v, u, state, self.layout, self.problem.data, visit_order, rate)
         return log_likelihood, {"skipped_tokens": skipped}
+
+    def _l1_pass(self, penalized, visit_order, rate, l1):
+        from structperc._kernels.learn.elastic import memm_l1_epoch
+
+        log_likelihood, skipped = memm_l1_epoch(penalized, self.layout, self.problem.data, visit_order, rate, l1)
+        return log_likelihood, {"skipped_tokens": skipped}

@@ -204,25 +204,42 @@ def _lost(when):
     return EngineError(f"worker lost {when}; no model written")
 
 
+def _worker_lost(error):
+    """Whether ``error`` is what dask raises when a worker or its connection goes away, as opposed to
+    an exception raised by a shard's own code, which reaches the client with its type and message."""
+    import asyncio
+    import concurrent.futures
+
+    from distributed import KilledWorker
+    from distributed.comm.core import CommClosedError
+
+    lost = (CommClosedError, KilledWorker, OSError, TimeoutError, asyncio.TimeoutError, asyncio.CancelledError,
+            concurrent.futures.CancelledError)
+    # an actor whose worker is gone: "Worker holding Actor was lost"
+    return isinstance(error, lost) or (type(error) is RuntimeError and "was lost" in str(error))
+
+
 def _call(actors, method, when, *args):
-    """``method(*args)`` on every shard's actor, in parallel; the results in shard order. A lost
-    worker (or actor) is an EngineError saying ``when``."""
+    """``method(*args)`` on every shard's actor, in parallel; the results in shard order (``_results``)."""
+    return _results(lambda: [getattr(actor, method)(*args) for actor in actors], when)
+
+
+def _results(futures, when):
+    """The results of the futures that ``futures()`` starts, in order. A lost worker is an
+    EngineError saying ``when``; any other exception, raised by a shard's code on its worker, is
+    raised here as it was (its type and message)."""
     try:
-        futures = [getattr(actor, method)(*args) for actor in actors]
-        return [future.result() for future in futures]
+        return [future.result() for future in futures()]
     except StructpercError:
         raise
-    except Exception:  # noqa: BLE001 - whatever dask raises for a lost worker, the run ends here
-        raise _lost(when) from None
+    except Exception as error:  # noqa: BLE001
+        if _worker_lost(error):
+            raise _lost(when) from None
+        raise
 
 
 def _start_actors(futures):
-    try:
-        return [future.result() for future in futures]
-    except StructpercError:
-        raise
-    except Exception:  # noqa: BLE001
-        raise _lost("while the shards were sent") from None
+    return _results(lambda: futures, "while the shards were sent")
 
 
 class MixingEngine:
@@ -291,8 +308,11 @@ class MixingEngine:
         """Every shard's pass from the mixed weights, then the mix; returns the summed counters
         (objective and eta: their mean over the shards)."""
         self.epoch_number = epoch
-        # every shard has read ``mixed`` (its jump) by the time it returns, so it can be rewritten
-        results = _call(self.actors, "epoch", f"during epoch {epoch}", self.mixed)
+        # every shard has read ``mixed`` (its jump) by the time it returns, so it can be rewritten.
+        # One shard goes on from its own weights: the mix of one is them, and a jump to s v / s
+        # would only round v (one worker is then the serial run exactly)
+        start = self.mixed if len(self.actors) > 1 else None
+        results = _call(self.actors, "epoch", f"during epoch {epoch}", start)
         counts = [c for c, _ in results]
         mistakes = [c.get(self.rule.mistakes, 0) if self.rule.mistakes else 0 for c in counts]
         mu = mixing_weights(self.mix, mistakes) * np.array([scale for _, (_, scale) in results])

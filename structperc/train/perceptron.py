@@ -12,6 +12,7 @@ class PerceptronRule(LearningRule):
     params = {"average": Param(True, "average the weights over every example visit (Collins 2002)", bool)}
     kernels = ("learn.perceptron.perceptron_epoch",)
     mistakes = "sentence_errors"
+    supports = frozenset({"checkpoint", "mixing"})
     # chosen on development data over five tasks: experiments/results/epochs.md (make epochs)
     epochs = 15
 
@@ -67,6 +68,11 @@ class PerceptronRule(LearningRule):
 
     def save_state(self):
         return {"w": self.w, "u": self.u, "counter": self.counter}
+
+    def training_state(self):
+        """The raw weights w, the averaging sums u and the example counter (``_kernels/perceptron.py``):
+        ``begin`` continues from them (``problem.resume``)."""
+        return {"w": self.w.copy(), "u": self.u.copy(), "counter": float(self.counter)}
 
     def load_state(self, problem, state):
         self.begin(problem)

@@ -95,12 +95,13 @@ class ScaledSGDRule(LearningRule):
     }
     gain_name = "gain"
     orders = (1,)
+    supports = frozenset({"checkpoint", "mixing", "l1"})
 
     def _check(self, problem):
         if problem.model.order not in self.orders:
             orders = " or ".join(map(str, self.orders))
             raise ConfigError(f"the {self.name} trainer needs order {orders}, got order {problem.model.order}")
-        if self.l2 is not None and not (self.l2 > 0 or (self.l2 == 0 and self.batch)):  # lbfgs takes c2 = 0
+        if self.l2 is not None and not self.l2 > 0:
             raise ConfigError(f"l2 must be > 0, got {self.l2!r}")
         if not self.l1 >= 0:
             raise ConfigError(f"l1 must be >= 0, got {self.l1!r}")
@@ -138,28 +139,20 @@ class ScaledSGDRule(LearningRule):
         return Rate(float(eta0), self.l2_)
 
     def run(self, visit_order):
+        rate = self._rate(self.eta0_)
         if self.l1 > 0:
-            gain, counters = self._l1_pass(visit_order, self._rate(self.eta0_))
+            penalized = Penalized(self.v, self.u, self.q, self.state)
+            gain, counters = self._l1_pass(penalized, visit_order, rate, float(self.l1))
         else:
-            gain, counters = self._pass(self.v, self.u, self.state, visit_order, self._rate(self.eta0_))
+            gain, counters = self._pass(self.v, self.u, self.state, visit_order, rate)
         self._gain += gain
         self._visits += len(visit_order)
         return counters
 
-    def _l1_pass(self, visit_order, rate):
-        """``_pass`` with the lazy cumulative L1 penalty around each step (``_kernels/elastic.py``)."""
-        from structperc._kernels.learn.elastic import crf_l1_epoch, hinge_l1_epoch, memm_l1_epoch
-
-        args = (Penalized(self.v, self.u, self.q, self.state), self.layout, self.problem.data, visit_order, rate)
-        l1 = float(self.l1)
-        if self.name == "crf":
-            log_likelihood, skipped = crf_l1_epoch(*args, int(self.batch_size), l1)
-            return log_likelihood, {"skipped": skipped}
-        if self.name == "memm":
-            log_likelihood, skipped = memm_l1_epoch(*args, l1)
-            return log_likelihood, {"skipped_tokens": skipped}
-        loss, violations, token_errors, skipped = hinge_l1_epoch(*args, float(self.cost), l1)
-        return -loss, {"violations": violations, "token_errors": token_errors, "skipped": skipped}
+    def _l1_pass(self, penalized, visit_order, rate, l1):
+        """``_pass`` with the lazy cumulative L1 penalty ``l1`` around each step (``_kernels/elastic.py``),
+        on ``penalized`` (v, u, q and the state); the subclass's epoch kernel with L1."""
+        raise NotImplementedError
 
     def _epoch_stats(self, gain, penalty):
         return {self.gain_name: gain, "objective": gain - penalty}
@@ -183,8 +176,8 @@ class ScaledSGDRule(LearningRule):
         return real_weights(self.v, self.u, self.state, self.average)
 
     def save_state(self):
-        return {"v": self.v, "u": self.u, "sgd_state": self.state, "l2": self.l2_, "eta0": self.eta0_,
-                "epochs": self._epochs}
+        return {"v": self.v, "u": self.u, "q": self.q, "sgd_state": self.state, "l2": self.l2_,
+                "eta0": self.eta0_, "epochs": self._epochs}
 
     def load_state(self, problem, state):
         # as ``begin``, with the rate and weights of the saved run instead of a calibration
@@ -195,6 +188,9 @@ class ScaledSGDRule(LearningRule):
         self.v = np.array(state["v"], dtype=np.float64)
         self.u = np.array(state["u"], dtype=np.float64)
         self.state = np.array(state["sgd_state"], dtype=np.float64)
+        self.q = np.array(state["q"], dtype=np.float64) if "q" in state else np.zeros(0)
+        if self.l1 > 0 and len(self.q) != len(self.v):
+            raise ConfigError("the checkpoint was written without the L1 penalty; this run has l1 > 0")
         self._gain, self._visits, self._epochs = 0.0, 0, int(state["epochs"])
 
     def raw_weights(self):

@@ -29,6 +29,9 @@ class WinnowRule(LearningRule):
         "average": Param(True, "average the weights over every example visit", bool),
     }
     kernels = ("learn.winnow.winnow_epoch",)
+    # no "mixing": the weights live as two lazily scaled log-weight vectors, and a mixed w has no
+    # unique (w⁺, w⁻) to continue from
+    supports = frozenset({"checkpoint"})
 
     def begin(self, problem):
         if not self.promotion > 1:
@@ -67,3 +70,13 @@ class WinnowRule(LearningRule):
             self.u += self.w
             return self.u
         return self.w
+
+    def save_state(self):
+        return {"w": self.w, "plus": self.plus, "minus": self.minus, "net": self.net, "u": self.u,
+                "counter": self.counter}
+
+    def load_state(self, problem, state):
+        self.begin(problem)
+        for name in ("w", "plus", "minus", "net", "u"):
+            getattr(self, name)[:] = state[name]
+        self.counter = float(state["counter"])

@@ -16,9 +16,10 @@ from structperc._kernels import cache
 
 def every_kernel():
     """Every entry point a command announces (``cold``), each once: what the warm-up compiles."""
-    from structperc.train import TRAINERS, epoch_kernels
+    from structperc.train import every_variant
 
-    names = [k for trainer in TRAINERS for k in cache.training_kernels(epoch_kernels(trainer, l1=True), mixing=True)]
+    names = [k for _, _, rule in every_variant()
+             for k in cache.training_kernels(rule.kernels + rule.l1_kernels, mixing="mixing" in rule.supports)]
     names += cache.tagging_kernels("global") + cache.PARALLEL_DECODING + cache.OPTIONS + cache.RERANKING
     names += list(cache.CLUSTERING + cache.NBEST) + [k for kernels in cache.RERANK_APPLYING.values() for k in kernels]
     return list(dict.fromkeys(names))
@@ -44,8 +45,12 @@ def _mixing(tagger, corpus):
     model = tagger.model_
     data = model.data(model.encoder.transform(corpus))
     subset_data(data, np.arange(0, corpus.n_sentences, 2, dtype=np.int64))
-    for name in ("perceptron", "crf"):
-        rule = make_rule(name, **({"eta0": 0.1} if name == "crf" else {}))
+    from structperc.train import TRAINERS
+
+    for name, cls in TRAINERS.items():
+        if "mixing" not in cls.supports:
+            continue
+        rule = make_rule(name, **cls.warmup_options)
         rule.begin(Problem(model, data))
         rule.reset_weights(model.weights)
     mix_weights([model.weights, model.weights], np.array([0.5, 0.5]))
@@ -95,7 +100,7 @@ def main():
     from structperc.nbest.lists import nbest_corpus
     from structperc.estimator.core import TaggerCore
     from structperc.corpus import as_corpus
-    from structperc.train import TRAINERS
+    from structperc.train import every_variant
 
     start = time.perf_counter()
     if not cold(every_kernel()):
@@ -103,10 +108,11 @@ def main():
     print("compiling kernels, once", file=sys.stderr, flush=True)
     X, y = _corpus()
     corpus = as_corpus(X, y, ["word", "pos"])
-    for name, rule in TRAINERS.items():
-        for order in getattr(rule, "orders", (1, 2)):
+    mixed = False
+    for name, options, rule in every_variant():
+        for order in rule.orders:
             tagger = TaggerCore(templates="chunk", trainer=name, epochs=1, order=order, constrain="bio",
-                            tag_dict=1 if order == 2 else None).fit(X, y, dev=X, dev_y=y)
+                                tag_dict=1 if order == 2 else None, **options).fit(X, y, dev=X, dev_y=y)
             tagger.predict(X + X)  # 80 sentences: the parallel decoder (the dev scoring ran the serial one)
             if rule.probabilistic:
                 from structperc.estimator.marginals import marginals
@@ -114,7 +120,8 @@ def main():
                 marginals(tagger.model_, tagger.model_.encoder.transform(corpus, with_labels=False))
             if order == 1:
                 nbest_corpus(tagger, corpus, 3)
-            if name == "perceptron" and order == 1:
+            if not mixed and "mixing" in rule.supports and order == 1:
+                mixed = True
                 _mixing(tagger, corpus)
                 _reranking(tagger, corpus)
     _options(X, y)

@@ -1,0 +1,89 @@
+"""The CRF's objective over the whole corpus for the batch solvers (``lbfgs.py``): w -> (f, g) of
+
+    f(w) = -sum_i log P(y_i | x_i) + c2 ||w||²
+
+(the smooth part of CRFsuite's objective; the L1 term is the solver's), evaluated by the numba kernel
+``_kernels/learn/crf_batch.py`` over blocks of sentences, with the weights a run holds at zero.
+"""
+import numpy as np
+
+
+def token_blocks(sentence_offsets, n_blocks):
+    """int64 (B + 1,): sentence boundaries of ``n_blocks`` blocks with about equal token counts
+    (fewer when there are fewer sentences)."""
+    n_sentences = len(sentence_offsets) - 1
+    n_blocks = max(1, min(n_blocks, n_sentences))
+    targets = np.linspace(0, sentence_offsets[-1], n_blocks + 1)[1:-1]
+    cuts = np.searchsorted(sentence_offsets, targets)
+    return np.unique(np.concatenate([[0], cuts, [n_sentences]])).astype(np.int64)
+
+
+class CRFObjective:
+    """w -> (f, g) of f(w) = -sum_i log P(y_i | x_i) + c2 ||w||² (the smooth part), with the
+    entries of ``frozen`` held at zero (their gradient is zeroed).
+
+    layout, data : the kernels' records (``model.layout()``, ``model.data(encoded)``)
+    frozen : int64 indices of w, or None
+    n_blocks : sentence blocks (threads) of the kernel; None: numba's thread count
+    """
+
+    def __init__(self, layout, data, c2, frozen=None, n_blocks=None):
+        import numba
+
+        self.layout, self.data, self.c2 = layout, data, float(c2)
+        self.frozen = frozen if frozen is not None and len(frozen) else None
+        n_blocks = numba.get_num_threads() if n_blocks is None else n_blocks
+        self.blocks = token_blocks(data.sentence_offsets, n_blocks)
+        self.gradients = np.empty((len(self.blocks) - 1, layout.size))
+        self.evaluations = 0
+        self.skipped = 0
+        self.initial_loss = None  # f at the first point evaluated
+        self.last = (None, None, None)  # (w, f, g) of the last evaluation
+
+    def at(self, w):
+        """(f, g) at w, reusing the last evaluation when w is its point."""
+        last_w, loss, gradient = self.last
+        if last_w is not None and np.array_equal(last_w, w):
+            return loss, gradient
+        return self(w)
+
+    def __call__(self, w):
+        from structperc._kernels.learn.crf_batch import crf_objective  # here, not at import: `tag` needs none
+
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        loss, self.skipped = crf_objective(w, self.layout, self.data, self.blocks, self.gradients)
+        gradient = self.gradients[0].copy()
+        if self.c2 > 0:
+            loss += self.c2 * float(w @ w)
+            gradient += 2.0 * self.c2 * w
+        if self.frozen is not None:
+            gradient[self.frozen] = 0.0
+        self.evaluations += 1
+        loss = float(loss)
+        if self.initial_loss is None:
+            self.initial_loss = loss
+        self.last = (w.copy(), loss, gradient)
+        return loss, gradient
+
+
+def frozen_entries(layout, gold, sentence_offsets, boundary, unseen_transitions):
+    """int64 indices of w held at 0: the start row of the transitions and the end block unless
+    ``boundary``; unless ``unseen_transitions``, the label transitions p -> c never seen in ``gold``
+    (int64 (n_tokens,), -1 for an unknown label), as consecutive known labels of one sentence.
+    CRFsuite's model has neither start nor end weights, and without all_possible_transitions only
+    the transitions of the training labels."""
+    n_labels = layout.n_labels
+    frozen = []
+    if not boundary:
+        frozen.append(layout.off_trans + n_labels * n_labels + np.arange(n_labels))
+        frozen.append(layout.off_end + np.arange(n_labels))
+    if not unseen_transitions:
+        seen = np.zeros((n_labels, n_labels), dtype=bool)
+        # pair t holds (gold[t], gold[t + 1]); the pair before a sentence's first token spans two
+        within = np.ones(max(len(gold) - 1, 0), dtype=bool)
+        starts = np.asarray(sentence_offsets[1:-1], dtype=np.int64)
+        within[starts[(starts > 0) & (starts < len(gold))] - 1] = False
+        both = within & (gold[:-1] >= 0) & (gold[1:] >= 0)
+        seen[gold[:-1][both], gold[1:][both]] = True
+        frozen.append(layout.off_trans + np.flatnonzero(~seen))
+    return np.unique(np.concatenate(frozen)).astype(np.int64) if frozen else np.zeros(0, dtype=np.int64)
