@@ -326,6 +326,21 @@ def chosen_section(by_trainer):
     return lines
 
 
+def step_section(by_trainer, epochs=(10, 12, 15)):
+    """The crf's rate factor 4 against 2 (the default) at a few epoch counts, on the tasks recorded with both."""
+    two, four = by_trainer.get(f"crf {FACTOR}=2", {}), by_trainer.get(f"crf {FACTOR}=4", {})
+    names = sorted(set(two) & set(four))
+    if not names:
+        return []
+    lines = ["", "### The crf's step: four times the calibrated rate against twice (the default)", "",
+             "| epochs | " + " | ".join(names) + " | mean change |", "|" + "---|" * (len(names) + 2)]
+    for e in epochs:
+        diffs = [statistics.mean(c["full"]["rows"][e - 1]["dev"] for c in four[t])
+                 - statistics.mean(c["full"]["rows"][e - 1]["dev"] for c in two[t]) for t in names]
+        lines.append(f"| {e} | " + " | ".join(f"{d:+.2f}" for d in diffs) + f" | {statistics.mean(diffs):+.2f} |")
+    return lines
+
+
 def analyse(curves):
     lines = [
         "# Stopping rules for the default training, chosen on development data",
@@ -345,6 +360,7 @@ def analyse(curves):
             trainer = f"crf {FACTOR}=2"
         by_trainer.setdefault(trainer, {}).setdefault(task, []).append(curve)
     lines += chosen_section(by_trainer)
+    lines += step_section(by_trainer)
     lines += ["", "## Every rule tried", "",
               "*change*: the mean over the tasks of the difference to the fixed epochs of the former default "
               "(same trainer and rate); *worst*: the task where the rule loses most against it; *epochs*: "
