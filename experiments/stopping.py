@@ -272,11 +272,13 @@ def rules(trainer, max_epoch, held_out=True):
     key, sign, what = ("objective", +1, "objective") if trainer.startswith("crf") else ("sentence_errors", -1, "mistakes")
     for t in (0.01, 0.003, 0.001) if sign > 0 else (0.05, 0.02):
         out[f"{what} gain < {t:g}"] = relative(key, t, 3, sign)
-    for t in (0.03, 0.01, 0.003):
-        for p in (1, 2):
-            for most in sorted({15, 20, max_epoch}):
+    grid = ((0.03, 0.01), (2, 3), (12, 15, 20)) if sign > 0 else ((0.0,), (2, 3, 4), (20, 25))
+    for t in grid[0]:
+        for p in grid[1]:
+            for most in sorted(set(grid[2]) | {max_epoch}):
                 if most <= max_epoch:
-                    out[f"{what}: no new best by {t:g} for {p}, 5..{most}"] = plateau(key, t, sign, p, most)
+                    by = f" by {t:g}" if t else ""
+                    out[f"{what}: no new best{by} for {p}, 5..{most}"] = plateau(key, t, sign, p, most)
     for v in (150_000, 300_000):
         out[f"{v:,} visits, 5..{max_epoch} epochs"] = visits(v, 5, max_epoch)
     return out
@@ -378,7 +380,8 @@ def analyse(curves):
             table[rule_name] = {t: (statistics.mean(s for s, _ in v), statistics.mean(e for _, e in v))
                                 for t, v in cells.items()}
         base_name = f"fixed {CURRENT[trainer.split()[0]][1]}"
-        seeds = len(next(iter(task_curves.values())))
+        counts = sorted({len(cs) for cs in task_curves.values()})
+        seeds = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]} per task"
         lines += ["", f"### {trainer} (seeds: {seeds}; up to {max_epoch} epochs)", "",
                   "| rule | " + " | ".join(names) + " | change | worst | epochs |",
                   "|" + "---|" * (len(names) + 4)]

@@ -16,7 +16,7 @@ class PerceptronRule(LearningRule):
     # without a number of epochs: until the training mistakes stop falling, at most 25 epochs; chosen on
     # development data over several tasks, sizes and tag sets: experiments/results/stopping.md (make stopping)
     epochs = 25
-    stopping = Plateau("sentence_errors", higher=False, patience=2, least=5)
+    stopping = Plateau("sentence_errors", higher=False, patience=3, least=5)
 
     def begin(self, problem):
         self.problem = problem
