@@ -123,3 +123,13 @@ def test_a_resumable_run_stopped_by_the_rule_keeps_its_state_and_continues():
     assert done < TRAINERS["perceptron"].epochs and tagger.model_.training_state
     tagger.set_params(epochs=2).partial_fit(X, y)
     assert tagger.model_.metadata["training"]["epochs_done"] == done + 2
+
+
+@pytest.mark.parametrize("trainer", ["perceptron", "memm"])
+def test_a_default_run_records_its_epochs_so_that_training_continues_from_them(trainer):
+    X, y = small_corpus()
+    tagger = Tagger(templates=["w[0]", "pos[0]"], trainer=trainer).fit(X, y)
+    done = len(tagger.history_)  # memm has no stopping rule: its 10 epochs
+    assert tagger.model_.metadata["training"]["epochs_done"] == done
+    tagger.set_params(epochs=2).partial_fit(X, y)
+    assert tagger.model_.metadata["training"]["epochs_done"] == done + 2

@@ -162,7 +162,7 @@ def run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progre
     if previous is not None:
         history = previous.pop("runs", [])
         model.metadata["training"]["runs"] = history + [previous]
-    if start_epoch or stop is not None:  # what a continued run counts from
+    if start_epoch or tagger.epochs is None:  # what a continued run counts from (params hold epochs=None)
         model.metadata["training"]["epochs_done"] = start_epoch + len(tagger.history_)
     model.metadata["input"] = read
     if dev is not None:
