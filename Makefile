@@ -9,7 +9,7 @@ NP_MODEL := corpora/np-chunker.npz
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo test test-slow bench ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test test-slow bench bench-crf ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -53,6 +53,12 @@ test: install
 # the slow tests include the pinned Collins (2002) reproduction: it reads the corpora of `make data`
 test-slow: install data
 	$(BIN)/python -m pytest -q -m slow
+
+# structperc.CRF against sklearn-crfsuite from 500 sentences to the full ned.train, warm, cold, beside a
+# busy process, and cross_val_score (about 20 minutes; `bench_crf.py --quick` takes 2)
+bench-crf: install
+	$(BIN)/python benchmarks/bench_crf.py --corpus $(MIRROR_DIR)/conll2002_nl
+	$(BIN)/python benchmarks/headline.py
 
 bench: install
 	$(SP) data fetch conll2000 $(MIRROR)

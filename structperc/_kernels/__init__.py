@@ -26,4 +26,10 @@ import os as _os
 
 from .cache import watch_kernel_sources as _watch
 
+# numba's OpenMP threads wait for the next parallel region by sleeping, not spinning: on a machine
+# whose cores are busy with other work, a spinning thread keeps the core from the thread it waits
+# for, and an empty region of 2 threads took 20 ms instead of 10 µs (benchmarks/crf.md). libgomp
+# reads the setting when numba loads it, at the first parallel kernel; a user's own setting stays.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 _watch(_os.path.dirname(__file__))  # a kernel's cache goes stale when a helper it inlines changes

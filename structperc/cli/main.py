@@ -32,7 +32,7 @@ from structperc.errors import StructpercError, StructpercWarning
 PROG = "structperc"
 # what Ctrl-C leaves behind, by command (every output is written to a temp file and renamed)
 # commands that exit without the interpreter's teardown (``main``)
-QUICK_EXIT = {"tag", "eval", "info"}
+QUICK_EXIT = {"tag", "eval", "explain", "info"}
 INTERRUPTED = {"train": "interrupted; no model written", "tag": "interrupted; no output written"}
 # the status of a process that SIGPIPE ended; Python ignores SIGPIPE (and so must we: training with a
 # dask scheduler writes to sockets), so a closed stdout is an EPIPE OSError turned into this status
@@ -264,55 +264,6 @@ def tag(
                    f"{stats['seconds']:.3f}s ({stats['tokens_per_second']:,.0f} tokens/s)", err=True)
 
 
-# ---------------------------------------------------------------------------------------- eval
-@app.command(name="eval", epilog=examples("""Examples:
-
-  structperc eval corpora/conll2000/test.txt --model np.npz
-
-  structperc eval test.conllu --model pos.npz --json | jq .accuracy
-"""))
-def eval_(
-    test_file: Annotated[Path, typer.Argument(help="Labelled test corpus.")],
-    model: ModelFile,
-    format: InputFormat = None,
-    tag_sep: TagSep = None,
-    encoding: Encoding = None,
-    json_output: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
-):
-    """Score a model: token accuracy, chunk P/R/F1 (conlleval-compatible, via seqeval), tokens/s."""
-    from structperc._kernels.cache import tagging_kernels
-    from structperc.ensembles.files import read_model
-
-    tagger = read_model(model)
-    announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder))
-    result = tagger.prepare().evaluate_file(test_file, value_of(format), tag_sep=tag_sep, encoding=encoding)
-    result.pop("tokens_per_second", None)
-    if json_output:
-        result.setdefault("precision", None)
-        result.setdefault("recall", None)
-        result.setdefault("f1", None)
-        result.setdefault("per_type", {})
-        typer.echo(json.dumps(result))
-        return
-    typer.echo(format_report(result))
-
-
-def format_report(result):
-    """conlleval-style text report."""
-    lines = [
-        f"processed {result['tokens']} tokens in {result['sentences']} sentences "
-        f"({result['tokens'] / max(result['seconds'], 1e-9):,.0f} tokens/s)",
-        f"accuracy: {result['accuracy']:6.2f}%",
-    ]
-    if "f1" in result:
-        lines[-1] += (f"; precision: {result['precision']:6.2f}%; recall: {result['recall']:6.2f}%; "
-                      f"FB1: {result['f1']:6.2f}")
-        for kind, s in result["per_type"].items():
-            lines.append(f"{kind:>17}: precision: {s['precision']:6.2f}%; recall: {s['recall']:6.2f}%; "
-                         f"FB1: {s['f1']:6.2f}  {s['support']}")
-    return "\n".join(lines)
-
-
 # ---------------------------------------------------------------------------------------- info
 @app.command(epilog=examples("Example:\n\n  structperc info np.npz --top 5"))
 def info(
@@ -389,9 +340,12 @@ def data_list(json_output: Annotated[bool, typer.Option("--json", help="One JSON
 def _register_extensions():
     from structperc.cli import clusters as cli_clusters
     from structperc.cli import ensemble as cli_ensemble
+    from structperc.cli import evaluation as cli_evaluation
     from structperc.cli import reproduce as cli_reproduce
     from structperc.cli import rerank as cli_rerank
 
+    app.command("eval", epilog=examples(cli_evaluation.EVAL_EPILOG))(cli_evaluation.eval_command)
+    app.command("explain", epilog=examples(cli_evaluation.EXPLAIN_EPILOG))(cli_evaluation.explain_command)
     cli_rerank.register(app)
     app.command("vote", epilog=examples(cli_ensemble.VOTE_EPILOG))(cli_ensemble.vote_command)
     for name, epilog, command in (("clusters", cli_clusters.CLUSTERS_EPILOG, cli_clusters.clusters),

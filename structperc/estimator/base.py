@@ -5,7 +5,10 @@
 them from member to member. ``structperc.Tagger`` takes scikit-learn's own ``BaseEstimator`` methods
 instead, which come first in its method order.
 """
+import functools
 import inspect
+
+from structperc.train import RULE_OPTIONS
 
 
 class Estimator:
@@ -21,3 +24,22 @@ class Estimator:
     def get_params(self, deep=True):
         """The constructor arguments (name -> value), as scikit-learn's ``get_params``."""
         return {name: getattr(self, name) for name in self._get_param_names()}
+
+
+def with_rule_options(init):
+    """``init`` (an estimator's ``__init__(self, ..., **rule_options)``) with a signature that lists every
+    option of the registered learning rules as a keyword-only parameter defaulting to None, so that
+    scikit-learn's ``get_params`` (``inspect.signature``) reads them: adding a rule to the registry adds
+    its options to ``Tagger`` without touching this file."""
+    signature = inspect.signature(init)
+    fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    taken = {p.name for p in fixed}
+    options = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+               for name in RULE_OPTIONS if name not in taken]
+
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=fixed + options)
+    return wrapper

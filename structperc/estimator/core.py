@@ -19,7 +19,7 @@ from structperc.chunks import is_bio
 from structperc.features.encode import FeatureEncoder
 from structperc.features.presets import choose_structure
 from structperc.errors import ConfigError, DataError, ModelFileError
-from structperc.estimator.base import Estimator
+from structperc.estimator.base import Estimator, with_rule_options
 from structperc.utils.npz import is_ensemble_file
 from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
 from structperc.model.forcing import drop_missing_label, sentence_forced_ids
@@ -29,28 +29,6 @@ from structperc.estimator import files, training
 from structperc.estimator.training import ALL_PAIRS_DEFAULT
 from structperc.corpus import as_corpus, flat_labels
 from structperc.train import RULE_OPTIONS
-
-
-def with_rule_options(init):
-    """``init`` (an estimator's ``__init__(self, ..., **rule_options)``) with a signature that lists every
-    option of the registered learning rules as a keyword-only parameter defaulting to None, so that
-    scikit-learn's ``get_params`` (``inspect.signature``) reads them: adding a rule to the registry adds
-    its options to ``Tagger`` without touching this file."""
-    import functools
-    import inspect
-
-    signature = inspect.signature(init)
-    fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    taken = {p.name for p in fixed}
-    options = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
-               for name in RULE_OPTIONS if name not in taken]
-
-    @functools.wraps(init)
-    def wrapper(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-
-    wrapper.__signature__ = signature.replace(parameters=fixed + options)
-    return wrapper
 
 
 class TaggerCore(Estimator):
@@ -381,16 +359,16 @@ class TaggerCore(Estimator):
         return {(a, b): float(transition[i, j]) for i, a in enumerate(model.labels)
                 for j, b in enumerate(model.labels)}
 
-    def evaluate(self, X, y=None):
+    def evaluate(self, X, y=None, details=False):
         """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second.
-
+        details : also what ``eval`` prints (per-tag scores or phrase counts, errors: ``evaluation_details``).
         Gold labels the model does not know are listed under ``unknown_labels`` (and a StructpercWarning
         names them); a ConfigError when it knows none of them (``unknown_gold_labels``)."""
         start = time.perf_counter()
         gold, predicted, offsets = self._gold_and_predicted(X, y)
         seconds = time.perf_counter() - start
         unknown = check_gold_labels(gold, self.model_.labels, getattr(X, "path", "<memory>"))
-        result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels))
+        result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels), details)
         if unknown:
             result["unknown_labels"] = unknown
         result["seconds"] = seconds

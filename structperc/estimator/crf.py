@@ -2,9 +2,8 @@
 import os
 import tempfile
 
-from sklearn.base import BaseEstimator
-
 from structperc.errors import ConfigError, DataError, ModelFileError
+from structperc.estimator.sklearn_base import SklearnBase, builds_on_sklearn
 from structperc.estimator.tagger import SequenceTags, Tagger
 from structperc.evaluate.scorers import flat_accuracy_score
 from structperc.train.sgd import l2_of_c2
@@ -71,7 +70,8 @@ def iteration_line(entry):
     return "".join(parts).strip()
 
 
-class CRF(SequenceTags, BaseEstimator):
+@builds_on_sklearn
+class CRF(SequenceTags, SklearnBase):
     """A linear-chain CRF with sklearn-crfsuite's constructor and methods: change the import only.
 
     Input is sklearn-crfsuite's: per sentence a list of feature dicts (``features/dicts.py``: a str
@@ -307,6 +307,10 @@ class CRF(SequenceTags, BaseEstimator):
     def predict_marginals_single(self, xseq):
         """``predict_marginals`` of one sentence."""
         return self.predict_marginals([xseq])[0]
+
+    def explain(self, xseq, labels=None, versus=None):
+        """``Tagger.explain`` of one sequence of feature dicts: every term of its path's score."""
+        return self.tagger_.explain(xseq, labels, versus)
 
     def score(self, X, y):
         """Token accuracy, a fraction (sklearn-crfsuite's flat accuracy)."""

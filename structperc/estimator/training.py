@@ -2,6 +2,8 @@
 continued training. Functions of the Tagger they are given; ``Tagger``'s methods call them."""
 import numbers
 
+import numpy as np
+
 from structperc.utils import heap
 from structperc._kernels.score.emission import gold_pairs
 from structperc.features.dicts import AttributeEncoder, is_dict_corpus
@@ -39,14 +41,26 @@ def new_model(tagger, encoder, encoded, rule):
         encoded.word_ids = None  # only the tag dictionary reads the word ids
     emission_pairs = None
     if not layout.all_pairs:
-        emission_pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels,
-                                    encoder.n_features_, len(encoder.labels_), int(layout.dense_count or 0))
+        emission_pairs = seen_pairs(encoded, encoder.n_features_, len(encoder.labels_), int(layout.dense_count or 0))
     constrain = None if tagger.constrain_ == "none" else tagger.constrain_  # None: files as before
     model = LinearChainModel(encoder, order=tagger.order, constrain=constrain, tag_dict=tag_dict,
                              normalization=rule.normalization, emission_pairs=emission_pairs)
     del emission_pairs  # one label per pair: the model keeps the lists of the rows that need one
     model.metadata["layout"] = layout_metadata(layout)
     return model
+
+
+def seen_pairs(encoded, n_features, n_labels, dense_count):
+    """``gold_pairs`` of the encoded corpus: the (feature, gold label) pairs of its tokens, and of its
+    attributes of value 0 when it has some (``features.dicts``: CRFsuite makes their pairs too); these
+    are read as tokens appended to the corpus, with the same gold labels."""
+    offsets, ids, gold = encoded.feature_offsets, encoded.feature_ids, encoded.labels
+    zero_offsets = getattr(encoded, "zero_offsets", None)
+    if zero_offsets is not None and len(encoded.zero_ids):
+        offsets = np.concatenate([offsets, offsets[-1] + zero_offsets[1:]])
+        ids = np.concatenate([np.asarray(ids, dtype=np.int64), np.asarray(encoded.zero_ids, dtype=np.int64)])
+        gold = np.concatenate([gold, gold])
+    return gold_pairs(offsets, ids, gold, n_features, n_labels, dense_count)
 
 
 def continued_structure(fitted, given, lexicons=None):
@@ -280,9 +294,8 @@ def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, ca
         encoded.word_ids = None
     pairs = None
     if model.emission_pairs is not None:
-        pairs = gold_pairs(encoded.feature_offsets, encoded.feature_ids, encoded.labels, encoder.n_features_,
-                           len(encoder.labels_), int(model.metadata.get("layout", {}).get("dense_count")
-                                                     or tagger.dense_count or 0))
+        pairs = seen_pairs(encoded, encoder.n_features_, len(encoder.labels_),
+                           int(model.metadata.get("layout", {}).get("dense_count") or tagger.dense_count or 0))
     model.grow(encoder.n_features_, encoder.labels_, encoder.n_pair_features_, pairs)
     previous = model.metadata.get("training", {})
     init_state = model.training_state if previous.get("trainer") == tagger.trainer else None

@@ -4,9 +4,14 @@ A token is a dict {name: value}; a sentence a list of tokens. Each item is an at
 
     str v           the binary attribute ``name=v`` (UTF-8 bytes are read as that str, as
                     python-crfsuite reads them; other bytes are a DataError)
-    True            the binary attribute ``name``; False and None add nothing
+    True            the binary attribute ``name``
     int / float     the attribute ``name`` with that real value
+    False           the attribute ``name`` with the value 0; None adds nothing
     list of str     one binary attribute ``name=v`` per item
+
+An attribute of value 0 adds nothing to any score or gradient, so it is kept out of the encoded
+features; but, as in CRFsuite, it makes its (attribute, gold label) pair a weight of a model that
+has only the pairs seen in training (``zero_offsets`` and ``zero_ids``, a CSR of the same tokens).
 
 Attribute strings are interned once in one pass over the dicts (a dict lookup per item, then numpy);
 the result is the same CSR layout as the template encoder's plus ``feature_values`` (float32 per
@@ -27,9 +32,12 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 
 @dataclass
 class EncodedAttributes(EncodedCorpus):
-    """An EncodedCorpus with a float32 value per feature occurrence (None: all 1)."""
+    """An EncodedCorpus with a float32 value per feature occurrence (None: all 1), and the attributes
+    of value 0 of each token (``zero_offsets`` int64 (n_tokens + 1,), ``zero_ids``; None: none)."""
 
     feature_values: np.ndarray | None = None
+    zero_offsets: np.ndarray | None = None
+    zero_ids: np.ndarray | None = None
 
 
 def is_dict_input(X):
@@ -50,8 +58,8 @@ def read_dicts(X):
 
     The (key, value) items of every token are interned as pairs in one C-level pass (``map`` over
     the chained items into ``np.fromiter``), and only the distinct pairs are turned into attributes
-    in Python. A value 0 (or False, None) adds nothing to any score or gradient, so it is left out
-    like False. Lists (unhashable) take ``_read_dicts_items``, one item at a time.
+    in Python. A value None is left out; a value 0 (or False) is kept with its value.
+    Lists (unhashable) take ``_read_dicts_items``, one item at a time.
     """
     X = X if isinstance(X, (list, tuple)) else list(X)
     sentence_lengths = np.fromiter(map(len, X), dtype=np.int64, count=len(X))
@@ -101,10 +109,12 @@ def _attribute(key, v):
         return f"{key}={_text(key, bytes(v))}", 1.0
     if v is True or (isinstance(v, np.bool_) and v):
         return str(key), 1.0
-    if v is False or v is None or isinstance(v, np.bool_):
+    if v is None:
         return None, 0.0
+    if v is False or isinstance(v, np.bool_):
+        return str(key), 0.0
     if isinstance(v, (int, float, np.number)):
-        return (str(key), float(v)) if v != 0 else (None, 0.0)
+        return str(key), float(v)
     raise ConfigError(f"feature {key!r}: value {v!r} is not a str, bool, number or list of str")
 
 
@@ -167,6 +177,8 @@ class AttributeEncoder:
 
     # ---------------------------------------------------------------- encoding
     def _encode(self, X, index, labels):
+        """(ids, values, sentence_offsets, feature_offsets, gold, zeros): the attributes of value 0
+        apart, ``zeros`` = (zero_ids, zero_offsets)."""
         (names, name_of), values, sentence_offsets, feature_offsets = read_dicts(X)
         # names[name_of[k]] is the attribute of occurrence k; look each distinct name up once
         get = index.__getitem__
@@ -177,13 +189,22 @@ class AttributeEncoder:
             if len(labels) != int(feature_offsets.shape[0] - 1):
                 raise DataError("y must give one label per token")
             gold = self.label_ids(labels)
-        return ids, values, sentence_offsets, feature_offsets, gold
+        zeros = (_EMPTY, None)
+        if values is not None:
+            zero = values == 0.0
+            zeros = _keep_entries(ids, None, feature_offsets, zero)[::2]
+            ids, values, feature_offsets = _keep_entries(ids, values, feature_offsets, ~zero)
+            if (values == 1.0).all():
+                values = None
+        return ids, values, sentence_offsets, feature_offsets, gold, zeros
 
-    def _record(self, ids, values, sentence_offsets, feature_offsets, gold):
+    def _record(self, ids, values, sentence_offsets, feature_offsets, gold, zeros=(_EMPTY, None)):
         n_tokens = len(feature_offsets) - 1
         empty_offsets = np.zeros(n_tokens + 1, dtype=np.int64)
         values = None if values is None else values.astype(np.float32)
-        return EncodedAttributes(sentence_offsets, feature_offsets, ids, empty_offsets, _EMPTY, gold, None, values)
+        zero_ids, zero_offsets = zeros
+        return EncodedAttributes(sentence_offsets, feature_offsets, ids, empty_offsets, _EMPTY, gold, None, values,
+                                 zero_offsets, None if zero_offsets is None else zero_ids)
 
     def fit_transform(self, X, labels):
         """Learn the attribute index and the labels (sorted) from X and its flat labels; encode X."""
@@ -198,7 +219,7 @@ class AttributeEncoder:
         self.labels_ = self.labels_ + sorted({label for label in labels if label not in known})
         n_known = len(self.attributes_)
         interner = Interner(zip(self.attributes_, range(n_known)))
-        ids, values, sentence_offsets, feature_offsets, gold = self._encode(X, interner, labels)
+        ids, values, sentence_offsets, feature_offsets, gold, zeros = self._encode(X, interner, labels)
         new = list(interner)[n_known:]
         if self.min_count > 1 and new:
             counts = np.bincount(ids, minlength=len(interner))
@@ -206,14 +227,18 @@ class AttributeEncoder:
             renumber = np.cumsum(keep_id) - 1
             ids, values, feature_offsets = _keep_entries(ids, values, feature_offsets, keep_id[ids])
             ids = renumber[ids]
+            zero_ids, zero_offsets = zeros
+            if zero_offsets is not None:
+                zero_ids, _, zero_offsets = _keep_entries(zero_ids, None, zero_offsets, keep_id[zero_ids])
+                zeros = (renumber[zero_ids], zero_offsets)
             new = [name for name, keep in zip(new, keep_id[n_known:]) if keep]
         self.attributes_ = self.attributes_ + new
         self.__dict__.pop("_index", None)
-        return self._record(ids, values, sentence_offsets, feature_offsets, gold)
+        return self._record(ids, values, sentence_offsets, feature_offsets, gold, zeros)
 
     def transform(self, X, labels=None):
         """Encode X with the learned index; attributes not seen in training are dropped."""
-        ids, values, sentence_offsets, feature_offsets, gold = self._encode(X, self._attribute_index(), labels)
+        ids, values, sentence_offsets, feature_offsets, gold, _ = self._encode(X, self._attribute_index(), labels)
         ids, values, feature_offsets = _keep_entries(ids, values, feature_offsets, ids >= 0)
         return self._record(ids, values, sentence_offsets, feature_offsets, gold)
 

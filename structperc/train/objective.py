@@ -2,10 +2,16 @@
 
     f(w) = -sum_i log P(y_i | x_i) + c2 ||w||²
 
-(the smooth part of CRFsuite's objective; the L1 term is the solver's), evaluated by the numba kernel
-``_kernels/learn/crf_batch.py`` over blocks of sentences, with the weights a run holds at zero.
+(the smooth part of CRFsuite's objective; the L1 term is the solver's), evaluated by a numba kernel
+of ``_kernels/learn/crf_batch.py``, with the weights a run holds at zero. ``scaled_objective``, in
+probability space, takes the common case (every label allowed at every token, no pair features,
+every label known) when its per-token marginals fit in ``NODE_BYTES``; ``crf_objective`` the others.
+Both sum in an order fixed by the data: f and g are the same whatever the number of threads.
 """
 import numpy as np
+
+NODE_BYTES = 1 << 29  # the largest node-marginal table (tokens x labels float64) of scaled_objective
+GENERAL_BLOCKS = 4  # sentence blocks of crf_objective: each holds a gradient the size of w
 
 
 def token_blocks(sentence_offsets, n_blocks):
@@ -24,19 +30,30 @@ class CRFObjective:
 
     layout, data : the kernels' records (``model.layout()``, ``model.data(encoded)``)
     frozen : int64 indices of w, or None
-    n_blocks : sentence blocks (threads) of the kernel; None: numba's thread count
+    n_blocks : sentence blocks of ``crf_objective`` when it is the kernel; None: ``GENERAL_BLOCKS``
     """
 
     def __init__(self, layout, data, c2, frozen=None, n_blocks=None):
-        import numba
+        from structperc._kernels.learn import crf_batch, quasi_newton  # here, not at import: `tag` needs none
 
         self.layout, self.data, self.c2 = layout, data, float(c2)
         self.frozen = frozen if frozen is not None and len(frozen) else None
-        n_blocks = numba.get_num_threads() if n_blocks is None else n_blocks
-        self.blocks = token_blocks(data.sentence_offsets, n_blocks)
-        self.gradients = np.empty((len(self.blocks) - 1, layout.size))
+        n_tokens = int(data.sentence_offsets[-1])
+        self.scaled = bool(crf_batch.scaled_applies(layout, data)) and n_tokens * layout.n_labels * 8 <= NODE_BYTES
+        if self.scaled:
+            usable, occurrences, observed = crf_batch.scaled_tables(layout, data)
+            self.tables = (crf_batch.sentence_blocks(data.sentence_offsets), usable, occurrences, observed)
+            self.node = np.empty((n_tokens, layout.n_labels))
+            self.block_sums = np.empty((len(self.tables[0]) - 1, (layout.n_labels + 2) * layout.n_labels + 1))
+            self.skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
+            self.kernel = crf_batch.scaled_objective
+        else:
+            self.blocks = token_blocks(data.sentence_offsets, GENERAL_BLOCKS if n_blocks is None else n_blocks)
+            self.gradients = np.empty((len(self.blocks) - 1, layout.size))
+            self.skipped = 0
+            self.kernel = crf_batch.crf_objective
+            self.norm = quasi_newton.norm
         self.evaluations = 0
-        self.skipped = 0
         self.initial_loss = None  # f at the first point evaluated
         self.last = (None, None, None)  # (w, f, g) of the last evaluation
 
@@ -48,14 +65,16 @@ class CRFObjective:
         return self(w)
 
     def __call__(self, w):
-        from structperc._kernels.learn.crf_batch import crf_objective  # here, not at import: `tag` needs none
-
         w = np.ascontiguousarray(w, dtype=np.float64)
-        loss, self.skipped = crf_objective(w, self.layout, self.data, self.blocks, self.gradients)
-        gradient = self.gradients[0].copy()
-        if self.c2 > 0:
-            loss += self.c2 * float(w @ w)
-            gradient += 2.0 * self.c2 * w
+        if self.scaled:
+            gradient = np.empty(self.layout.size)
+            loss = self.kernel(w, self.c2, self.layout, self.data, *self.tables, self.node, self.block_sums, gradient)
+        else:
+            loss, self.skipped = self.kernel(w, self.layout, self.data, self.blocks, self.gradients)
+            gradient = self.gradients[0].copy()
+            if self.c2 > 0:
+                loss += self.c2 * self.norm(w) ** 2
+                gradient += 2.0 * self.c2 * w
         if self.frozen is not None:
             gradient[self.frozen] = 0.0
         self.evaluations += 1
