@@ -111,12 +111,13 @@ epochs: install
 	$(BIN)/python experiments/epochs.py
 
 # the stopping rules of the default epochs, chosen on development data (about an hour on 2 busy cores);
-# writes experiments/results/stopping.md
+# writes experiments/results/stopping.md, and what the rules cost in fit time (stopping_cost.md)
 stopping: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(SP) data fetch conll2002_nl $(MIRROR)
 	NUMBA_NUM_THREADS=1 $(BIN)/python experiments/stopping.py
+	$(BIN)/python experiments/stopping_cost.py --corpus $(MIRROR_DIR)/conll2002_nl
 
 reproduce-ner: install
 	$(SP) data fetch conll2002_nl $(MIRROR)
