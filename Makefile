@@ -9,7 +9,7 @@ NP_MODEL := corpora/np-chunker.npz
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo test bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -125,6 +125,15 @@ epochs: install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(SP) data fetch conll2002_nl $(MIRROR)
 	$(BIN)/python experiments/epochs.py
+
+# the stopping rules of the default epochs, chosen on development data (about an hour on 2 busy cores);
+# writes experiments/results/stopping.md, and what the rules cost in fit time (stopping_cost.md)
+stopping: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(SP) data fetch ud_english_ewt $(MIRROR)
+	$(SP) data fetch conll2002_nl $(MIRROR)
+	NUMBA_NUM_THREADS=1 $(BIN)/python experiments/stopping.py
+	$(BIN)/python experiments/stopping_cost.py --corpus $(MIRROR_DIR)/conll2002_nl
 
 reproduce-ner: install
 	$(SP) data fetch conll2002_nl $(MIRROR)

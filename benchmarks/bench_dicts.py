@@ -120,7 +120,7 @@ def bench_structperc(trainer, X_train, y_train, X_test, y_test):
     tagger = Tagger(trainer=trainer)  # the defaults: nothing tuned
     fit_seconds, _ = timed(lambda: tagger.fit(X_train, y_train))
     predict_seconds, predicted = timed(lambda: tagger.predict(X_test))
-    return fit_seconds, predict_seconds, entity_f1(y_test, predicted)
+    return fit_seconds, predict_seconds, entity_f1(y_test, predicted), len(tagger.history_)
 
 
 def bench_crfsuite(X_train, y_train, X_test, y_test):
@@ -143,11 +143,12 @@ def run_system(system, corpus):
     extract_seconds, (train, test, X_train, X_test) = timed(lambda: _features(corpus))
     y_train = [[t[-1] for t in s] for s in train]
     y_test = [[t[-1] for t in s] for s in test]
+    epochs = None
     if system == "sklearn-crfsuite":
         fit, predict, f1 = bench_crfsuite(X_train, y_train, X_test, y_test)
     else:
-        fit, predict, f1 = bench_structperc(system.split()[-1], X_train, y_train, X_test, y_test)
-    print(json.dumps({"fit": fit, "predict": predict, "f1": f1, "extract": extract_seconds,
+        fit, predict, f1, epochs = bench_structperc(system.split()[-1], X_train, y_train, X_test, y_test)
+    print(json.dumps({"fit": fit, "predict": predict, "f1": f1, "extract": extract_seconds, "epochs": epochs,
                       "sentences": len(train), "tokens": sum(len(s) for s in train), "test_sentences": len(test)}))
 
 
@@ -189,6 +190,8 @@ def main():
     from structperc.train import TRAINERS
 
     first = results[systems[0]][0][1]
+    epochs_run = ", ".join(f"{name.split()[-1]} {'/'.join(str(r[1]['epochs']) for r in results[name])}"
+                           for name in systems if name != "sklearn-crfsuite")
     header = ["| system | F1 | process (s) | process / sklearn-crfsuite's | fit (s) | fit / sklearn-crfsuite's "
               "| predict (s) |", "|---|---|---|---|---|---|---|"]
     text = "\n".join([
@@ -199,8 +202,9 @@ def main():
          "feature function of sklearn-crfsuite's tutorial for both "
          f"({first['extract']:.1f} s to read and extract train + test in each process)."),
         ("sklearn-crfsuite: the tutorial's L-BFGS, c1 = c2 = 0.1, 100 iterations, all possible transitions. "
-         "structperc: `Tagger(trainer=...)` with no other argument (the defaults: the rule's epochs, "
-         f"perceptron {TRAINERS['perceptron'].epochs}, crf {TRAINERS['crf'].epochs}; the "
+         "structperc: `Tagger(trainer=...)` with no other argument (the defaults: epochs until the rule's "
+         f"training figures stop improving, at most perceptron {TRAINERS['perceptron'].epochs}, crf "
+         f"{TRAINERS['crf'].epochs}; epochs run: {epochs_run}; the "
          "constraint chosen from the data, none for feature dicts; crf: averaged SGD starting at "
          "twice the calibrated learning rate, L2 c2 = 0.1; perceptron: averaged)."),
         ("F1: entity level (exact span and type) on ned.testb. process: the whole process (start-up, "

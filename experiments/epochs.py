@@ -66,14 +66,16 @@ def main():
     ]
     for epochs in EPOCHS:
         total = sum(statistics.median(seconds[t, epochs, s] for s in SEEDS) for t in tasks)
-        mark = " **(chosen)**" if epochs == chosen else ""
+        mark = ""
         cells = " | ".join(f"{scores[t, epochs]:.2f}" for t in tasks)
         lines.append(f"| {epochs}{mark} | {cells} | {change[epochs]:+.2f} | {total:.1f} |")
-    others = ", ".join(f"{name} {rule.epochs}" for name, rule in TRAINERS.items() if name != "perceptron")
+    others = ", ".join(f"{name} {'up to ' if rule.stopping else ''}{rule.epochs}" for name, rule in TRAINERS.items()
+                       if name != "perceptron")
     lines += ["", f"The rule: the fewest epochs whose mean change is within {WITHIN} of the best, since every "
-              f"epoch costs training time; it picks {rule_choice}. The default in `structperc/train/perceptron.py`: "
-              f"{chosen} epochs (the other rules: {others})"
-              + ("." if rule_choice == chosen else ", which is NOT the rule's choice.")]
+              f"epoch costs training time; it picks {rule_choice}. Superseded: without a number of epochs, "
+              f"the perceptron now runs until its training mistakes stop falling, at most {chosen} epochs "
+              "(`experiments/stopping.py`, results/stopping.md); the other rules' defaults: "
+              f"{others}."]
     OUTPUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {OUTPUT}")
 

@@ -118,8 +118,9 @@ def train_command(
         None, "--dense-count", min=1, help="With --gold-pairs: features seen at least K times keep every label."),
     trainer: Trainer = typer.Option("perceptron", help="Learning rule."),
     epochs: Optional[int] = typer.Option(
-        None, min=1, help="Passes over the training data (default: the rule's; "
-        + ", ".join(f"{name} {rule.epochs}" for name, rule in TRAINERS.items()) + ")."),
+        None, min=1, help="Passes over the training data (default: the rule's; 'up to' N: it stops once its "
+        "training figures stop improving: " + ", ".join(
+            f"{name} {'up to ' if rule.stopping else ''}{rule.epochs}" for name, rule in TRAINERS.items()) + ")."),
     min_count: Optional[int] = typer.Option(
         None, min=0, help="Drop features seen fewer times than this (Collins' cc; default 0, or the --init model's)."),
     rare_threshold: Optional[int] = typer.Option(

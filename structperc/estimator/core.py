@@ -36,8 +36,9 @@ class TaggerCore(Estimator):
     templates : None (chosen from the training data: ``features.presets.choose_structure``), a preset
         ("ner", "chunk", "pos-rich", ...), a template file, or a list of template strings
     trainer : "perceptron" (or any other registered learning rule)
-    epochs : passes over the training data; None: the rule's default (``n_epochs``: 15 for the
-        perceptron, 10 for the others)
+    epochs : passes over the training data; None: until the rule's stopping rule ends the run, at
+        most ``n_epochs()`` (perceptron: until the training mistakes stop falling, at most 25; crf
+        with SGD: until the objective stops rising by 1 % an epoch, at most 12; the others: 10)
     min_count : feature count cut-off (Collins' cc)
     rare_threshold : training count below which a word is rare (``@rare`` templates)
     constrain : None (chosen from the training data: the chunk scheme the gold labels keep, "bioes",

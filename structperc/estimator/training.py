@@ -105,7 +105,7 @@ def run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progre
 
     def on_epoch(record):
         record.epoch += start_epoch
-        if record.epoch == last_epoch and tagger.resumable:
+        if (record.epoch == last_epoch or record.final) and tagger.resumable:
             kept_state.update(rule.training_state())
         if callback is not None:
             callback(record)
@@ -150,18 +150,20 @@ def run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progre
             if state.epoch % checkpoint_every == 0:
                 write_checkpoint(checkpoint, model, state, run_key, read)
 
+    # given no epochs, the rule's stopping rule ends the run (at most n_epochs())
+    stop = rule.stopping if tagger.epochs is None else None
     problem = Problem(model, model.data(encoded))
     heap.trim()  # what building the model freed (gold pairs with one label per pair, bit sets)
     problem.resume = init_state
     if tagger.uses_mixing(client):
         tagger.history_, tagger.n_iter_ = mixing_run(tagger, rule, problem, dev_score, progress, on_epoch, client,
-                                                         save_checkpoint, loop_state, start_epoch)
+                                                         save_checkpoint, loop_state, start_epoch, stop)
         params["workers"] = tagger.n_shards_
         params["mix"] = tagger.mix
     else:
         tagger.history_, tagger.n_iter_ = train_online(
             rule, problem, tagger.n_epochs(), seed=tagger.seed, dev_score=dev_score, progress=progress,
-            callback=on_epoch, checkpoint=save_checkpoint, resume=loop_state, start_epoch=start_epoch,
+            callback=on_epoch, checkpoint=save_checkpoint, resume=loop_state, start_epoch=start_epoch, stop=stop,
         )
     tagger.n_iter_ += start_epoch
     previous = model.metadata.get("training")
@@ -172,8 +174,8 @@ def run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progre
     if previous is not None:
         history = previous.pop("runs", [])
         model.metadata["training"]["runs"] = history + [previous]
-    if start_epoch:
-        model.metadata["training"]["epochs_done"] = last_epoch
+    if start_epoch or tagger.epochs is None:  # what a continued run counts from (params hold epochs=None)
+        model.metadata["training"]["epochs_done"] = start_epoch + len(tagger.history_)
     model.metadata["input"] = read
     if dev is not None:
         model.metadata["dev_history"] = [r.dev for r in tagger.history_]
@@ -253,14 +255,14 @@ def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, ca
 
 
 def mixing_run(tagger, rule, problem, dev_score, progress, callback, client, checkpoint=None, resume=None,
-               start_epoch=0):
+               start_epoch=0, stop=None):
     from structperc.train.mixing import dask_client, train_mixed
 
     def run(client):
         tagger.n_shards_ = len(client.scheduler_info(n_workers=-1)["workers"])
         return train_mixed(rule, problem, tagger.n_epochs(), client, seed=tagger.seed, mix=tagger.mix,
                            dev_score=dev_score, progress=progress, callback=callback, checkpoint=checkpoint,
-                           resume=resume, start_epoch=start_epoch)
+                           resume=resume, start_epoch=start_epoch, stop=stop)
 
     if client is not None:
         return run(client)
@@ -269,13 +271,15 @@ def mixing_run(tagger, rule, problem, dev_score, progress, callback, client, che
 
 
 def epochs_of(tagger):
-    """The passes over the training data: ``tagger.epochs``, or the learning rule's default for None;
-    ConfigError for anything but an integer >= 0 (0: the weights the model starts with)."""
-    from structperc.train import TRAINERS
+    """The passes over the training data: ``tagger.epochs``, or for None the learning rule's default
+    (the most, for a rule with a stopping rule: ``LearningRule.stopping``); ConfigError for anything
+    but an integer >= 0 (0: the weights the model starts with)."""
+    from structperc.train import RULE_OPTIONS, TRAINERS
     from structperc.train.base import LearningRule
 
     if tagger.epochs is None:
-        return TRAINERS.get(tagger.trainer, LearningRule).epochs
+        options = {name: getattr(tagger, name) for name in RULE_OPTIONS if getattr(tagger, name) is not None}
+        return TRAINERS.get(tagger.trainer, LearningRule).variant(options).epochs
     epochs = tagger.epochs
     if isinstance(epochs, bool) or not isinstance(epochs, numbers.Real) or epochs < 0 or not float(epochs).is_integer():
         raise ConfigError(f"epochs must be an integer >= 0, got {epochs!r}")

@@ -67,7 +67,9 @@ class LearningRule:
     - ``mistakes``: the counter of ``run`` that counts mistakes (parameter mixing's "errors"
       weighting), or None;
     - ``epochs``: the passes over the training data when the user gives none (``Tagger(epochs=None)``,
-      ``train`` without ``--epochs``);
+      ``train`` without ``--epochs``); with ``stopping``, the most of them;
+    - ``stopping``: a ``Plateau`` that ends such a run once the rule's training figures stop
+      improving, or None (every one of ``epochs``);
     - ``supports``: what the engines may ask of it beyond serial training, a subset of
       ``CAPABILITIES``. "checkpoint": ``save_state`` and ``load_state`` (checkpoints, resuming);
       "mixing": ``raw_weights`` and ``reset_weights`` (parameter mixing on dask); "l1": the option
@@ -87,6 +89,7 @@ class LearningRule:
     mistakes = None
     batch = False  # a batch solver: ``run`` gets every sentence at once and makes one iteration
     epochs = 10
+    stopping = None
     supports = frozenset()
     warmup_options: dict = {}  # options that let the warm-up run an epoch without a calibration
 
@@ -180,12 +183,49 @@ class LearningRule:
         return {}
 
 
+@dataclass(frozen=True)
+class Plateau:
+    """The stopping rule of a run given no number of epochs: it ends once the epoch's figure ``key``
+    (a counter of ``run`` or a figure of ``end_epoch``) has gone ``patience`` epochs without a new
+    best, and at least ``least`` epochs have run. A new best beats the best so far by more than
+    ``threshold`` times its size; ``higher``: whether higher is better (an objective) or lower (a
+    count of mistakes). It reads the training data's own figures, so that every sentence trains and
+    no held-out slice is set aside: a slice's score turned out too noisy to stop on
+    (experiments/results/stopping.md, ``make stopping``). A run without the figure never stops by it.
+    """
+
+    key: str
+    higher: bool = False
+    threshold: float = 0.0
+    patience: int = 2
+    least: int = 5
+
+    def __call__(self, history):
+        """Whether the run whose epochs so far are ``history`` (EpochRecords, first to last) ends now."""
+        best, since = None, 0
+        for record in history:
+            if self.key not in record.stats:
+                return False
+            value = record.stats[self.key] if self.higher else -record.stats[self.key]
+            if best is None or value > best + self.threshold * abs(best):
+                best, since = value, 0
+            else:
+                since += 1
+        return len(history) >= self.least and since >= self.patience
+
+    def __str__(self):
+        best = "a new high" if self.higher else "a new low"
+        by = f" by more than {self.threshold:.0%}" if self.threshold else ""
+        return f"stop once {self.key} has not reached {best}{by} for {self.patience} epochs (at least {self.least})"
+
+
 @dataclass
 class EpochRecord:
     epoch: int
     seconds: float
     stats: dict
     dev: dict | None = None
+    final: bool = False  # the run ends after this epoch (its last, its stopping rule, or convergence)
 
 
 @dataclass
@@ -265,9 +305,11 @@ class SerialEngine:
         return self.rule.save_state()
 
 
-def run_epochs(engine, epochs, dev_score=None, callback=None, checkpoint=None, resume=None, start_epoch=0):
-    """Run ``engine`` (``SerialEngine`` or ``mixing.MixingEngine``) for ``epochs`` epochs; the best
-    dev epoch's weights (the last epoch's without ``dev_score``) end up in ``engine.problem.model``.
+def run_epochs(engine, epochs, dev_score=None, callback=None, checkpoint=None, resume=None, start_epoch=0,
+               stop=None):
+    """Run ``engine`` (``SerialEngine`` or ``mixing.MixingEngine``) for ``epochs`` epochs, or until
+    ``stop``; the best dev epoch's weights (the last epoch's without ``dev_score``) end up in
+    ``engine.problem.model``.
 
     dev_score : callable(weights) -> dict with a "score" key (higher is better), or None.
     callback : callable(EpochRecord) called as each epoch ends, or None.
@@ -276,6 +318,8 @@ def run_epochs(engine, epochs, dev_score=None, callback=None, checkpoint=None, r
         seed would.
     start_epoch : epochs already run (continued training): their permutations are drawn and skipped,
         so that the visit orders continue the seed's sequence.
+    stop : callable(history) -> bool (a rule's ``Plateau``), asked after each epoch whether the run
+        ends there, or None.
     Returns (history: list of EpochRecord, best_epoch).
     """
     if resume is None:
@@ -286,6 +330,8 @@ def run_epochs(engine, epochs, dev_score=None, callback=None, checkpoint=None, r
         engine.start(resume.rule_state, start_epoch + resume.epoch)
         history, first = list(resume.history), resume.epoch + 1
         best_epoch, best_score, best_weights = resume.best_epoch, resume.best_score, resume.best_weights
+        if stop is not None and stop(history):
+            first = epochs + 1  # the run ended where its checkpoint was written
     for epoch in range(first, epochs + 1):
         start = time.perf_counter()
         totals = engine.epoch(epoch)
@@ -298,21 +344,22 @@ def run_epochs(engine, epochs, dev_score=None, callback=None, checkpoint=None, r
         else:
             best_epoch = epoch
         history.append(record)
+        record.final = epoch == epochs or (stop is not None and stop(history)) or engine.converged()
         if checkpoint is not None:
             checkpoint(LoopState(epoch, engine.save_state(), history, best_epoch, best_score, best_weights, current))
         if callback is not None:
             callback(record)
         del current  # the cached copy is freed before ``final_weights`` builds the last one
-        if engine.converged():
+        if record.final:
             break
     engine.problem.model.weights = best_weights if best_weights is not None else engine.final_weights()
     return history, best_epoch
 
 
 def train_online(rule, problem, epochs, seed=0, dev_score=None, progress=None, chunk_sentences=2000,
-                 callback=None, checkpoint=None, resume=None, start_epoch=0):
+                 callback=None, checkpoint=None, resume=None, start_epoch=0, stop=None):
     """Train ``rule`` serially for ``epochs`` passes (``SerialEngine``, ``run_epochs``); the best
     dev epoch's weights end up in the model. Arguments as in ``run_epochs`` and ``SerialEngine``.
     Returns (history: list of EpochRecord, best_epoch)."""
     engine = SerialEngine(rule, problem, seed, progress, chunk_sentences)
-    return run_epochs(engine, epochs, dev_score, callback, checkpoint, resume, start_epoch)
+    return run_epochs(engine, epochs, dev_score, callback, checkpoint, resume, start_epoch, stop)

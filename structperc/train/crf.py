@@ -2,7 +2,7 @@
 ``solver="lbfgs"``, by L-BFGS / OWL-QN over the whole corpus (CRFsuite's lbfgs), which runs as
 ``CRFLBFGSRule``."""
 from structperc.errors import ConfigError
-from structperc.train.base import Param
+from structperc.train.base import Param, Plateau
 from structperc.train.lbfgs import LBFGS_PARAMS, LBFGSRule
 from structperc.train.sgd import ScaledSGDRule
 
@@ -59,6 +59,11 @@ class CRFRule(ScaledSGDRule):
     kernels = ("learn.crf.crf_epoch",)
     l1_kernels = ("learn.elastic.crf_l1_epoch",)
     warmup_options = {"eta0": 0.1}
+    # without a number of epochs: until the objective gains less than 1 % over its best for 3 epochs, at
+    # most 12 (the time of a fit at 0.2x sklearn-crfsuite's on the tutorial's dicts); chosen on development
+    # data over several tasks, sizes and tag sets: experiments/results/stopping.md (make stopping)
+    epochs = 12
+    stopping = Plateau("objective", higher=True, threshold=0.01, patience=3, least=5)
 
     @classmethod
     def variant(cls, options):
@@ -97,7 +102,7 @@ class CRFLBFGSRule(LBFGSRule):
 
     name = "crf"
     params = CRFRule.params
-    epochs = CRFRule.epochs
+    epochs = 10  # the iteration budget when none is given (CRFsuite stops by its own tests)
     SGD_ONLY = {"eta0": None, "batch_size": 1, "average": True, "average_start": 1, "calibration_sentences": 1000}
 
     def _check(self, problem):

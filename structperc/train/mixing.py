@@ -359,7 +359,7 @@ class MixingEngine:
 
 
 def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=None, progress=None,
-                callback=None, n_shards=None, share=None, checkpoint=None, resume=None, start_epoch=0):
+                callback=None, n_shards=None, share=None, checkpoint=None, resume=None, start_epoch=0, stop=None):
     """``train_online`` by iterative parameter mixing over the workers of ``client``
     (``MixingEngine`` driven by ``run_epochs``).
 
@@ -369,7 +369,7 @@ def train_mixed(rule, problem, epochs, client, seed=0, mix="uniform", dev_score=
     (history, best_epoch).
     """
     engine = MixingEngine(rule, problem, client, seed, mix, progress, n_shards, share)
-    return run_epochs(engine, epochs, dev_score, callback, checkpoint, resume, start_epoch)
+    return run_epochs(engine, epochs, dev_score, callback, checkpoint, resume, start_epoch, stop)
 
 
 @contextmanager

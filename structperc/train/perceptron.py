@@ -1,7 +1,7 @@
 """Collins' (2002) structured perceptron, averaged or not."""
 import numpy as np
 
-from structperc.train.base import LearningRule, Param
+from structperc.train.base import LearningRule, Param, Plateau
 
 
 class PerceptronRule(LearningRule):
@@ -13,8 +13,10 @@ class PerceptronRule(LearningRule):
     kernels = ("learn.perceptron.perceptron_epoch",)
     mistakes = "sentence_errors"
     supports = frozenset({"checkpoint", "mixing"})
-    # chosen on development data over five tasks: experiments/results/epochs.md (make epochs)
-    epochs = 15
+    # without a number of epochs: until the training mistakes stop falling, at most 25 epochs; chosen on
+    # development data over several tasks, sizes and tag sets: experiments/results/stopping.md (make stopping)
+    epochs = 25
+    stopping = Plateau("sentence_errors", higher=False, patience=3, least=5)
 
     def begin(self, problem):
         self.problem = problem
