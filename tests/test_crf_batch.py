@@ -16,12 +16,12 @@ def scaled(model, data, w, c2, tokens=None):
     """(f, g, skipped) of ``scaled_objective`` with every table built as the solver builds them."""
     layout = model.layout()
     assert crf_batch.scaled_applies(layout, data)
-    usable, occurrences, observed = crf_batch.scaled_tables(layout, data)
+    usable, observed = crf_batch.scaled_tables(layout, data)
     blocks = crf_batch.sentence_blocks(data.sentence_offsets, tokens)
     node = np.empty((data.sentence_offsets[-1], layout.n_labels))
     sums = np.empty((len(blocks) - 1, (layout.n_labels + 2) * layout.n_labels + 1))
     gradient = np.full(layout.size, np.nan)
-    f = crf_batch.scaled_objective(w, c2, layout, data, blocks, usable, occurrences, observed, node, sums, gradient)
+    f = crf_batch.scaled_objective(w, c2, layout, data, blocks, usable, observed, node, sums, gradient)
     skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
     return f, gradient, skipped
 
@@ -162,16 +162,6 @@ def test_sentence_blocks_depend_on_the_data_only():
     assert blocks[0] == 0 and blocks[-1] == 6 and (np.diff(blocks) > 0).all()
     assert len(blocks) - 1 == 3
     assert crf_batch.sentence_blocks(offsets, 1000).tolist() == [0, 6]
-
-
-def test_by_feature_lists_each_features_tokens_in_order():
-    feature_offsets = np.array([0, 2, 3, 6], dtype=np.int64)
-    feature_ids = np.array([1, 0, 1, 2, 0, 1], dtype=np.int32)
-    values = np.array([0.5, 1.5, 2.5, 3.5, 4.5, 5.5], dtype=np.float32)
-    offsets, tokens, listed = crf_batch.by_feature(feature_offsets, feature_ids, values, 4)
-    assert offsets.tolist() == [0, 2, 5, 6, 6]
-    assert tokens.tolist() == [0, 2, 0, 1, 2, 2]
-    assert listed.tolist() == [1.5, 4.5, 0.5, 2.5, 5.5, 3.5]
 
 
 # ------------------------------------------------------------------ the solver's vector steps

@@ -41,8 +41,8 @@ class CRFObjective:
         n_tokens = int(data.sentence_offsets[-1])
         self.scaled = bool(crf_batch.scaled_applies(layout, data)) and n_tokens * layout.n_labels * 8 <= NODE_BYTES
         if self.scaled:
-            usable, occurrences, observed = crf_batch.scaled_tables(layout, data)
-            self.tables = (crf_batch.sentence_blocks(data.sentence_offsets), usable, occurrences, observed)
+            usable, observed = crf_batch.scaled_tables(layout, data)
+            self.tables = (crf_batch.sentence_blocks(data.sentence_offsets), usable, observed)
             self.node = np.empty((n_tokens, layout.n_labels))
             self.block_sums = np.empty((len(self.tables[0]) - 1, (layout.n_labels + 2) * layout.n_labels + 1))
             self.skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
