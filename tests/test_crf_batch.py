@@ -18,10 +18,10 @@ def scaled(model, data, w, c2, tokens=None):
     assert crf_batch.scaled_applies(layout, data)
     usable, observed = crf_batch.scaled_tables(layout, data)
     blocks = crf_batch.sentence_blocks(data.sentence_offsets, tokens)
-    node = np.empty((data.sentence_offsets[-1], layout.n_labels))
-    sums = np.empty((len(blocks) - 1, (layout.n_labels + 2) * layout.n_labels + 1))
+    tables = crf_batch.ScaledTables(blocks, usable, observed, np.empty((data.sentence_offsets[-1], layout.n_labels)),
+                                    np.empty((len(blocks) - 1, (layout.n_labels + 2) * layout.n_labels + 1)))
     gradient = np.full(layout.size, np.nan)
-    f = crf_batch.scaled_objective(w, c2, layout, data, blocks, usable, observed, node, sums, gradient)
+    f = crf_batch.scaled_objective(w, c2, layout, data, tables, gradient)
     skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
     return f, gradient, skipped
 
@@ -210,8 +210,8 @@ def test_owlqn_update_keeps_curved_pairs_and_points_downhill():
         x, g = x0 + step, g0 + (2.0 if k != 2 else -2.0) * step  # the third pair has y · s < 0
         x[:5] = 0.0
         pg, direction = np.empty(n), np.empty(n)
-        newest, count, pg_norm, x_norm = quasi_newton.owlqn_update(x, x0, g, g0, c1, pg, s_ring, y_ring, ys,
-                                                                   newest, count, direction)
+        newest, count, pg_norm, x_norm = quasi_newton.owlqn_update((x, g), (x0, g0), c1, pg, (s_ring, y_ring, ys),
+                                                                   (newest, count), direction)
         if k != 2:
             pairs = (pairs + [(x - x0, g - g0)])[-m:]
         from structperc.train.lbfgs import pseudo_gradient as numpy_pseudo_gradient

@@ -34,6 +34,8 @@ counts of ``crf.add_counts`` weighted by the node and edge marginals minus their
 one-hot gold, or with partial labels the marginals constrained to the known labels:
 ``crf.step_counts``).
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -41,6 +43,12 @@ from ..decode.forward_backward import forward_backward
 from ..score.emission import emission_index, gather_features
 from .crf import add_counts, step_counts
 from .sgd import Update
+
+# what scaled_objective reads beside the weights and the data: block_offsets int64 (B + 1,)
+# (``sentence_blocks``), usable bool (S,) (``usable_sentences``), observed float64 (size,)
+# (``observed_counts``), and what it overwrites: node float64 (n_tokens, L), block_sums float64
+# (B, (L + 2) L + 1)
+ScaledTables = namedtuple("ScaledTables", "block_offsets usable observed node block_sums")
 
 SLICE = 1 << 16  # weights per task of the parallel sum of the blocks' gradients
 BLOCK_TOKENS = 1024  # tokens per block of sentences of ``scaled_objective`` (about)
@@ -155,11 +163,14 @@ def _log_space_sentence(emission, transition, end, node, sums, n_labels):
 
 
 @njit(cache=True)
-def _scaled_sentence(w, layout, data, a, b, exp_trans, trans_top, exp_end, end_top, scores, expo,
-                     alpha, beta, scale, weighted, node, sums):
-    """Forward-backward of tokens [a, b) in probability space: node marginals into node (n, L),
-    expected transition counts (start row L included) and end counts added to sums; returns log Z,
-    or nan when a rescaling sum under- or overflows (nothing is added then)."""
+def _scaled_sentence(w, layout, data, span, boundary, work, node, sums):
+    """Forward-backward of tokens span = (a, b) in probability space: node marginals into node
+    (n, L), expected transition counts (start row L included) and end counts added to sums; returns
+    log Z, or nan when a rescaling sum under- or overflows (nothing is added then). boundary:
+    ``_boundary_tables``; work: (scores, expo, alpha, beta) (n, L) each, scale (n,), weighted (L,)."""
+    a, b = span
+    _, exp_trans, trans_top, _, exp_end, end_top = boundary
+    scores, expo, alpha, beta, scale, weighted = work
     n_labels = layout.n_labels
     n = b - a
     feature_offsets, feature_ids, values = data.feature_offsets, data.feature_ids, data.feature_values
@@ -255,13 +266,15 @@ def _scaled_sentence(w, layout, data, a, b, exp_trans, trans_top, exp_end, end_t
 
 
 @njit(cache=True)
-def _block_sums(w, layout, data, first, stop, usable, tables, node, sums):
-    """Sentences [first, stop): their node marginals into node; sums = their expected transition
-    counts (start row L included), end counts and sum of log Z."""
+def _block_sums(w, layout, data, tables, k, boundary):
+    """The sentences of block k: their node marginals into tables.node; tables.block_sums[k] = their
+    expected transition counts (start row L included), end counts and sum of log Z."""
     n_labels = layout.n_labels
     size_t = (n_labels + 1) * n_labels
-    log_transition, exp_trans, trans_top, end, exp_end, end_top = tables
+    log_transition, _, _, end, _, _ = boundary
     sentence_offsets = data.sentence_offsets
+    first, stop = tables.block_offsets[k], tables.block_offsets[k + 1]
+    usable, node, sums = tables.usable, tables.node, tables.block_sums[k]
     sums[:] = 0.0
     longest = 0
     for s in range(first, stop):
@@ -272,14 +285,14 @@ def _block_sums(w, layout, data, first, stop, usable, tables, node, sums):
     beta = np.empty((longest, n_labels))
     scale = np.empty(longest)
     weighted = np.empty(n_labels)
+    work = (scores, expo, alpha, beta, scale, weighted)
     loss = 0.0
     for s in range(first, stop):
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
         if not usable[s]:
             node[a:b] = 0.0
             continue
-        log_z = _scaled_sentence(w, layout, data, a, b, exp_trans, trans_top, exp_end, end_top, scores, expo,
-                                 alpha, beta, scale, weighted, node[a:b], sums)
+        log_z = _scaled_sentence(w, layout, data, (a, b), boundary, work, node[a:b], sums)
         if np.isnan(log_z):
             log_z = _log_space_sentence(scores[:b - a], log_transition, end, node[a:b], sums, n_labels)
         loss += log_z
@@ -287,10 +300,12 @@ def _block_sums(w, layout, data, first, stop, usable, tables, node, sums):
 
 
 @njit(cache=True)
-def _emission_gradient(w, c2, layout, data, f_lo, f_hi, node, observed, gradient):
-    """The gradient of the emission weights of features [f_lo, f_hi): g[(f, c)] = 2 c2 w[(f, c)] -
-    O[(f, c)] plus x P(y_t = c | x) for each occurrence of f, token by token (every token is read;
-    only the features of the range are added)."""
+def _emission_gradient(w, c2, layout, data, tables, features, gradient):
+    """The gradient of the emission weights of features [f_lo, f_hi) = features: g[(f, c)] =
+    2 c2 w[(f, c)] - O[(f, c)] plus x P(y_t = c | x) for each occurrence of f, token by token
+    (every token is read; only the features of the range are added)."""
+    f_lo, f_hi = features
+    node, observed = tables.node, tables.observed
     n_labels = layout.n_labels
     emission_offsets = layout.emission_offsets
     all_pairs = emission_offsets.shape[0] == 0
@@ -324,23 +339,18 @@ def _emission_gradient(w, c2, layout, data, f_lo, f_hi, node, observed, gradient
 
 
 @njit(cache=True, parallel=True)
-def scaled_objective(w, c2, layout, data, block_offsets, usable, observed, node, block_sums, gradient):
+def scaled_objective(w, c2, layout, data, tables, gradient):
     """f = -sum_i log P(y_i | x_i) + c2 ||w||² over the usable sentences of ``data``; its gradient is
-    written into ``gradient``. ``scaled_applies`` must hold.
-
-    w : float64 (size,); block_offsets : int64 (B + 1,) (``sentence_blocks``); usable : bool (S,)
-    (``usable_sentences``); observed : float64 (size,) (``observed_counts``); node : float64 (n_tokens, L), block_sums : float64 (B, (L + 2) L + 1),
-    both overwritten; gradient : float64 (size,), overwritten.
-    """
-    n_blocks = block_offsets.shape[0] - 1
-    tables = _boundary_tables(w, layout)
-    for k in prange(n_blocks):
-        _block_sums(w, layout, data, block_offsets[k], block_offsets[k + 1], usable, tables, node, block_sums[k])
+    written into ``gradient`` (float64 (size,)). ``scaled_applies`` must hold; tables:
+    ``ScaledTables`` (its node and block_sums are overwritten)."""
+    boundary = _boundary_tables(w, layout)
+    for k in prange(tables.block_offsets.shape[0] - 1):
+        _block_sums(w, layout, data, tables, k, boundary)
     n_features = layout.n_features
     for j in prange(FEATURE_RANGES):
-        _emission_gradient(w, c2, layout, data, j * n_features // FEATURE_RANGES,
-                           (j + 1) * n_features // FEATURE_RANGES, node, observed, gradient)
-    return _finish(w, c2, layout, observed, block_sums, gradient)
+        features = (j * n_features // FEATURE_RANGES, (j + 1) * n_features // FEATURE_RANGES)
+        _emission_gradient(w, c2, layout, data, tables, features, gradient)
+    return _finish(w, c2, layout, tables.observed, tables.block_sums, gradient)
 
 
 @njit(cache=True)
