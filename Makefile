@@ -9,7 +9,7 @@ NP_MODEL := corpora/np-chunker.npz
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo test test-slow bench bench-crf ner-preset sgd-defaults epochs bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -45,6 +45,8 @@ demo: $(BIN)/.core
 	$(SP) train corpora/conll2000/train.txt --model $(NP_MODEL) \
 	    --columns word,pos,chunk --only-types NP --templates chunk --epochs 10 --constrain bio
 	$(SP) eval corpora/conll2000/test.txt --model $(NP_MODEL)
+	$(SP) models build en-ewt-upos $(MIRROR)
+	echo "Mary left early. She was tired." | $(SP) tag - --model en-ewt-upos --output-format jsonl
 
 # two workers (pytest-xdist); each file's tests stay in one worker, as a docs page's examples share names
 test: install
@@ -71,6 +73,20 @@ bench: install
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/headline.py
 
+# what compiling the kernels costs each public path (empty numba cache, then warm) and each kernel;
+# writes benchmarks/compile.md (and compile.json) beside the figures of commit 88bb74d, before the cuts
+COMPILE_BEFORE ?= benchmarks/compile_before.json
+compile-budget: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(BIN)/python benchmarks/compile.py --rounds 3 --before $(COMPILE_BEFORE)
+
+# every named model built in a fresh cache; UD English EWT test from its raw text against UDPipe 1.2's
+# published figures; writes benchmarks/rawtext.md, benchmarks/models.md and benchmarks/tokenizers.md
+bench-rawtext: install
+	$(BIN)/python benchmarks/bench_tokenizers.py $(MIRROR)
+	$(BIN)/python benchmarks/bench_rawtext.py $(MIRROR)
+	$(REFRESH)
+
 # make demo from a fresh clone against python-crfsuite training the same chunker; writes benchmarks/first_run.md
 bench-first-run: install
 	$(BIN)/python benchmarks/bench_first_run.py
@@ -88,7 +104,7 @@ bench-scale: install
 	$(REFRESH)
 
 reproduce: install data
-	$(SP) reproduce collins2002
+	$(SP) reproduce collins2002 --output experiments/results
 	$(REFRESH)
 
 # the ner preset's selection on ned.testa; writes experiments/results/ner_preset.md

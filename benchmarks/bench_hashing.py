@@ -1,11 +1,19 @@
 """The F1 cost of feature hashing on CoNLL-2000 (all chunk types, `chunk` templates, averaged
 perceptron, 10 epochs, seed 0), against the exact feature dictionary.
 
-    python benchmarks/bench_hashing.py [--bits 18 20 22] [--corpus corpora/conll2000]
+    python benchmarks/bench_hashing.py [--bits 18 20 22] [--corpus corpora/conll2000] [--epochs 10]
+        [--sentences N] [--output benchmarks/hashing.md]
 
-Each configuration trains in its own process (so peak RSS is its own) exactly as ``Tagger.fit``
-does, with ``FeatureEncoder(hash_bits=B)`` in place of the exact encoder. Writes
-benchmarks/hashing.md and prints the table.
+Each configuration trains in its own process (so peak RSS is its own) with
+``Tagger(templates="chunk", hash_bits=B, epochs=E, seed=0, constrain="none").fit_file``, B = None
+for the exact feature dictionary. Writes
+benchmarks/hashing.md (or --output) and prints the table.
+
+``--sentences N`` trains and tests on the first N sentences of each file only: the quick check of
+``make test`` (tests/test_bench_rerun.py) reruns this script so on a slice and compares the output
+with benchmarks/hashing_slice.md, which this command wrote:
+
+    python benchmarks/bench_hashing.py --sentences 200 --bits 18 --epochs 3 --output benchmarks/hashing_slice.md
 """
 import argparse
 import json
@@ -13,40 +21,36 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUTPUT = ROOT / "benchmarks" / "hashing.md"
+
+
+def write_slice(corpus_dir, n_sentences, out_dir):
+    """The first ``n_sentences`` sentences of train.txt and test.txt into ``out_dir``."""
+    for name in ("train.txt", "test.txt"):
+        text = (Path(corpus_dir) / name).read_text(encoding="utf-8")
+        sentences = [block for block in text.split("\n\n") if block.strip()][:n_sentences]
+        (Path(out_dir) / name).write_text("\n\n".join(s.strip("\n") for s in sentences) + "\n\n", encoding="utf-8")
 
 
 def train_and_score(corpus_dir, bits, epochs):
-    import numpy as np
+    from structperc import Tagger
 
-    from structperc.corpus import read_corpus
-    from structperc.features.encode import FeatureEncoder
-    from structperc.evaluate.metrics import evaluate_labels
-    from structperc.model.linear_chain import LinearChainModel, is_bio
-    from structperc.train import Problem, make_rule, train_online
-
-    train = read_corpus(Path(corpus_dir) / "train.txt", format="conll")
-    test = read_corpus(Path(corpus_dir) / "test.txt", format="conll")
     start = time.perf_counter()
-    encoder = FeatureEncoder("chunk", hash_bits=bits)
-    encoded = encoder.fit_transform(train, train.columns[train.label])
-    model = LinearChainModel(encoder)
-    empty = np.zeros(0, dtype=np.int64)
-    train_online(make_rule("perceptron", average=True), Problem(model, encoded, empty, empty), epochs, seed=0)
-    n_ids_trained = encoder.n_features_
-    stats = getattr(encoder, "hash_stats_", None)
-    n_keys = stats["keys"] if stats else encoder.n_features_
-    model.prune()
+    tagger = Tagger(templates="chunk", hash_bits=bits, epochs=epochs, seed=0, constrain="none")
+    tagger.fit_file(Path(corpus_dir) / "train.txt", format="conll", columns=["word", "pos", "chunk"])
     seconds = time.perf_counter() - start
-    predicted, _ = model.decode(encoder.transform(test, with_labels=False))
-    names = np.asarray(model.labels, dtype=object)[predicted]
-    result = evaluate_labels(test.columns[test.label], names, test.sentence_offsets, is_bio(model.labels))
+    description = tagger.describe(top=0)
+    features_trained = description["training"]["features_seen"]  # before pruning
+    stats = description.get("hashing")
+    result = tagger.evaluate_file(Path(corpus_dir) / "test.txt")
     return {
-        "bits": bits, "f1": result["f1"], "seconds": seconds, "features_trained": n_ids_trained,
-        "features_kept": encoder.n_features_, "keys": n_keys,
+        "bits": bits, "f1": result["f1"], "seconds": seconds, "features_trained": features_trained,
+        "features_kept": description["features"], "keys": stats["keys"] if stats else features_trained,
         "ids": stats["ids"] if stats else None, "collision_rate": stats["collision_rate"] if stats else 0.0,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
@@ -57,6 +61,8 @@ def main(argv=None):
     parser.add_argument("--bits", type=int, nargs="*", default=[18, 20, 22])
     parser.add_argument("--corpus", default="corpora/conll2000")
     parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--sentences", type=int, default=None, help="the first N sentences of each file only")
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # "exact" or B: run one, print JSON
     args = parser.parse_args(argv)
     if args.one is not None:
@@ -64,17 +70,24 @@ def main(argv=None):
         print(json.dumps(train_and_score(args.corpus, bits, args.epochs)))
         return 0
     rows = []
-    for one in ["exact"] + [str(b) for b in args.bits]:
-        out = subprocess.run([sys.executable, __file__, "--one", one, "--corpus", args.corpus,
-                              "--epochs", str(args.epochs)], capture_output=True, text=True, env=os.environ,
-                             check=False)
-        if out.returncode != 0:
-            sys.exit(out.stderr)
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = args.corpus
+        if args.sentences:
+            write_slice(corpus, args.sentences, tmp)
+            corpus = tmp
+        for one in ["exact"] + [str(b) for b in args.bits]:
+            out = subprocess.run([sys.executable, __file__, "--one", one, "--corpus", corpus,
+                                  "--epochs", str(args.epochs)], capture_output=True, text=True, env=os.environ,
+                                 check=False)
+            if out.returncode != 0:
+                sys.exit(out.stderr)
+            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     exact_f1 = rows[0]["f1"]
     lines = [
         (f"Feature hashing on CoNLL-2000 (all types, `chunk` templates, averaged perceptron, {args.epochs} epochs, "
-         "seed 0); each row is one process: encoding, training and pruning timed, peak RSS of the process."),
+         "no constraint, seed 0); each row is one process: reading, encoding, training and pruning timed, peak RSS "
+         "of the process."),
+        *([f"Slice: the first {args.sentences} sentences of train.txt and of test.txt."] if args.sentences else []),
         "",
         ("| feature ids | test F1 | ΔF1 | distinct keys | distinct ids | collision rate | ids in the weights "
          "(before → after pruning) | seconds | peak RSS MB |"),
@@ -89,7 +102,11 @@ def main(argv=None):
             f"{r['seconds']:.1f} | {r['peak_rss_mb']:.0f} |"
         )
     text = "\n".join(lines) + "\n"
-    (ROOT / "benchmarks" / "hashing.md").write_text(text, encoding="utf-8")
+    args.output.write_text(text, encoding="utf-8")
+    if args.output.resolve() == DEFAULT_OUTPUT:
+        from sections import refresh_figures  # benchmarks/sections.py (the script's folder is on sys.path)
+
+        refresh_figures()  # docs/ quotes hashing.md between figures markers
     print(text)
     return 0
 

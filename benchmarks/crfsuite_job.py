@@ -4,7 +4,7 @@ Features are CRFsuite's chunking example templates (the same as structperc's `ch
 words and POS in a +-2 window, two word bigrams, four POS bigrams, three POS trigrams, a bias.
 Each invocation is one whole job, so the benchmark times it as a process, as it times structperc.
 
-usage: python crfsuite_job.py train TRAIN MODEL ALGORITHM EPOCHS [NP]
+usage: python crfsuite_job.py train TRAIN MODEL ALGORITHM EPOCHS C2 [NP]   (C2: a number, or - for none)
        python crfsuite_job.py tag TEST MODEL OUTPUT [NP]
 Each prints one JSON line with the in-process split of its time (and the test F1 for `tag`).
 """
@@ -60,7 +60,7 @@ def features(sentence):
     return out
 
 
-def train(train_path, model_path, algorithm, epochs, np_only):
+def train(train_path, model_path, algorithm, epochs, c2, np_only):
     t0 = time.perf_counter()
     sentences = read(train_path, np_only)
     trainer = pycrfsuite.Trainer(verbose=False)
@@ -68,8 +68,8 @@ def train(train_path, model_path, algorithm, epochs, np_only):
         trainer.append(features(sentence), [t[2] for t in sentence])
     t1 = time.perf_counter()
     params = {"max_iterations": int(epochs)}
-    if algorithm == "l2sgd":
-        params["c2"] = 1.0
+    if c2 != "-":
+        params["c2"] = float(c2)  # l2sgd's own default is 1.0; the benchmark passes structperc's
     trainer.select(algorithm)
     trainer.set_params(params)
     trainer.train(model_path)
@@ -101,7 +101,7 @@ def main():
     if np_only:
         args = args[:-1]
     if command == "train":
-        result = train(args[0], args[1], args[2], args[3], np_only)
+        result = train(args[0], args[1], args[2], args[3], args[4], np_only)
     else:
         result = tag(args[0], args[1], args[2], np_only)
     print(json.dumps(result))

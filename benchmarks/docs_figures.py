@@ -10,6 +10,7 @@
 Nothing here is measured or drawn by hand, so a picture is as current as its results file.
 """
 import shutil
+import textwrap
 from pathlib import Path
 
 from headline import table_rows  # benchmarks/headline.py (the script's folder is on sys.path)
@@ -27,9 +28,10 @@ def peers_plot(path):
 
     rows = [cells for name, cells in table_rows((ROOT / "benchmarks" / "headline.md").read_text(encoding="utf-8"))
             .items() if not name.startswith("task")]
-    labels = [cells[0].replace(" (peer: ", "\n(peer: ") for cells in rows]
+    labels = [textwrap.fill(cells[0], 70) for cells in rows]  # the labels carry the settings: long
     ratios = [float(cells[3]) for cells in rows]
-    figure, axes = plt.subplots(figsize=(9, 0.9 * len(rows) + 1.2))
+    label_lines = sum(label.count("\n") + 1 for label in labels)
+    figure, axes = plt.subplots(figsize=(11, 0.25 * label_lines + 0.5 * len(rows) + 1.2))
     axes.barh(range(len(rows)), ratios, color="tab:blue")
     axes.axvline(1.0, color="black", linewidth=1)
     axes.set_yticks(range(len(rows)), labels, fontsize=8)

@@ -1,4 +1,4 @@
-"""structperc: structured prediction on sequences over one numba Viterbi decoder."""
+"""structperc: structured prediction on sequences, with every per-token loop (decoding, training, encoding) in numba."""
 import importlib
 
 __version__ = "0.1.0"

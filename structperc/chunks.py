@@ -104,6 +104,17 @@ def keeps_scheme(ids, labels, sentence_offsets, scheme, wildcard=None):
     return bool(allowed_transitions(labels, scheme, wildcard)[previous, ids].all())
 
 
+def kept_scheme(ids, distinct, sentence_offsets, missing_label=None):
+    """The tightest chunk scheme (``chunks.SCHEMES``) the gold sequences keep, or None: IOBES when
+    the labels have E- or S- tags, else BIO, else IOB1."""
+    distinct = list(distinct)
+    candidates = ["bio", "iob1"]
+    if any(label[:2] in ("E-", "S-") for label in distinct if label != missing_label):
+        candidates.insert(0, "bioes")
+    return next((scheme for scheme in candidates
+                 if keeps_scheme(ids, distinct, sentence_offsets, scheme, missing_label)), None)
+
+
 def map_only_types(labels, types):
     """Map every chunk tag whose type is not in ``types`` to "O"; returns a new list.
 

@@ -77,6 +77,16 @@ class Corpus:
     def n_sentences(self) -> int:
         return len(self.sentence_offsets) - 1
 
+    def __len__(self) -> int:
+        """The number of sentences, as ``len`` of a list of sentences gives."""
+        return self.n_sentences
+
+    def __repr__(self) -> str:
+        """One short line: where from, the sizes and the columns (not the tokens themselves)."""
+        paths = f", files={len(self.paths)}" if self.paths else ""
+        return (f"Corpus(path={self.path!r}{paths}, format={self.format!r}, sentences={self.n_sentences:,}, "
+                f"tokens={self.n_tokens:,}, columns={list(self.columns)!r}, label={self.label!r})")
+
     @property
     def n_tokens(self) -> int:
         return int(self.sentence_offsets[-1])

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from structperc._kernels.learn.sgd import scaled_scores
+from structperc._kernels.learn.crf import add_counts
+from structperc._kernels.learn.sgd import Update, scaled_scores
 from structperc.features.encode import FeatureEncoder
 from structperc.model.linear_chain import LinearChainModel
 from structperc.corpus import as_corpus
@@ -72,3 +73,9 @@ def potentials(model, enc, s, w):
     """The score tables (emission, transition, end) of sentence s under w."""
     a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
     return scaled_scores(w, 1.0, model.layout(), model.data(enc), a, b)
+
+
+def add_expected_counts(target, scale, layout, data, a, b, node, edge):
+    """target += scale * E[Φ(x, y')] for tokens [a, b), from node and edge marginals: the CRF's
+    count kernel (``add_counts``) on one weight vector, as the gradient checks call it."""
+    add_counts(Update(target, target[:0], scale, 0.0), layout, data, a, b, node, edge)

@@ -4,13 +4,12 @@ fails the suite.
 - ```` ```python ```` blocks run in one namespace per page, in order.
 - ```` ```console ```` blocks: each ``$ command`` (``\\`` continues a line) runs in bash, and must exit 0.
   The lines after it are its expected output: each must match a line of stdout or stderr, where
-  ``...`` stands for any text. A line ``(exit status N)`` expects status N instead of 0.
+  ``...`` stands for any text. A line ``(exit status N)`` expects status N instead of 0. A command
+  that prints a deprecation warning fails, unless its expected output shows that warning.
 - Every page runs in a fresh folder that holds small slices of the corpora at the paths the pages
   use (``corpora/conll2000/train.txt``, ...), with ``../shared/corpora`` pointing at the mirror, so
   ``data fetch`` works as it does in a checkout. ``structperc`` on the PATH runs this checkout.
 - ``<!-- slow -->`` just above a block marks it slow: it runs under ``make test-slow`` only.
-- ``<!-- skip: next missing(...) -->`` skips the next block, with the reason, while a feature it
-  shows is not on this branch (``missing`` below); once the feature is there the block runs.
 """
 import fnmatch
 import os
@@ -18,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from functools import cache
 from pathlib import Path
 from unittest import SkipTest
 
@@ -30,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("STRUCTPERC_MIRROR") or ROOT.parent / "shared" / "corpora")
 SLOW_MARK = "<!-- slow -->"
 
-# (mirror path, sandbox path, sentences kept): slices small enough that every page runs in seconds
+# (mirror path, sandbox path, sentences kept; lines kept for raw text, whose blank lines are only
+# paragraph breaks): slices small enough that every page runs in seconds
 SLICES = [
     ("conll2000/train.txt", "corpora/conll2000/train.txt", 400),
     ("conll2000/test.txt", "corpora/conll2000/test.txt", 100),
@@ -40,48 +39,20 @@ SLICES = [
     ("ud_english_ewt/en_ewt-ud-train.conllu", "corpora/ud_english_ewt/en_ewt-ud-train.conllu", 300),
     ("ud_english_ewt/en_ewt-ud-dev.conllu", "corpora/ud_english_ewt/en_ewt-ud-dev.conllu", 100),
     ("ud_english_ewt/en_ewt-ud-test.conllu", "corpora/ud_english_ewt/en_ewt-ud-test.conllu", 100),
-    ("unlabeled_en/abc.txt", "corpora/unlabeled/abc.txt", 300),
+    ("unlabeled_en/abc.txt", "corpora/unlabeled_en/abc.txt", 300),
 ]
 
 
 def _slice(source, target, n_sentences):
-    """The first ``n_sentences`` blank-line-separated sentences (or lines, for raw text) of ``source``."""
+    """The first ``n_sentences`` blank-line-separated sentences of a corpus ``source`` (or lines, for
+    the raw text of unlabeled_en)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     text = source.read_text(encoding="utf-8")
-    if "\n\n" in text:
+    if "\n\n" in text and not source.parent.name.startswith("unlabeled"):
         chunks = [c for c in text.split("\n\n") if c.strip() and not c.startswith("-DOCSTART-")]
         target.write_text("\n\n".join(chunks[:n_sentences]) + "\n\n", encoding="utf-8")
     else:
         target.write_text("\n".join(text.splitlines()[:n_sentences]) + "\n", encoding="utf-8")
-
-
-@cache
-def _help(command):
-    done = subprocess.run([sys.executable, "-m", "structperc", *command.split(), "--help"], capture_output=True,
-                          text=True, env=_env(os.environ.get("PATH", "")), timeout=120)
-    return done.stdout + done.stderr
-
-
-def missing(feature):
-    """The reason to skip an example while ``feature`` is not on this branch, else None. ``feature``:
-    ``"structperc.NAME"`` (a public name), ``"Tagger.NAME"`` (a method), ``"preset:NAME"``, or
-    ``"COMMAND --option"`` (an option in that command's --help)."""
-    if feature.startswith("structperc."):
-        import structperc
-
-        found = hasattr(structperc, feature.split(".", 1)[1])
-    elif feature.startswith("Tagger."):
-        from structperc import Tagger
-
-        found = hasattr(Tagger, feature.split(".", 1)[1])
-    elif feature.startswith("preset:"):
-        from structperc.features import templates
-
-        found = feature.split(":", 1)[1] in templates.PRESETS
-    else:
-        command, _, option = feature.rpartition(" ")
-        found = option in _help(command)
-    return None if found else f"{feature} is not on this branch yet (issues 23-25); the example runs once it is"
 
 
 def _env(path):
@@ -106,12 +77,24 @@ def setup(namespace):
     launcher.chmod(0o755)
     env = _env(f"{work / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
     env["STRUCTPERC_CORPORA"] = str(work / "corpora")  # data fetch writes into the page's folder
-    namespace.update(folder=folder, work=work, previous_cwd=os.getcwd(), missing=missing, env=env)
+    # named models are built into the page's folder from the mirror, never into the user's cache; the
+    # page's Python blocks run in this process, so its environment says so too (until teardown)
+    named = {"XDG_CACHE_HOME": str(folder / "cache"), "STRUCTPERC_MIRROR": str(MIRROR)}
+    env.update(named)
+    previous_env = {key: os.environ.get(key) for key in named}
+    os.environ.update(named)
+    namespace.update(folder=folder, work=work, previous_cwd=os.getcwd(), env=env,
+                     previous_env=previous_env)
     os.chdir(work)
 
 
 def teardown(namespace):
     os.chdir(namespace["previous_cwd"])
+    for key, value in namespace["previous_env"].items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     shutil.rmtree(namespace["folder"], ignore_errors=True)
 
 
@@ -137,6 +120,8 @@ def run_console(example):
         output = [line.strip() for line in (done.stdout + "\n" + done.stderr).splitlines()]
         if done.returncode != status:
             return f"`{command}` exited {done.returncode}, expected {status}:\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
+        if "is deprecated; use" in done.stderr and not any("deprecated" in want for want in expected):
+            return f"`{command}` uses a deprecated spelling:\n{done.stderr[-1000:]}"
         for want in expected:
             pattern = fnmatch.translate(want.replace("[", "[[]").replace("...", "*"))
             if not any(fnmatch.fnmatch(line, want.replace("[", "[[]").replace("...", "*")) for line in output):

@@ -114,7 +114,8 @@ def test_scaled_objective_and_log_space_agree_on_long_sentences():
     data = model.data(enc)
     w = np.random.default_rng(3).normal(scale=2.0, size=model.weights.shape)
     f, g, _ = scaled(model, data, w, 0.0)
-    from structperc._kernels.learn.crf import add_expected_counts, labeling_score
+    from builders import add_expected_counts
+    from structperc._kernels.learn.crf import labeling_score
     from structperc._kernels.score.scoring import sentence_scores
     expected_f, expected_g = 0.0, np.zeros_like(w)
     for s in range(len(enc.sentence_offsets) - 1):

@@ -179,7 +179,7 @@ def test_colliding_keys_share_a_home_slot():
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n_collide=st.sampled_from([0, 10, 300]), pool=st.sampled_from([50, 30_000]))
 def test_table_matches_a_dict(seed, n_collide, pool):
-    """intern, build_table and lookup against a plain dict, on 10**5 random int64 queries drawn with
+    """intern, table_with_ids and lookup against a plain dict, on 10**5 random int64 queries drawn with
     repeats from a pool of keys that includes a cluster sharing one home slot."""
     rng = np.random.default_rng(seed)
     keys = rng.integers(0, 2**63 - 1, size=pool, dtype=np.int64).tolist()
@@ -196,7 +196,7 @@ def test_table_matches_a_dict(seed, n_collide, pool):
     occurrences = Counter(q for q in queries.tolist() if q >= 0)
     assert counts.tolist() == [occurrences[k] for k in first_seen]
 
-    table = hashing.build_table(distinct)
+    table = hashing.table_with_ids(distinct, np.arange(distinct.shape[0], dtype=np.int64))
     absent = rng.integers(0, 2**63 - 1, size=1000, dtype=np.int64)
     probe = np.concatenate([queries, absent, np.array(colliding_keys(keys[0], 20, rng), dtype=np.int64)])
     expected = [first_seen.get(q, -1) if q >= 0 else -1 for q in probe.tolist()]
@@ -210,7 +210,7 @@ def test_tables_stay_at_most_half_full(n):
     however many keys collide."""
     rng = np.random.default_rng(n)
     keys = np.array(colliding_keys(7, n, rng) if n <= 2000 else rng.permutation(10 * n)[:n], dtype=np.int64)
-    slot_keys, _ = hashing.build_table(keys)
+    slot_keys, _ = hashing.table_with_ids(keys, np.arange(keys.shape[0], dtype=np.int64))
     assert 2 * len(keys) < slot_keys.shape[0]
     assert int((slot_keys >= 0).sum()) == len(keys)
 

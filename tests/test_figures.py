@@ -39,18 +39,26 @@ def prose(text):
     return re.sub(r"\]\([^)]*\)", "]", text)
 
 
+# units after which even a small integer is a measurement ("about 80 MB", "5 s", "3 points")
+UNITS = r"(?:[KMGT]i?B|kB|ms|s|sec|seconds?|minutes?|min|hours?|h|points?|pp|tokens/s|sentences/s|words/s|x)"
+
+
 def figures_in_prose(text):
-    """The numbers of ``text``'s prose that look measured: a decimal, a percentage, a ratio (×), or an
-    integer of three digits or more that is not a year; digits inside a name (CoNLL-2000, F1, L2,
-    utf-8, x86_64) are not numbers."""
+    """The numbers of ``text``'s prose that look measured: a decimal, a percentage, a ratio (×), an
+    integer of three digits or more that is not a year, or any number followed by a unit of size,
+    time, speed or score (``UNITS``); digits inside a name (CoNLL-2000, F1, L2, utf-8, x86_64) are
+    not numbers."""
     found = []
-    for match in re.finditer(r"(?<![\w.\-/])\d[\d,]*(?:\.\d+)?(?![\w\-/])( ?[%×])?", prose(text)):
-        number, unit = match.group().rstrip(" %×"), match.group(1)
+    pattern = rf"(?<![\w.\-/])\d[\d,]*(?:\.\d+)?(?![\w\-/])(?: ?[%×]| ?{UNITS}(?![\w\-]))?"
+    for match in re.finditer(pattern, prose(text)):
+        whole = match.group()
+        number = re.match(r"[\d,]*(?:\.\d+)?", whole).group()
+        unit = whole[len(number):].strip()
         digits = number.replace(",", "")
         is_year = digits.isdigit() and 1900 <= int(digits) <= 2030
         if ("." in number or unit or (digits.isdigit() and int(digits) >= 100 and not is_year)) \
                 and number not in ALLOWED:
-            found.append(match.group().strip())
+            found.append(whole.strip())
     return found
 
 
@@ -82,10 +90,24 @@ def test_the_checks_catch_an_edited_figure_and_a_typed_one():
     edited = re.sub(r"\d", lambda m: str((int(m.group()) + 1) % 10), body, count=1)
     assert edited != body and edited != results_text(reference)
     assert figures_in_prose("Training takes 1.88 s, 0.222 × python-crfsuite, on 211,727 tokens.") == \
-        ["1.88", "0.222 ×", "211,727"]
+        ["1.88 s", "0.222 ×", "211,727"]
     assert figures_in_prose("CoNLL-2000, F1, Collins (2002), 10 epochs, `--epochs 20`, order 2.") == []
+    assert figures_in_prose("It takes about 80 MB and 5 s, 3 points below; 2 cores, 4 workers, 12 labels.") == \
+        ["80 MB", "5 s", "3 points"]
 
 
 def test_the_readme_stays_short():
     words = len((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert words <= 1500, f"README.md has {words} words; move the detail into docs/"
+
+
+def test_the_headline_labels_come_from_the_recorded_settings():
+    ours = {"epochs": "20", "c2": "0.1", "averaged": "yes", "constraint": "none"}
+    peer = {"epochs": "20", "c2": "1", "averaged": "no", "constraint": "none"}
+    same, differ = headline.compare(ours, peer, ("epochs", "c2", "averaged", "constraint"))
+    assert same == ["epochs 20", "constraint none"]
+    assert differ == ["c2: structperc 0.1, peer 1", "averaged: structperc yes, peer no"]
+    text = "intro\n\n| a | b |\n|---|---|\n| x | 1 |\n\nSettings of each job:\n\n| job | id | epochs |\n|---|---|---|\n" \
+           "| x | k | 5 |\n"
+    assert headline.table_rows(text) == {"a": ["a", "b"], "x": ["x", "1"]}  # the first table only
+    assert headline.table_after(text, "Settings of each job") == {"x": {"job": "x", "id": "k", "epochs": "5"}}

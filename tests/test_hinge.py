@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from naive import brute_force_augmented
-from structperc._kernels.learn.hinge import loss_augmented_decode
+from structperc._kernels.learn.hinge import loss_augmented_decode_against
 from structperc.features.encode import FeatureEncoder
 from structperc.model.linear_chain import LinearChainModel
 from structperc.estimator.tagger import Tagger
@@ -22,7 +22,8 @@ def test_loss_augmented_viterbi_is_brute_force_argmax(seed, constrain, small_mod
     v = model.weights / scale
     for s in range(enc.n_sentences):
         a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
-        path, value = loss_augmented_decode(v, scale, model.layout(), model.data(enc), a, b, cost)
+        data = model.data(enc)
+        path, value = loss_augmented_decode_against(v, scale, model.layout(), data, a, b, cost, data.gold[a:b])
         best, best_value = brute_force_augmented(model, enc, s, model.weights, cost)
         assert value == pytest.approx(best_value)
         np.testing.assert_array_equal(path, best)

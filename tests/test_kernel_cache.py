@@ -130,11 +130,11 @@ def test_nbest_rerank_apply_and_vote_say_when_they_compile(tmp_path, monkeypatch
         (["nbest", data, "--model", models[0], "--k", "3", "--output", tmp_path / "b.txt", "--quiet"],
          kernel_cache.TAGGING + kernel_cache.NBEST),
         (["nbest", unlabelled, "--model", models[0], "--k", "3", "--output", tmp_path / "u.txt", "--quiet"],
-         kernel_cache.TAGGING + ("decode.nbest.kbest_corpus",)),
+         kernel_cache.TAGGING + ("decode.nbest.kbest_block",)),
         (["rerank", "apply", lists, "--model", reranker, "--output", tmp_path / "c.txt", "--quiet"],
          kernel_cache.RERANK_APPLYING["perceptron"]),
         (["vote", *models, data, "--method", "soft", "--output", tmp_path / "v.txt", "--quiet"],
-         kernel_cache.tagging_kernels("global", data)),
+         kernel_cache.tagging_kernels("global")),
     ]
     for is_cold in (True, False):
         for args, kernels in commands:

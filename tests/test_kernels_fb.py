@@ -1,7 +1,6 @@
 """Forward-backward kernels against brute-force enumeration (tests/naive.py)."""
 import numpy as np
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import naive
 from strategies import chains
@@ -10,7 +9,6 @@ from structperc._kernels.decode.forward_backward import (
     forward_backward_scaled,
     log_partition,
     log_sum_exp,
-    sequence_log_probability,
 )
 
 SETTINGS = settings(max_examples=80, deadline=None)
@@ -60,23 +58,6 @@ def test_marginals_are_consistent(instance):
     np.testing.assert_allclose(edge[1:, :n_labels, :].sum(axis=2), node[:-1], rtol=0, atol=1e-9)
     assert (edge[1:, n_labels, :] == 0.0).all()
     assert (edge[0, :n_labels, :] == 0.0).all()
-
-
-@SETTINGS
-@given(chains(integer=False, scale=2.0), st.integers(0, 2**32 - 1))
-def test_sequence_log_probability_matches_brute_force(instance, seed):
-    emission, transition, end = instance
-    n, n_labels = emission.shape
-    rng = np.random.default_rng(seed)
-    log_z = naive.brute_force_log_z(emission, transition, end)
-    best, _ = naive.brute_force_best(emission, transition, end)
-    for y in (best, rng.integers(0, n_labels, size=n)):
-        expected = naive.sequence_score(emission, transition, end, y) - log_z
-        got = sequence_log_probability(emission, transition, end, y)
-        if np.isfinite(expected):
-            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
-        else:
-            assert got == -np.inf
 
 
 def test_all_forbidden_gives_zero_marginals():

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import naive
+from builders import add_expected_counts
 from structperc._kernels.learn import crf as crf_kernels
 from structperc._kernels.learn import memm as memm_kernels
 from structperc._kernels.learn import sgd
@@ -20,7 +21,7 @@ def crf_gradient(model, enc, s, w):
     a, b = enc.sentence_offsets[s], enc.sentence_offsets[s + 1]
     ll, node, edge = crf_kernels.crf_sentence(w, 1.0, model.layout(), model.data(enc), a, b)
     grad = model.feature_vector(enc, s, enc.labels[a:b])
-    crf_kernels.add_expected_counts(grad, -1.0, model.layout(), model.data(enc), a, b, node, edge)
+    add_expected_counts(grad, -1.0, model.layout(), model.data(enc), a, b, node, edge)
     touched = np.unique(np.concatenate([model.phi(enc, s, y) for y in naive.all_labelings(b - a, model.n_labels)]))
     return ll, grad, touched
 

@@ -174,8 +174,8 @@ def test_tagger_tag_gives_pairs(pos_model):
     assert [w for w, _ in pairs] == ["The", "cat", "barks"]
     assert [t for _, t in pairs] == tagger.predict([["The", "cat", "barks"]])[0]
     assert tagger.tag_sents([["A", "dog"]]) == [tagger.tag(["A", "dog"])]
-    with pytest.raises(DataError, match="list of tokens"):
-        tagger.tag("The cat barks")
+    # a string is raw text: split into sentences and words, one list of pairs per sentence
+    assert tagger.tag("The cat barks") == [tagger.tag(["The", "cat", "barks"])]
 
 
 # ------------------------------------------------------------------------------ 3. formats

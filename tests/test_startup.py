@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from builders import random_sentences
-from structperc._kernels.decode.decoders import (PARALLEL_FROM, decode_corpus_first_order, decode_corpus_parallel,
-                                         decode_corpus_serial)
+from structperc._kernels.decode.decoders import PARALLEL_FROM, decode_corpus
 from structperc.features.encode import FeatureEncoder
 from structperc._kernels.cache import _LAZY_REGISTRIES_CHECKED
 from structperc.model.linear_chain import LinearChainModel
@@ -83,7 +82,7 @@ def test_tag_imports_neither_scipy_linalg_nor_conllu_nor_training_kernels(tiny_m
 
 
 @pytest.mark.parametrize("order, normalization", [(1, "global"), (2, "global"), (1, "local"), (2, "local")])
-def test_serial_and_parallel_decoding_agree(order, normalization):
+def test_decoding_on_threads_agrees_with_one_thread(order, normalization):
     rng = np.random.default_rng(order)
     X, y = random_sentences(rng, PARALLEL_FROM + 10, 4)
     corpus = as_corpus(X, y, ["word", "pos"])
@@ -92,31 +91,42 @@ def test_serial_and_parallel_decoding_agree(order, normalization):
     model = LinearChainModel(encoder, order=order, constrain=None, normalization=normalization)
     model.weights = rng.normal(size=model.weights.shape)
     data, layout = model.data(encoded), model.layout()
-    serial_labels, serial_scores = decode_corpus_serial(model.weights, layout, data)
-    parallel_labels, parallel_scores = decode_corpus_parallel(model.weights, layout, data)
+    serial_labels, serial_scores = decode_corpus(model.weights, layout, data, threads=1)
+    parallel_labels, parallel_scores = decode_corpus(model.weights, layout, data, threads=3)
     np.testing.assert_array_equal(serial_labels, parallel_labels)
     np.testing.assert_array_equal(serial_scores, parallel_scores)
-    if order == 1 and normalization == "global":  # the first-order kernel of small inputs
-        first_labels, first_scores = decode_corpus_first_order(model.weights, layout, data)
-        np.testing.assert_array_equal(serial_labels, first_labels)
-        np.testing.assert_array_equal(serial_scores, first_scores)
-    labels, scores = model.decode(encoded)  # takes the parallel kernel at this size
-    np.testing.assert_array_equal(labels, serial_labels)
+    # a sentence decoded alone: the labels and score it has in the corpus
+    for s in (0, PARALLEL_FROM + 9):
+        labels, scores = model.decode(encoder.transform(corpus.subset([s]), corpus.columns["label"]))
+        a, b = encoded.sentence_offsets[s], encoded.sentence_offsets[s + 1]
+        np.testing.assert_array_equal(labels, serial_labels[a:b])
+        assert scores[0] == serial_scores[s]
 
 
-def test_decoders_of_the_cache_check_exist_and_large_inputs_name_the_parallel_one(tmp_path):
+def test_a_kernel_holds_the_code_of_its_models_decoder_only(tmp_path):
+    """decode_block compiled for a first-order Viterbi model compiles none of the other decoders."""
+    script = (
+        "import numpy as np\n"
+        "from structperc.estimator.core import TaggerCore\n"
+        "from structperc._kernels.decode import decoders\n"
+        "X = [[('a', 'D'), ('cat', 'N')], [('the', 'D')]]\n"
+        "TaggerCore(templates='chunk', epochs=1).fit(X, [['B', 'I'], ['B']]).predict(X)\n"
+        "print(sorted(k for k in ('decode_viterbi', 'decode_viterbi2', 'decode_memm', 'decode_memm2')\n"
+        "             if getattr(decoders, k).signatures))\n"
+    )
+    done = _run("-c", script, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache")))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['decode_viterbi']"]
+
+
+def test_the_cache_check_names_kernels_that_exist():
     from structperc._kernels import cache as kernel_cache
     from structperc._kernels.decode import decoders
 
-    for name in kernel_cache.SERIAL_DECODING + kernel_cache.PARALLEL_DECODING:
+    for name in kernel_cache.DECODING:
         assert hasattr(decoders, name.rsplit(".", 1)[1]), name
-    small, large = tmp_path / "small.txt", tmp_path / "large.txt"
-    small.write_text("a DT\n\n")
-    large.write_text("a DT\n\n" * kernel_cache.LARGE_INPUT)
-    assert kernel_cache.decoding_kernels(small) == kernel_cache.SERIAL_DECODING
-    assert kernel_cache.decoding_kernels("-") == kernel_cache.SERIAL_DECODING
-    assert set(kernel_cache.tagging_kernels(path=large)) >= set(kernel_cache.PARALLEL_DECODING)
-    assert not set(kernel_cache.training_kernels(("learn.perceptron.perceptron_epoch",))) & set(kernel_cache.SERIAL_DECODING)
+    assert not set(kernel_cache.training_kernels(("learn.perceptron.perceptron_epoch",))) & set(kernel_cache.DECODING)
+    assert set(kernel_cache.training_kernels((), dev="dev.txt")) >= set(kernel_cache.DECODING)
 
 
 LAZY_MODULE = '''

@@ -11,12 +11,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "structperc"
 FLOORS = [
     {"_kernels", "errors", "corpus", "chunks", "utils"},
     {"readers", "data"},
-    {"features", "evaluate"},
+    {"features", "evaluate", "metrics"},
     {"model"},
     {"train", "clusters"},
     {"estimator"},
-    {"nbest", "ensembles"},
-    {"rerank"},
+    {"nbest", "ensembles", "models"},
+    {"rerank", "report"},
     {"cli", "warmup", "__init__", "__main__"},
 ]
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive
-from builders import small_model
+from builders import add_expected_counts, small_model
 from structperc._kernels.learn import crf as crf_kernels
 from structperc._kernels.learn import memm as memm_kernels
 from structperc._kernels.decode.nbest import kbest_corpus
@@ -182,7 +182,7 @@ def test_gradients_match_finite_differences(rule, seed):
         if rule == "crf":
             value, node, edge = crf_kernels.crf_sentence(w, 1.0, layout, data, a, b)
             grad += model.feature_vector(enc, s, enc.labels[a:b])
-            crf_kernels.add_expected_counts(grad, -1.0, layout, data, a, b, node, edge)
+            add_expected_counts(grad, -1.0, layout, data, a, b, node, edge)
             objective = naive_log_likelihood
         else:
             q, gold_log_q = memm_kernels.memm_sentence(w, 1.0, layout, data, a, b)

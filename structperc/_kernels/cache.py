@@ -12,18 +12,16 @@ of its machine code rather than compiling it in every process.
 import functools
 import hashlib
 import importlib
+import logging
 import os
 import pickle
 import re
 import sys
 import zipfile
 
-# small inputs: the first-order Viterbi kernel (first-order global models), the general one (others)
-FIRST_ORDER_DECODING = ("decode.decoders.decode_corpus_first_order",)
-GENERAL_DECODING = ("decode.decoders.decode_corpus_serial",)
-SERIAL_DECODING = FIRST_ORDER_DECODING + GENERAL_DECODING
-# the parallel decoder runs only on batches of decoders.PARALLEL_FROM sentences or more
-PARALLEL_DECODING = ("decode.decoders.decode_corpus_parallel",)
+# every decoder of every size of input: one kernel, compiled once per decoder a model uses (the
+# types of the layout's flags select its code) and run on threads for large inputs (``threads.py``)
+DECODING = ("decode.decoders.decode_block",)
 TAGGING = ("encode.keys.lookup_template", "encode.keys.columns_to_csr")
 TRAINING = ("encode.keys.intern_template", "encode.keys.number_features")
 # parameter mixing (--workers N > 1, --scheduler): a shard's data, the jump to mixed weights, the sum
@@ -40,47 +38,99 @@ RERANKING = sum(RERANKERS.values(), ())
 RERANK_APPLYING = {"perceptron": ("rank.ranking.predict_groups", "rank.ranking.group_argmax"),
                    "dual": ("rank.dual_ranking.dual_predict", "rank.ranking.group_argmax"),
                    "boost": ("rank.ranking.predict_groups", "rank.ranking.group_argmax")}
-NBEST = ("decode.nbest.kbest_corpus", "rank.ranking.group_argmax")
+NBEST = ("decode.nbest.kbest_block", "rank.ranking.group_argmax")
 CLUSTERING = ("cluster.brown.brown_steps",)
-# an input file at least this large (bytes) holds enough sentences for the parallel decoder
-LARGE_INPUT = 16384
-MARGINALS = {"global": "decode.marginals.corpus_marginals", "local": "decode.marginals.corpus_marginals"}
-
-
-def large_input(path):
-    """Whether ``path`` is a file large enough to be decoded by the parallel decoder."""
-    try:
-        return path is not None and os.path.getsize(path) >= LARGE_INPUT
-    except OSError:  # standard input ("-"), or a file that is not there (reported later)
-        return False
-
-
-def decoding_kernels(path, decoder=None):
-    """The decoders that decoding the file ``path`` calls, with a model whose decoder (a name of
-    ``_kernels.decoders.DECODERS``) is ``decoder``; None: any model."""
-    small = SERIAL_DECODING if decoder is None else FIRST_ORDER_DECODING if decoder == "viterbi" else GENERAL_DECODING
-    return small + (PARALLEL_DECODING if large_input(path) else ())
+MARGINALS = {"global": "decode.marginals.marginals_block", "local": "decode.marginals.marginals_block"}
 
 
 def training_kernels(epoch=(), dev=None, mixing=False):
     """Entry points that training calls: encoding, the rule's ``epoch`` kernels
-    (``structperc.train.epoch_kernels``), with ``mixing`` parameter mixing's, and decoding the
-    dev file ``dev``."""
-    return TRAINING + tuple(epoch) + (MIXING if mixing else ()) + (decoding_kernels(dev) if dev is not None else ())
+    (``structperc.train.epoch_kernels``), with ``mixing`` parameter mixing's, and with a dev file
+    ``dev`` decoding."""
+    return TRAINING + tuple(epoch) + (MIXING if mixing else ()) + (DECODING if dev is not None else ())
 
 
-def tagging_kernels(normalization=None, path=None, decoder=None):
-    """Entry points that tagging the file ``path`` with a model whose decoder is ``decoder`` (None:
-    any) calls; with ``normalization`` ("global", "local"), also the kernel of the label marginals
-    of such a model."""
-    return TAGGING + decoding_kernels(path, decoder) + (
-        (MARGINALS[normalization],) if normalization in MARGINALS else ())
+def tagging_kernels(normalization=None):
+    """Entry points that tagging calls; with ``normalization`` ("global", "local"), also the kernel
+    of the label marginals of such a model."""
+    return TAGGING + DECODING + ((MARGINALS[normalization],) if normalization in MARGINALS else ())
 
 
 def nbest_kernels(labelled=True):
     """Entry points that `nbest` calls: encoding, the k-best kernel, and on an input with gold labels
     (``labelled``) the choice of each list's best candidate, for the oracle score of its summary."""
     return TAGGING + (NBEST if labelled else NBEST[:1])
+
+
+# The notice before compiling, one line on stderr once per process, through logging so that a
+# library user can silence it: logging.getLogger("structperc.compile").setLevel(logging.ERROR).
+# The command line says it before a command starts (``cold``, ``cli.progress.announce_compiling``);
+# in a Python process, numba's compile event of the first structperc kernel it compiles says it.
+NOTICE = "compiling kernels, once"
+logger = logging.getLogger("structperc.compile")
+_said = _listening = False
+
+
+def say_compiling(log=True):
+    """The notice, once per process: by ``logger`` when ``log``, else only marked as said (the
+    caller printed it)."""
+    global _said
+    if not _said and log:
+        logger.warning(NOTICE)
+    _said = True
+
+
+_compiling = {"depth": 0, "start": 0.0, "seconds": 0.0}  # the compile events under way, their time
+
+
+def compiling_seconds():
+    """Wall seconds this process has spent compiling structperc kernels so far, to be left out of
+    a speed (tokens/s): take it before and after the timed work."""
+    import time
+
+    done = _compiling["seconds"]
+    if _compiling["depth"]:  # a compilation under way in another thread
+        done += time.perf_counter() - _compiling["start"]
+    return done
+
+
+def _notice_listener():
+    import time
+
+    from numba.core import event
+
+    class CompileWatch(event.Listener):
+        """Says ``NOTICE`` when numba starts compiling a structperc kernel, once, and times the
+        compilations (a kernel's callees compile inside it: the outermost event counts)."""
+
+        def on_start(self, ev):
+            if not ev.data["dispatcher"].py_func.__module__.startswith(__package__ + "."):
+                return
+            if not _said:
+                say_compiling()
+            if _compiling["depth"] == 0:
+                _compiling["start"] = time.perf_counter()
+            _compiling["depth"] += 1
+
+        def on_end(self, ev):
+            if not ev.data["dispatcher"].py_func.__module__.startswith(__package__ + "."):
+                return
+            _compiling["depth"] -= 1
+            if _compiling["depth"] == 0:
+                _compiling["seconds"] += time.perf_counter() - _compiling["start"]
+
+    return CompileWatch()
+
+
+def notice_compiling():
+    """Say ``NOTICE`` when a structperc kernel starts to compile, and time the compilations
+    (``compiling_seconds``), through numba's "numba:compile" events."""
+    global _listening
+    from numba.core import event
+
+    if not _listening:
+        event.register("numba:compile", _notice_listener())
+        _listening = True
 
 
 def _has_cached_code(name):

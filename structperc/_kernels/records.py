@@ -47,7 +47,9 @@ labels, ascending, one after the other in ``emission_labels`` int32, and feature
 emission_offsets[f] - L * emission_full_before[f], where ``emission_full_before`` int32 (F + 1,)
 counts the rows with every label before f. All three are empty when every feature has a weight for
 every label (E = F L). ``emission.py`` holds the only code that reads them.
-``size`` is the length of w, ``decoder`` the code of the decoder in ``decoders.DECODERS`` and
+``size`` is the length of w, ``decoder`` the code of the decoder in ``decoders.DECODERS``,
+``second_order`` and ``local`` True for a second-order or a locally normalized decoder and None
+otherwise (their types select the decoder's code when numba compiles a kernel: ``decoders.run_decoder``), and
 ``mask_penalty`` (L + 1, L) is 0 for an allowed transition and -inf for a forbidden one.
 """
 from collections import namedtuple
@@ -59,7 +61,7 @@ Data = namedtuple("Data", "sentence_offsets feature_offsets feature_ids pair_off
 Groups = namedtuple("Groups", "group_offsets row_offsets feature_ids values targets best")
 Layout = namedtuple("Layout", "n_labels n_features n_pair order decoder off_trans off_end off_pair "
                               "off_trans2 size mask_penalty emission_offsets emission_labels "
-                              "emission_full_before")
+                              "emission_full_before second_order local")
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_IDS = np.zeros(0, dtype=np.int32)
@@ -85,6 +87,7 @@ def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty, em
     """The ``Layout`` of a model of ``order`` 1 or 2 decoded by the decoder of code ``decoder``;
     ``emission_pairs`` is (emission_offsets, emission_labels) with the label lists of the rows that
     lack some label only (``emission.compact_labels``), empty arrays for all pairs."""
+    from .decode.decoders import MEMM, MEMM2, VITERBI2
     from .score.emission import full_rows_before
 
     emission_offsets, emission_labels = emission_pairs
@@ -98,4 +101,5 @@ def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty, em
     return Layout(int(n_labels), int(n_features), int(n_pair), int(order), int(decoder), int(off_trans),
                   int(off_end), int(off_pair), int(off_trans2), int(size), mask_penalty,
                   np.asarray(emission_offsets, dtype=np.int64), np.asarray(emission_labels, dtype=np.int32),
-                  full_before)
+                  full_before, True if decoder in (VITERBI2, MEMM2) else None,
+                  True if decoder in (MEMM, MEMM2) else None)

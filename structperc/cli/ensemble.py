@@ -51,7 +51,7 @@ def vote_command(
     check_json(json_output, output, "the voted text")
     method = value_of(method)
     # soft voting reads every model's marginals (one kernel for both normalizations)
-    announce_compiling(tagging_kernels("global" if method == "soft" else None, paths[-1]))
+    announce_compiling(tagging_kernels("global" if method == "soft" else None))
     stats = vote_file(paths[:-1], paths[-1], output, method, weights, value_of(format), tag_sep, encoding)
     if json_output:
         typer.echo(json.dumps({"output": str(output), **stats}))

@@ -32,8 +32,9 @@ from structperc.errors import StructpercError, StructpercWarning
 PROG = "structperc"
 # what Ctrl-C leaves behind, by command (every output is written to a temp file and renamed)
 # commands that exit without the interpreter's teardown (``main``)
-QUICK_EXIT = {"tag", "eval", "info"}
-INTERRUPTED = {"train": "interrupted; no model written", "tag": "interrupted; no output written"}
+QUICK_EXIT = {"tag", "eval", "explain", "info"}
+INTERRUPTED = {"train": "interrupted; no model written", "tag": "interrupted; no output written",
+               "models": "interrupted; no model written"}
 # the status of a process that SIGPIPE ended; Python ignores SIGPIPE (and so must we: training with a
 # dask scheduler writes to sockets), so a closed stdout is an EPIPE OSError turned into this status
 STDOUT_CLOSED = 128 + signal.SIGPIPE
@@ -209,7 +210,7 @@ app.command("train", epilog=examples(TRAIN_EPILOG))(train_command)
 
 # ---------------------------------------------------------------------------------------- tag
 Marginals = choices("Marginals", ("best", "all"))
-OutputFormat = choices("OutputFormat", ("tagged",))
+OutputFormat = choices("OutputFormat", ("tagged", "jsonl", "conllu"))
 
 
 @app.command(epilog=examples("""Examples:
@@ -217,6 +218,8 @@ OutputFormat = choices("OutputFormat", ("tagged",))
   structperc tag corpora/conll2000/test.txt --model np.npz > tagged.txt
 
   cat sentences.txt | structperc tag - --model pos.npz --format raw --output tagged.txt --json
+
+  echo "Mary left. She was tired." | structperc tag - --model en-ewt-upos --output-format jsonl
 """))
 def tag(
     input: Annotated[str, typer.Argument(help="Input file, or - for stdin.")],
@@ -233,7 +236,10 @@ def tag(
         None, "--force-column", min=1, help="1-based input column of labels to keep fixed; the missing symbol "
         "(the model's --missing-label, else '?') leaves a token free."),
     output_format: Optional[OutputFormat] = typer.Option(
-        None, "--output-format", help="tagged: one sentence a line of word/TAG tokens (default: as the input)."),
+        None, "--output-format", help="tagged: one sentence a line of word/TAG tokens (default: as the input); "
+        "jsonl: raw text in (one paragraph a line), one JSON object per sentence out, with character offsets "
+        "in the line, tags and, for chunk labels, spans (with a score, their probability, for crf and memm "
+        "models only: a perceptron defines none); conllu: raw text in, CoNLL-U with # text and SpaceAfter=No."),
     keep_gold: bool = typer.Option(
         False, "--keep-gold", help="CoNLL-U: keep the gold label and add the prediction as an 11th column."),
     quiet: Quiet = False,
@@ -252,8 +258,9 @@ def tag(
     marginals = value_of(marginals)
     check_json(json_output, output, "the tagged text")
     tagger = read_model(model)
-    announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None, input,
-                                       tagger.model_.decoder))
+    announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
+    if input != "-":  # standard input cannot be read twice: no check there
+        check_familiar(tagger, input, value_of(format), tag_sep, encoding)
     stats = tagger.prepare().tag_file(input, output, value_of(format), marginals=marginals, probability=probability,
                                       tag_sep=tag_sep, force_column=force_column, encoding=encoding,
                                       output_format=value_of(output_format), keep_gold=keep_gold)
@@ -264,53 +271,20 @@ def tag(
                    f"{stats['seconds']:.3f}s ({stats['tokens_per_second']:,.0f} tokens/s)", err=True)
 
 
-# ---------------------------------------------------------------------------------------- eval
-@app.command(name="eval", epilog=examples("""Examples:
+def check_familiar(tagger, input, format, tag_sep, encoding):
+    """Warn when the model knows little of the input's first sentences (``familiarity``): a model
+    of another task or language. Ensembles and feature-dict models are not checked."""
+    from structperc.features.familiarity import SAMPLE_TOKENS, warn_if_unfamiliar
+    from structperc.readers import iter_corpus
 
-  structperc eval corpora/conll2000/test.txt --model np.npz
-
-  structperc eval test.conllu --model pos.npz --json | jq .accuracy
-"""))
-def eval_(
-    test_file: Annotated[Path, typer.Argument(help="Labelled test corpus.")],
-    model: ModelFile,
-    format: InputFormat = None,
-    tag_sep: TagSep = None,
-    encoding: Encoding = None,
-    json_output: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
-):
-    """Score a model: token accuracy, chunk P/R/F1 (conlleval-compatible, via seqeval), tokens/s."""
-    from structperc._kernels.cache import tagging_kernels
-    from structperc.ensembles.files import read_model
-
-    tagger = read_model(model)
-    announce_compiling(tagging_kernels(path=test_file, decoder=tagger.model_.decoder))
-    result = tagger.prepare().evaluate_file(test_file, value_of(format), tag_sep=tag_sep, encoding=encoding)
-    result.pop("tokens_per_second", None)
-    if json_output:
-        result.setdefault("precision", None)
-        result.setdefault("recall", None)
-        result.setdefault("f1", None)
-        result.setdefault("per_type", {})
-        typer.echo(json.dumps(result))
+    model = getattr(tagger, "model_", None) if getattr(tagger, "members", None) is None else None
+    if model is None or not getattr(model.encoder, "vocabularies_", None):
         return
-    typer.echo(format_report(result))
-
-
-def format_report(result):
-    """conlleval-style text report."""
-    lines = [
-        f"processed {result['tokens']} tokens in {result['sentences']} sentences "
-        f"({result['tokens'] / max(result['seconds'], 1e-9):,.0f} tokens/s)",
-        f"accuracy: {result['accuracy']:6.2f}%",
-    ]
-    if "f1" in result:
-        lines[-1] += (f"; precision: {result['precision']:6.2f}%; recall: {result['recall']:6.2f}%; "
-                      f"FB1: {result['f1']:6.2f}")
-        for kind, s in result["per_type"].items():
-            lines.append(f"{kind:>17}: precision: {s['precision']:6.2f}%; recall: {s['recall']:6.2f}%; "
-                         f"FB1: {s['f1']:6.2f}  {s['support']}")
-    return "\n".join(lines)
+    options = tagger.reader_options(format, tag_sep, encoding)
+    first = next(iter(iter_corpus(input, **options, require_label=False, allow_empty=True,
+                                  batch_sentences=SAMPLE_TOKENS // 20)), None)
+    if first is not None:
+        warn_if_unfamiliar(model.encoder, first)
 
 
 # ---------------------------------------------------------------------------------------- info
@@ -328,14 +302,20 @@ def info(
     if json_output:
         typer.echo(json.dumps(summary))
         return
-    chosen = summary.get("training", {}).get("chosen")
+    training = summary.get("training", {})
+    chosen = training.get("chosen")
     if chosen:
-        typer.echo(describe_structure(chosen.get("templates"), chosen.get("constrain"), chosen["reason"]))
-    typer.echo(f"labels ({len(summary['labels'])}): {' '.join(summary['labels'])}")
+        # templates given by the user are not in "chosen": the training options have them; a model
+        # trained on feature dicts has none
+        dicts = summary.get("input", {}).get("format") == "dicts"
+        templates = None if dicts else chosen.get("templates", training.get("templates"))
+        typer.echo(describe_structure(templates, chosen.get("constrain"), chosen["reason"]))
+    labels = summary["labels"]
+    typer.echo(f"labels ({len(labels)}): {shown(labels, INFO_LABELS, ' ')}")
     typer.echo(f"features: {summary['features']:,} emission, {summary['pair_features']:,} pair; "
                f"{summary['weights']:,} weights; order {summary['order']}; "
                f"constraint {summary['constrain'] or 'none'}")
-    typer.echo(f"templates: {', '.join(summary['templates'])}")
+    typer.echo(f"templates: {shown(summary['templates'], INFO_LABELS, ', ')}")
     if "hashing" in summary:
         hashing = summary["hashing"]
         rate = hashing.get("collision_rate")
@@ -343,13 +323,28 @@ def info(
                    f"; collision rate {100 * rate:.2f}% ({hashing['keys']:,} keys on {hashing['ids']:,} ids)"))
     if "layout" in summary:
         typer.echo(f"layout: {summary['layout']['text']}")
-    for key in ("input", "training", "ensemble"):
+    for key in ("input", "training", "ensemble", "raw_text", "named_model"):
         if key in summary:
             typer.echo(f"{key}: {json.dumps(summary[key])}")
-    for label, feats in summary["top_features"].items():
-        typer.echo(f"top features for {label}:")
-        for name, weight in feats:
-            typer.echo(f"  {weight:+10.3f}  {name}")
+    top_features = list(summary["top_features"].items())
+    if top_features and top > 0:
+        typer.echo(f"top {'feature' if top == 1 else f'{top} features'} per label (label, weight, feature):")
+    width = max((len(label) for label, _ in top_features[:INFO_LABELS]), default=0)
+    for label, feats in top_features[:INFO_LABELS]:
+        for k, (name, weight) in enumerate(feats):
+            typer.echo(f"  {label if k == 0 else '':<{width}}  {weight:+10.3f}  {name}")
+    if len(top_features) > INFO_LABELS and top > 0:
+        typer.echo(f"  ... and {len(top_features) - INFO_LABELS} more labels (--json lists every label)")
+
+
+# labels (and templates) that `info` lists before it says how many more there are
+INFO_LABELS = 40
+
+
+def shown(items, limit, separator):
+    """The first ``limit`` items joined, and how many more there are."""
+    text = separator.join(items[:limit])
+    return text if len(items) <= limit else f"{text} ... and {len(items) - limit} more (--json lists them all)"
 
 
 # ---------------------------------------------------------------------------------------- data
@@ -389,10 +384,15 @@ def data_list(json_output: Annotated[bool, typer.Option("--json", help="One JSON
 def _register_extensions():
     from structperc.cli import clusters as cli_clusters
     from structperc.cli import ensemble as cli_ensemble
+    from structperc.cli import evaluation as cli_evaluation
+    from structperc.cli import models as cli_models
     from structperc.cli import reproduce as cli_reproduce
     from structperc.cli import rerank as cli_rerank
 
+    app.command("eval", epilog=examples(cli_evaluation.EVAL_EPILOG))(cli_evaluation.eval_command)
+    app.command("explain", epilog=examples(cli_evaluation.EXPLAIN_EPILOG))(cli_evaluation.explain_command)
     cli_rerank.register(app)
+    cli_models.register(app)
     app.command("vote", epilog=examples(cli_ensemble.VOTE_EPILOG))(cli_ensemble.vote_command)
     for name, epilog, command in (("clusters", cli_clusters.CLUSTERS_EPILOG, cli_clusters.clusters),
                                   ("reproduce", cli_reproduce.REPRODUCE_EPILOG, cli_reproduce.reproduce_command),

@@ -33,7 +33,8 @@ def value_of(choice):
 Format = choices("Format", FORMATS)
 
 # ---------------------------------------------------------------------------------------- shared options
-ModelFile = Annotated[Path, typer.Option("--model", "-m", help="Model file (.npz).")]
+ModelFile = Annotated[Path, typer.Option("--model", "-m", help="Model file (.npz), or a model's name "
+                                                               "(structperc models list), built on first use.")]
 Output = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")]
 InputFormat = Annotated[Optional[Format], typer.Option(
     "--format", help="Input format (default: the model's, or from the extension).")]

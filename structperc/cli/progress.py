@@ -16,10 +16,11 @@ def examples(text):
 def announce_compiling(kernels):
     """Say on stderr, before a command's first call of the kernels ``kernels`` compiles them, that
     it does (once), so that the wait does not look like a hang."""
-    from structperc._kernels.cache import cold
+    from structperc._kernels.cache import NOTICE, cold, say_compiling
 
     if cold(kernels):
-        typer.echo("compiling kernels, once", err=True)
+        typer.echo(NOTICE, err=True)
+        say_compiling(log=False)  # said: numba's compile event does not say it again
 
 
 def checkpoint_path(model):

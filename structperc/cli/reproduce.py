@@ -10,6 +10,7 @@ beside the package directory, in a source checkout or an editable install.
 import importlib.util
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -23,7 +24,7 @@ REPRODUCE_EPILOG = """Examples:
 
   structperc reproduce collins2002 --quick
 
-  structperc reproduce collins2002 --only np,ewt --output experiments/results
+  structperc reproduce collins2002 --only np,ewt --output my-results
 
   structperc reproduce collins2002 --ptb-root /data/treebank_3/tagged/pos/wsj --only ptb
 """
@@ -67,12 +68,28 @@ def load_experiment(name, root=None):
     return module
 
 
+def new_folder(name, parent=Path(".")):
+    """A folder ``parent/NAME-YYYYMMDD-HHMMSS`` (with -2, -3 ... when taken) made now, so that a run
+    the user did not point anywhere writes over nothing, the committed results least of all."""
+    base = Path(parent) / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    path, n = base, 1
+    while True:
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            n += 1
+            path = base.with_name(f"{base.name}-{n}")
+
+
 def reproduce_command(
     experiment: str = typer.Argument(..., help="Which experiment: collins2002."),
     quick: bool = typer.Option(False, "--quick", help="Reduced run for CI: NP only, 3 epochs, 2,000 sentences."),
     corpora: Path = typer.Option(Path("corpora"), "--corpora", help="Folder holding the fetched corpora."),
     output: Optional[Path] = typer.Option(
-        None, "--output", "-o", help="Where to write the .md, .json and plots (default experiments/results)."),
+        None, "--output", "-o",
+        help="Where to write the .md, .json and plots (default: a new folder EXPERIMENT-DATE-TIME here; the "
+             "committed tables of experiments/results are rewritten only when named)."),
     out: Optional[Path] = hidden("--out"),
     ptb_root: Optional[Path] = typer.Option(
         None, "--ptb-root", help="Penn Treebank tagged .pos files (wsj_SSNN.pos, flat or in SS/ folders)."),
@@ -89,11 +106,18 @@ def reproduce_command(
     """
     if experiment not in EXPERIMENTS:
         raise ConfigError(f"unknown experiment {experiment!r}: choose one of {', '.join(EXPERIMENTS)}")
-    out = renamed(output, out, "--out", "--output", default=Path("experiments/results"))
+    out = renamed(output, out, "--out", "--output")
     run = load_experiment(experiment).run_collins2002
     datasets = split_list(only)
-    results = run(corpora, out, quick=quick, ptb_root=ptb_root, datasets=datasets,
-                  progress=None if quiet else (lambda line: typer.echo(line, err=True)))
+    made = out is None
+    out = new_folder(experiment) if made else out
+    try:
+        results = run(corpora, out, quick=quick, ptb_root=ptb_root, datasets=datasets,
+                      progress=None if quiet else (lambda line: typer.echo(line, err=True)))
+    except BaseException:
+        if made and not any(out.iterdir()):
+            out.rmdir()  # the folder made for this run, left empty: nothing of it remains
+        raise
     if json_output:
         typer.echo(json.dumps({"markdown": str(out / "collins2002.md"), "json": str(out / "collins2002.json"),
                                "seconds": results["total_seconds"]}))

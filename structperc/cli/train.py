@@ -103,7 +103,8 @@ def train_command(
     tag_sep: TagSep = None,
     columns: Optional[str] = typer.Option(None, help="Column names, e.g. word,pos,chunk (default: last is the label)."),
     label: Optional[str] = typer.Option(
-        None, help="Label column (CoNLL-U: upos or xpos, or columns joined with |: upos+feats)."),
+        None, help="Label column (CoNLL-U: upos or xpos, or columns joined with +: upos+feats, whose label "
+                   "values join the columns' values with |)."),
     only_types: Optional[str] = typer.Option(None, help="Keep these chunk types, map the others to O (e.g. NP)."),
     encoding: Encoding = None,
     templates: Optional[str] = typer.Option(

@@ -1,4 +1,6 @@
 """Reading any model file: a single model, or an ensemble of several (voting or stacked)."""
+from pathlib import Path
+
 from structperc.ensembles.stacking import StackedTagger
 from structperc.ensembles.vote import VotingTagger
 from structperc.errors import ModelFileError
@@ -9,7 +11,9 @@ from structperc.utils.npz import is_ensemble_file, read_npz
 
 def load_model(path):
     """The tagger of any model file: a ``Tagger`` (scikit-learn's estimator), a ``CRF`` for a model
-    that a ``CRF`` saved, or a ``VotingTagger`` or ``StackedTagger`` for an ensemble file."""
+    that a ``CRF`` saved, or a ``VotingTagger`` or ``StackedTagger`` for an ensemble file. ``path`` may
+    be a model's name instead (``structperc models list``): a named model is built on first use
+    (``structperc.models``)."""
     from structperc.estimator.crf import CRF
     from structperc.estimator.tagger import Tagger
 
@@ -22,6 +26,15 @@ def load_model(path):
 def read_model(path, single=TaggerCore):
     """``load_model`` with a single model as ``single``: ``TaggerCore`` for the commands, which do
     not import scikit-learn."""
+    from structperc.models.store import is_model_name, load_named
+
+    if is_model_name(path):
+        return load_named(str(path), lambda named: read_model(named, single))
+    if not Path(path).exists() and "/" not in str(path) and not str(path).endswith(".npz"):
+        from structperc.models.recipes import all_recipes
+
+        raise ModelFileError(f"{path}: no such model file, nor a model's name (names: {', '.join(all_recipes())}; "
+                             f"structperc models list)")
     if is_ensemble_file(path):
         return load_ensemble(path)
     return single.load(path)

@@ -22,9 +22,8 @@ import numpy as np
 from structperc.chunks import chunk_spans, is_bio
 from structperc.errors import ConfigError, DataError
 from structperc.estimator.core import TaggerCore
-from structperc.features.dicts import is_dict_corpus
 from structperc.ensembles.base import EnsembleTagger
-from structperc.corpus import as_corpus
+from structperc.estimator.inputs import open_input
 
 METHODS = ("token", "chunk", "soft")
 
@@ -184,6 +183,13 @@ class VotingTagger(EnsembleTagger):
         method = self.info.get("method")
         raise ConfigError(f"a voting model{f' ({method})' if method else ''} {what}")
 
+    def _corpus(self, X, y=None):
+        """The Corpus of X (``inputs.open_input``); feature dicts are refused."""
+        source = open_input(X, y, self.columns)
+        if source.columns is None:
+            self._refuse("takes token columns, not feature dicts")
+        return source.corpus
+
     def predict_corpus(self, corpus, forced=None):
         if forced is not None:
             self._refuse("takes no forced labels")
@@ -195,17 +201,13 @@ class VotingTagger(EnsembleTagger):
     def predict(self, X, forced=None):
         if forced is not None:
             self._refuse("takes no forced labels")
-        if is_dict_corpus(X):
-            self._refuse("takes token columns, not feature dicts")
-        corpus = as_corpus(X, None, self.columns)
+        corpus = self._corpus(X)
         flat, _ = self.predict_corpus(corpus)
         o = corpus.sentence_offsets
         return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
 
     def _gold_and_predicted(self, X, y=None):
-        if is_dict_corpus(X):
-            self._refuse("takes token columns, not feature dicts")
-        corpus = as_corpus(X, y, self.columns)
+        corpus = self._corpus(X, y)
         if corpus.label is None:
             raise DataError("evaluation data has no label column")
         return corpus.columns[corpus.label], self.predict_corpus(corpus)[0], corpus.sentence_offsets

@@ -5,11 +5,40 @@
 them from member to member. ``structperc.Tagger`` takes scikit-learn's own ``BaseEstimator`` methods
 instead, which come first in its method order.
 """
+import functools
 import inspect
 
+from structperc.train import RULE_OPTIONS
 
-class Estimator:
-    """``_get_param_names`` and ``get_params``, as ``sklearn.base.BaseEstimator`` has them."""
+
+def not_fitted(estimator, attribute):
+    """scikit-learn's ``NotFittedError`` for reading ``attribute`` of an unfitted ``estimator``.
+    scikit-learn is imported here, on this error path only, so that tagging never imports it."""
+    from sklearn.exceptions import NotFittedError
+
+    name = type(estimator).__name__
+    return NotFittedError(f"This {name} instance is not fitted yet (it has no {attribute}): call fit, or load a "
+                          f"model with {name}.load, before using it.")
+
+
+class Fitted:
+    """Reading a fitted attribute (one of ``fitted_attributes``) before ``fit`` raises scikit-learn's
+    ``NotFittedError`` (an AttributeError and a ValueError) instead of a bare AttributeError, so
+    ``predict`` before ``fit`` says what is missing, as scikit-learn's estimators do."""
+
+    fitted_attributes = ()
+
+    def __getattr__(self, name):  # called only when normal lookup fails
+        if name in type(self).fitted_attributes:
+            raise not_fitted(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+class Estimator(Fitted):
+    """``_get_param_names`` and ``get_params``, as ``sklearn.base.BaseEstimator`` has them; ``model_``
+    read before fitting raises ``NotFittedError`` (``Fitted``)."""
+
+    fitted_attributes = ("model_",)
 
     @classmethod
     def _get_param_names(cls):
@@ -21,3 +50,22 @@ class Estimator:
     def get_params(self, deep=True):
         """The constructor arguments (name -> value), as scikit-learn's ``get_params``."""
         return {name: getattr(self, name) for name in self._get_param_names()}
+
+
+def with_rule_options(init):
+    """``init`` (an estimator's ``__init__(self, ..., **rule_options)``) with a signature that lists every
+    option of the registered learning rules as a keyword-only parameter defaulting to None, so that
+    scikit-learn's ``get_params`` (``inspect.signature``) reads them: adding a rule to the registry adds
+    its options to ``Tagger`` without touching this file."""
+    signature = inspect.signature(init)
+    fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    taken = {p.name for p in fixed}
+    options = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+               for name in RULE_OPTIONS if name not in taken]
+
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=fixed + options)
+    return wrapper

@@ -14,43 +14,18 @@ import time
 import numpy as np
 
 from structperc.utils import heap
-from structperc.features.dicts import AttributeEncoder, is_dict_corpus
 from structperc.chunks import is_bio
-from structperc.features.encode import FeatureEncoder
 from structperc.features.presets import choose_structure
 from structperc.errors import ConfigError, DataError, ModelFileError
-from structperc.estimator.base import Estimator
+from structperc.estimator.base import Estimator, with_rule_options
 from structperc.utils.npz import is_ensemble_file
 from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
 from structperc.model.forcing import drop_missing_label, sentence_forced_ids
-from structperc.features.lexicon import read_lexicons
 from structperc.model.linear_chain import LinearChainModel
 from structperc.estimator import files, training
 from structperc.estimator.training import ALL_PAIRS_DEFAULT
-from structperc.corpus import as_corpus, flat_labels
+from structperc.estimator.inputs import open_input
 from structperc.train import RULE_OPTIONS
-
-
-def with_rule_options(init):
-    """``init`` (an estimator's ``__init__(self, ..., **rule_options)``) with a signature that lists every
-    option of the registered learning rules as a keyword-only parameter defaulting to None, so that
-    scikit-learn's ``get_params`` (``inspect.signature``) reads them: adding a rule to the registry adds
-    its options to ``Tagger`` without touching this file."""
-    import functools
-    import inspect
-
-    signature = inspect.signature(init)
-    fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    taken = {p.name for p in fixed}
-    options = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
-               for name in RULE_OPTIONS if name not in taken]
-
-    @functools.wraps(init)
-    def wrapper(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-
-    wrapper.__signature__ = signature.replace(parameters=fixed + options)
-    return wrapper
 
 
 class TaggerCore(Estimator):
@@ -184,11 +159,6 @@ class TaggerCore(Estimator):
         rule cannot do with them (``training.check_engine``)."""
         training.check_engine(self, client, checkpoint)
 
-    def _encoder(self):
-        lexicons = read_lexicons(self.lexicons, self.lexicon_lower)
-        return FeatureEncoder(self.templates_, self.min_count, self.rare_threshold, hash_bits=self.hash_bits,
-                              lexicons=lexicons)
-
     # ------------------------------------------------------------------ training
     def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
             checkpoint_every=1, resume=None, input_metadata=None, client=None):
@@ -213,35 +183,22 @@ class TaggerCore(Estimator):
                          client)
 
     def _fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
-             checkpoint_every=1, resume=None, input_metadata=None, client=None, release=False):
-        """``fit``; release: X is a Corpus no one else holds (``fit_file``), emptied once encoded."""
+             checkpoint_every=1, resume=None, input_metadata=None, client=None):
+        """``fit``; X may be an input adapter already (``inputs.open_input``): ``fit_file`` hands over
+        one whose corpus no one else holds, emptied once encoded."""
         self.trainer_options()
         self.check_engine(client, checkpoint=checkpoint is not None or resume is not None)
-        if is_dict_corpus(X):
-            training.check_dict_options(self)
-            encoder = AttributeEncoder(self.min_count)
-            labels = flat_labels(X, y)
-            self._choose(None, labels, np.cumsum([0] + [len(s) for s in y]))
-            encoded = encoder.fit_transform(X, labels)
-            read = {**(input_metadata or {}), "format": "dicts"}
-        else:
-            training.check_corpus_columns(self, X)
-            corpus = as_corpus(X, y, self.columns)
-            if corpus.label is None:
-                raise DataError("training data has no label column")
-            self._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
-            encoder = self._encoder()
-            read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
-                    "label": corpus.label}
-            # --workers N: this machine's N cores are the run's, for encoding too
-            threads = int(self.workers) if client is None and self.scheduler is None else 1
-            encoded = encoder.fit_transform(corpus, release=release, threads=threads)
-            corpus = None
-        # the training strings are not needed past encoding (freed here when the caller holds none)
-        del X, y
-        if release:
+        source = open_input(X, y, self.columns, read=input_metadata)
+        del X, y  # the training strings are not needed past encoding (freed there when the caller holds none)
+        source.check_training(self)
+        self._choose(source.columns, source.labels, source.sentence_offsets)
+        encoder = source.new_encoder(self)
+        # --workers N: this machine's N cores are the run's, for encoding too
+        threads = int(self.workers) if client is None and self.scheduler is None else 1
+        encoded = source.fit_transform(encoder, threads)
+        if source.release:
             heap.trim()  # the encoding's temporaries
-        return self._fit_encoded(encoder, encoded, read, dev, dev_y, progress, callback, checkpoint,
+        return self._fit_encoded(encoder, encoded, source.read, dev, dev_y, progress, callback, checkpoint,
                                  checkpoint_every, resume, client)
 
     def _fit_encoded(self, encoder, encoded, read, dev=None, dev_y=None, progress=None, callback=None,
@@ -310,16 +267,8 @@ class TaggerCore(Estimator):
     def _encode(self, X, y=None):
         """(EncodedCorpus, flat gold label strings or None) of X: feature dicts, a Corpus or token lists."""
         encoder = self.model_.encoder
-        if is_dict_corpus(X) or isinstance(encoder, AttributeEncoder):
-            if not isinstance(encoder, AttributeEncoder):
-                raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
-            if not is_dict_corpus(X) and any(len(s) for s in X):
-                raise ConfigError("this model was trained on feature dicts: give every token as a dict")
-            gold = flat_labels(X, y) if y is not None else None
-            return encoder.transform(X, gold), gold
-        corpus = self._input(as_corpus(X, y, self.columns))
-        gold = corpus.columns[corpus.label] if corpus.label is not None else None
-        return encoder.transform(corpus, with_labels=gold is not None), gold
+        source = open_input(X, y, self.columns, encoder=encoder)
+        return source.transform(encoder, self._input), source.labels
 
     def predict(self, X, forced=None):
         """Per-sentence lists of predicted labels.
@@ -335,14 +284,27 @@ class TaggerCore(Estimator):
         return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
 
     def tag(self, tokens):
-        """[(token, label), ...] of one sentence, as NLTK's taggers give it.
+        """[(token, label), ...] of one sentence, as NLTK's taggers give it; of raw text (a str), a
+        list of such sentences, the text split into sentences and words first (``estimator.text``).
 
-        tokens : list of str (or of tuples of column values, for a model over several columns)."""
+        tokens : list of str (or of tuples of column values, for a model over several columns), or a str."""
         if isinstance(tokens, str):
-            raise DataError(f"tag takes one sentence as a list of tokens, got the str {tokens[:40]!r}: split it "
-                              f"first (structperc.readers.raw.tokenize splits raw English text)")
+            from structperc.estimator.text import tag_text
+
+            return tag_text(self, tokens)
         tokens = list(tokens)
         return list(zip(tokens, self.predict([tokens])[0]))
+
+    def tag_spans(self, text):
+        """The labelled spans of raw text, as ``estimator.text.TextSpan(start, end, label, score)`` with
+        character offsets into ``text``: the chunks of a chunk label set (score: the chunk's marginal
+        probability for a crf or memm model, None for the others, which define no probability), else
+        one span per word."""
+        from structperc.estimator.text import text_spans
+
+        if not isinstance(text, str):
+            raise DataError(f"tag_spans takes raw text (a str), got {type(text).__name__}")
+        return text_spans(self, text)
 
     def tag_sents(self, sentences):
         """``tag`` of every sentence (a list of token lists)."""
@@ -380,16 +342,19 @@ class TaggerCore(Estimator):
         return {(a, b): float(transition[i, j]) for i, a in enumerate(model.labels)
                 for j, b in enumerate(model.labels)}
 
-    def evaluate(self, X, y=None):
-        """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds, tokens_per_second.
-
+    def evaluate(self, X, y=None, details=False):
+        """accuracy (and chunk P/R/F1 for BIO label sets), tokens, sentences, seconds (of tagging,
+        less any compiling of kernels), tokens_per_second.
+        details : also what ``eval`` prints (per-tag scores or phrase counts, errors: ``evaluation_details``).
         Gold labels the model does not know are listed under ``unknown_labels`` (and a StructpercWarning
         names them); a ConfigError when it knows none of them (``unknown_gold_labels``)."""
-        start = time.perf_counter()
+        from structperc._kernels.cache import compiling_seconds
+
+        start, compiled = time.perf_counter(), compiling_seconds()
         gold, predicted, offsets = self._gold_and_predicted(X, y)
-        seconds = time.perf_counter() - start
+        seconds = time.perf_counter() - start - (compiling_seconds() - compiled)  # a speed without compiling
         unknown = check_gold_labels(gold, self.model_.labels, getattr(X, "path", "<memory>"))
-        result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels))
+        result = evaluate_labels(gold, predicted, offsets, is_bio(self.model_.labels), details)
         if unknown:
             result["unknown_labels"] = unknown
         result["seconds"] = seconds

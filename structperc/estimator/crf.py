@@ -3,6 +3,7 @@ import os
 import tempfile
 
 from structperc.errors import ConfigError, DataError, ModelFileError
+from structperc.estimator.base import Fitted
 from structperc.estimator.sklearn_base import SklearnBase, builds_on_sklearn
 from structperc.estimator.tagger import SequenceTags, Tagger
 from structperc.evaluate.scorers import flat_accuracy_score
@@ -71,7 +72,7 @@ def iteration_line(entry):
 
 
 @builds_on_sklearn
-class CRF(SequenceTags, SklearnBase):
+class CRF(SequenceTags, SklearnBase, Fitted):
     """A linear-chain CRF with sklearn-crfsuite's constructor and methods: change the import only.
 
     Input is sklearn-crfsuite's: per sentence a list of feature dicts (``features/dicts.py``: a str
@@ -135,6 +136,8 @@ class CRF(SequenceTags, SklearnBase):
     - l2sgd has no delta stopping test (max_iterations epochs run), and learns every transition
       and the start and end weights. A model file is structperc's, never CRFsuite's.
     """
+
+    fitted_attributes = ("tagger_",)  # read before fit: NotFittedError (``base.Fitted``)
 
     def __init__(self, algorithm=None, min_freq=None, all_possible_states=None, all_possible_transitions=None,
                  c1=None, c2=None, max_iterations=None, num_memories=None, epsilon=None, period=None, delta=None,
@@ -307,6 +310,10 @@ class CRF(SequenceTags, SklearnBase):
     def predict_marginals_single(self, xseq):
         """``predict_marginals`` of one sentence."""
         return self.predict_marginals([xseq])[0]
+
+    def explain(self, xseq, labels=None, versus=None):
+        """``Tagger.explain`` of one sequence of feature dicts: every term of its path's score."""
+        return self.tagger_.explain(xseq, labels, versus)
 
     def score(self, X, y):
         """Token accuracy, a fraction (sklearn-crfsuite's flat accuracy)."""

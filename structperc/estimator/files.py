@@ -10,8 +10,9 @@ from structperc.features.dicts import AttributeEncoder
 from structperc.utils.digest import file_sha256
 from structperc.features.encode import FeatureEncoder
 from structperc.utils.interning import InternedColumn
-from structperc.errors import ConfigError, DataError
+from structperc.errors import ConfigError
 from structperc.model.forcing import check_forced, forced_label_ids
+from structperc.estimator.inputs import ColumnsInput
 
 
 def read_training_corpus(path, **reader_options):
@@ -78,8 +79,8 @@ def fit_file(tagger, path, dev=None, callback=None, progress=None, checkpoint=No
     parts = int(tagger.workers) if local else 1
     meanwhile = _import_dask if tagger.uses_mixing(client) else None
     # no reference to the training corpus is kept here: its columns go as soon as they are value ids
-    return tagger._fit(read_training_columns(path, parts=parts, meanwhile=meanwhile, **reader_options),
-                     input_metadata=reader_options, release=True, **run)
+    return tagger._fit(ColumnsInput(read_training_columns(path, parts=parts, meanwhile=meanwhile, **reader_options),
+                                    reader_options, release=True), **run)
 
 
 def cached_encoding(tagger, path, reader_options):
@@ -93,17 +94,15 @@ def cached_encoding(tagger, path, reader_options):
               "word_ids")
 
     def build():
-        corpus = read_corpus(path, **reader_options)
-        if corpus.label is None:
-            raise DataError("training data has no label column")
-        tagger._choose(corpus.columns, corpus.columns[corpus.label], corpus.sentence_offsets)
-        encoder = tagger._encoder()
-        encoded = encoder.fit_transform(corpus, corpus.columns[corpus.label])
+        source = ColumnsInput(read_corpus(path, **reader_options))
+        source.check_training(tagger)
+        tagger._choose(source.columns, source.labels, source.sentence_offsets)
+        encoder = source.new_encoder(tagger)
+        encoded = source.fit_transform(encoder)
         state, meta = encoder.state()
         arrays = {f"encoder__{k}": v for k, v in state.items()}
         arrays.update({f"encoded__{k}": getattr(encoded, k) for k in fields if getattr(encoded, k) is not None})
-        read = {"format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
-        return arrays, {"encoder": meta, "input": read}
+        return arrays, {"encoder": meta, "input": source.read}
 
     templates = tagger.templates if isinstance(tagger.templates, (str, type(None))) else list(tagger.templates)
     options = {"templates": templates, "min_count": tagger.min_count, "rare_threshold": tagger.rare_threshold,
@@ -177,12 +176,12 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
         (one sentence a line of word/TAG tokens).
     keep_gold : CoNLL-U input: keep the label's own field and add the prediction as a column.
 
-    Returns counts and the time from opening the input to the last write: sentences, tokens,
-    seconds, tokens_per_second.
+    Returns counts and the time from opening the input to the last write, less any compiling of
+    kernels: sentences, tokens, seconds, tokens_per_second.
     """
     from structperc.utils.atomic import open_output
     from structperc.readers import iter_corpus, write_tagged
-    from structperc.readers.writer import OUTPUT_FORMATS
+    from structperc.readers.writer import OUTPUT_FORMATS, TEXT_OUTPUT_FORMATS
 
     if marginals not in (None, "best", "all"):
         raise ConfigError(f"marginals takes 'best' or 'all', got {marginals!r}")
@@ -190,6 +189,14 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
         raise ConfigError(f"unknown output format {output_format!r}; choose from {', '.join(OUTPUT_FORMATS)}")
     check_templates(tagger)
     model = tagger.model_
+    if output_format in TEXT_OUTPUT_FORMATS:
+        if format not in (None, "raw"):
+            raise ConfigError(f"output format {output_format} writes tagged raw text with its offsets: "
+                              f"the input must be raw text (format raw), got format {format}")
+        if marginals or probability or force_column is not None or keep_gold:
+            raise ConfigError(f"output format {output_format} takes none of marginals, probability, "
+                              f"force_column, keep_gold")
+        format = "raw"
     if marginals or probability:
         from structperc.estimator.marginals import check_probabilistic
         from structperc.estimator.marginals import marginals as label_marginals
@@ -205,10 +212,21 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
         force_name = columns[int(force_column) - 1]
         options["columns"] = columns
     missing = tagger.missing_symbol()
-    start = time.perf_counter()
+    from structperc._kernels.cache import compiling_seconds
+
+    start, compiled = time.perf_counter(), compiling_seconds()
     sentences = tokens = 0
     with open_output(output) as out:
         for batch in iter_corpus(input, **options, require_label=False, allow_empty=True):
+            if batch.format == "raw":
+                from structperc.estimator.text import add_input_columns
+
+                add_input_columns(tagger, batch)
+            if output_format in TEXT_OUTPUT_FORMATS:
+                _write_text(tagger, out, batch, output_format)
+                sentences += batch.n_sentences
+                tokens += batch.n_tokens
+                continue
             forced = None
             if force_name is not None:
                 if force_name not in batch.columns:
@@ -232,9 +250,22 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
                          output_format=output_format, keep_gold=keep_gold, tag_sep=options.get("tag_sep") or "/")
             sentences += batch.n_sentences
             tokens += batch.n_tokens
-        seconds = time.perf_counter() - start
+        seconds = time.perf_counter() - start - (compiling_seconds() - compiled)  # a speed without compiling
     return {"sentences": sentences, "tokens": tokens, "seconds": seconds,
             "tokens_per_second": tokens / seconds if seconds > 0 else float("inf")}
+
+
+def _write_text(tagger, out, batch, output_format):
+    """Tag a batch of raw text and write it with its offsets (``readers.text_writer``)."""
+    from structperc.estimator.text import tag_corpus
+    from structperc.readers.text_writer import write_conllu, write_jsonl
+
+    if output_format == "jsonl":
+        names, chunks = tag_corpus(tagger, batch)
+        write_jsonl(out, batch, names, chunks)
+    else:
+        names = tagger.predict_corpus(batch)[0]
+        write_conllu(out, batch, names, tagger.model_.metadata.get("input", {}).get("label"))
 
 
 def _import_dask():

@@ -3,9 +3,11 @@
 scikit-learn's ``BaseEstimator`` comes first in the method order, so ``get_params``, ``set_params``,
 the repr, ``clone`` and pickling are scikit-learn's own; fitting, prediction, files and persistence
 are ``TaggerCore``'s. It takes its place once scikit-learn is loaded (``sklearn_base.py``): a fit
-and predict alone do not import it. Only the tags are this module's (``SequenceTags``, which ``CRF`` has too): a
-list of sentences is not a 2-D array.
+and predict alone do not import it. Only the tags are this module's (``SequenceTags``, which ``CRF``
+has too): a list of sentences is not a 2-D array; and ``explain`` (``explaining.py``), for the Python
+API.
 """
+from structperc.estimator import explaining
 from structperc.estimator.core import TaggerCore
 from structperc.estimator.sklearn_base import SklearnBase, builds_on_sklearn
 
@@ -30,3 +32,8 @@ class SequenceTags:
 @builds_on_sklearn
 class Tagger(SequenceTags, SklearnBase, TaggerCore):
     __doc__ = TaggerCore.__doc__
+
+    def explain(self, sentence, labels=None, versus=None):
+        """Why the model labels one sentence as it does: every term of the path's score, per token
+        against the runner-up (or the ``versus`` labels). ``explaining.explain`` gives the details."""
+        return explaining.explain(self, sentence, labels, versus)

@@ -6,16 +6,14 @@ import numpy as np
 
 from structperc.utils import heap
 from structperc._kernels.score.emission import gold_pairs
-from structperc.features.dicts import AttributeEncoder, is_dict_corpus
 from structperc.train.checkpoint import plain_json, read_checkpoint, write_checkpoint
 from structperc.chunks import is_bio
-from structperc.corpus import Corpus, as_corpus, flat_labels  # noqa: F401
-from structperc.errors import ConfigError, DataError
+from structperc.errors import ConfigError
 from structperc.evaluate.metrics import evaluate_labels
 from structperc.features.encode import FIRST_ID
-from structperc.model.forcing import drop_missing_label
 from structperc.model.layouts import build_tag_dict, choose_layout, layout_metadata
 from structperc.model.linear_chain import LinearChainModel
+from structperc.estimator.inputs import open_input
 
 # whether a model keeps a weight for every (feature, label) pair: None chooses from the number of labels
 # (``structperc.model.layouts.choose_layout``)
@@ -190,27 +188,6 @@ def run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progre
     model.prune()
 
 
-def check_dict_options(tagger):
-    """ConfigError for a parameter of ``tagger`` that applies to token columns with templates, set
-    while fitting feature dicts."""
-    if tagger.tag_dict:
-        raise ConfigError("tag_dict needs templates over a word column, not feature dicts")
-    for name, default in (("templates", None), ("rare_threshold", 5), ("lexicons", None), ("lexicon_lower", False),
-                          ("columns", None), ("hash_bits", None)):
-        if getattr(tagger, name) != default:
-            raise ConfigError(f"{name} applies to token columns with templates, not to feature dicts")
-
-
-def check_corpus_columns(tagger, X):
-    """ConfigError for ``columns`` given with a Corpus whose columns are others (``columns`` names
-    the values of token lists; a Corpus has its own)."""
-    if isinstance(X, Corpus) and tagger.columns is not None:
-        own = list(X.columns)
-        if list(tagger.columns) not in (own, [name for name in own if name != X.label]):
-            raise ConfigError(f"columns {', '.join(tagger.columns)} names the values of token lists; this Corpus "
-                              f"has its own: {', '.join(own)}")
-
-
 def check_unchanged_structure(tagger, model):
     """ConfigError for a structure parameter of ``tagger`` set to another value than the fitted
     model's: continued training keeps the model's order, constraint, layout and hashing (None, or
@@ -242,7 +219,6 @@ def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, ca
     from the kept weights. Without a fitted model this is ``fit``. The other arguments are
     ``fit``'s.
     """
-    from structperc.features.templates import load_templates
     from structperc.train import make_rule
 
     run = dict(checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume, client=client)
@@ -259,35 +235,8 @@ def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, ca
     if rule.normalization != model.normalization:
         raise ConfigError(f"a {tagger.trainer} model has {rule.normalization} normalization; "
                           f"this model has {model.normalization}")
-    if is_dict_corpus(X):
-        if not isinstance(encoder, AttributeEncoder):
-            raise ConfigError("this model was trained on token columns with templates, not on feature dicts")
-        encoded = encoder.extend(X, flat_labels(X, y))
-        read = {**(input_metadata or {}), "format": "dicts"}
-    else:
-        if isinstance(encoder, AttributeEncoder):
-            raise ConfigError("this model was trained on feature dicts and has no templates")
-        corpus = as_corpus(X, y, tagger.columns)
-        templates = tagger.templates if tagger.templates is not None else tagger.templates_  # None: the fitted choice
-        wanted = [str(t) for t in load_templates(templates, corpus.columns)]
-        if wanted != encoder.template_strings_:
-            raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
-                              f"{', '.join(encoder.template_strings_)}")
-        if corpus.label is None:
-            raise DataError("training data has no label column")
-        labels = corpus.columns[corpus.label]
-        known = set(encoder.labels_)
-        if tagger.missing_label is not None:
-            known.add(tagger.missing_label)
-        encoder.labels_ = encoder.labels_ + sorted({label for label in labels if label not in known})
-        if tagger.missing_label is not None and tagger.missing_label in labels:
-            # the missing symbol takes the id after the labels for the encoding, then becomes -1
-            encoder.labels_.append(tagger.missing_label)
-        encoded = encoder.extend(corpus)
-        if tagger.missing_label is not None:
-            drop_missing_label(encoder, encoded, tagger.missing_label)
-        read = {**(input_metadata or {}), "format": corpus.format, "columns": list(corpus.columns),
-                "label": corpus.label}
+    source = open_input(X, y, tagger.columns, read=input_metadata, encoder=encoder, training=True)
+    encoded = source.extend(encoder, tagger)
     if model.tag_dict is None:
         encoded.word_ids = None
     pairs = None
@@ -298,8 +247,8 @@ def continue_training(tagger, X, y=None, dev=None, dev_y=None, progress=None, ca
     previous = model.metadata.get("training", {})
     init_state = model.training_state if previous.get("trainer") == tagger.trainer else None
     tagger.labels_ = model.labels
-    run_training(tagger, rule, model, encoded, options, read, dev, dev_y, progress, callback, init_state=init_state,
-                start_epoch=int(previous.get("epochs_done", previous.get("epochs", 0))), **run)
+    run_training(tagger, rule, model, encoded, options, source.read, dev, dev_y, progress, callback,
+                 init_state=init_state, start_epoch=int(previous.get("epochs_done", previous.get("epochs", 0))), **run)
     return tagger
 
 

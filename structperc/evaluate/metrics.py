@@ -1,5 +1,6 @@
-"""Scores: token accuracy, conlleval-compatible chunk P/R/F1 (through seqeval), significance tests,
-and the comparison of two tagged outputs of the same input (``compare_tagged``)."""
+"""Scores: token accuracy, conlleval-compatible chunk P/R/F1 (through seqeval), the details of
+``eval`` (per-tag scores and confusions, phrase counts and errors: ``evaluation_details``),
+significance tests, and the comparison of two tagged outputs of the same input (``compare_tagged``)."""
 import warnings
 
 import numpy as np
@@ -33,8 +34,9 @@ def chunk_scores(gold, predicted):
     return {"precision": 100 * float(mp), "recall": 100 * float(mr), "f1": 100 * float(mf), "per_type": per_type}
 
 
-def evaluate_labels(gold, predicted, sentence_offsets, chunks):
-    """accuracy (percent), tokens, sentences, and with ``chunks`` precision/recall/f1/per_type.
+def evaluate_labels(gold, predicted, sentence_offsets, chunks, details=False):
+    """accuracy (percent), tokens, sentences, and with ``chunks`` precision/recall/f1/per_type;
+    with ``details`` also what ``eval`` prints (``evaluation_details``).
 
     gold, predicted : flat sequences of label strings.
     """
@@ -48,7 +50,62 @@ def evaluate_labels(gold, predicted, sentence_offsets, chunks):
     }
     if chunks:
         result.update(chunk_scores(split(gold, sentence_offsets), split(predicted, sentence_offsets)))
+    if details:
+        result.update(evaluation_details(gold, predicted, sentence_offsets, chunks, result.get("per_type"))[0])
     return result
+
+
+def chunk_type(label):
+    """The chunk type of a label (``NP`` of ``B-NP``), ``O`` outside a chunk."""
+    return label if label == "O" else label.split("-", 1)[-1]
+
+
+def evaluation_details(gold, predicted, sentence_offsets, chunks, per_type=None):
+    """What ``eval`` reports beyond ``evaluate_labels``, and the errors one by one.
+
+    Token task (``chunks`` False): per_type holds each tag's precision, recall, F1 and support
+    (``tags.tag_scores``); confusion the tag confusion matrix; confusions its off-diagonal cells,
+    the largest first. Chunk task: per_type holds, beside precision, recall and F1, the gold,
+    found (predicted) and correct phrases of each type, and its errors by kind
+    (``phrases.phrase_errors``); phrases, found and correct the totals; errors the totals by kind;
+    confusion and confusions those of the chunk types of the tokens (``chunk_type``).
+
+    gold, predicted : flat sequences of label strings; sentence_offsets : int array (S + 1,).
+    per_type : for a chunk task, ``chunk_scores``' per_type of the same labels when already computed
+        (``evaluate_labels``), extended here; None: computed.
+
+    Returns
+    -------
+    (details : dict, records : list of dict)
+        records: one per error, in sentence order (``phrases.phrase_errors``' records; for a token
+        task {sentence, kind "wrong_tag", type (gold tag), token (index in the sentence), predicted}).
+    """
+    from structperc.evaluate.phrases import KINDS, phrase_errors
+    from structperc.evaluate.tags import tag_scores
+
+    if not chunks:
+        details = tag_scores(gold, predicted)
+        offsets = np.asarray(sentence_offsets)
+        wrong = np.flatnonzero(np.asarray(gold, dtype=object) != np.asarray(predicted, dtype=object))
+        sentence_of = np.searchsorted(offsets, wrong, side="right") - 1
+        records = [{"sentence": int(s), "kind": "wrong_tag", "type": gold[i], "token": int(i - offsets[s]),
+                    "predicted": predicted[i]} for i, s in zip(wrong.tolist(), sentence_of.tolist())]
+        return details, records
+    found = phrase_errors(split(gold, sentence_offsets), split(predicted, sentence_offsets))
+    if per_type is None:
+        per_type = chunk_scores(split(gold, sentence_offsets), split(predicted, sentence_offsets))["per_type"]
+    for kind, count in found["counts"].items():
+        per_type[kind].update(count)
+        per_type[kind]["errors"] = found["errors"][kind]
+    types = tag_scores([chunk_type(x) for x in gold], [chunk_type(x) for x in predicted])
+    details = {
+        "per_type": per_type,
+        **{field: sum(c[field] for c in found["counts"].values()) for field in ("gold", "found", "correct")},
+        "errors": {kind: sum(e[kind] for e in found["errors"].values()) for kind in KINDS},
+        "confusion": types["confusion"], "confusions": types["confusions"],
+    }
+    details["phrases"] = details.pop("gold")
+    return details, found["records"]
 
 
 def _some(labels, n=6):

@@ -22,7 +22,6 @@ from itertools import chain
 
 import numpy as np
 
-from structperc.corpus import Corpus
 from structperc.features.encoded import EncodedCorpus
 from structperc.errors import ConfigError, DataError
 from structperc.utils.interning import Index, Interner
@@ -38,19 +37,6 @@ class EncodedAttributes(EncodedCorpus):
     feature_values: np.ndarray | None = None
     zero_offsets: np.ndarray | None = None
     zero_ids: np.ndarray | None = None
-
-
-def is_dict_input(X):
-    """True when the first token of X (a list of sentences) is a dict."""
-    for sentence in X:
-        for token in sentence:
-            return isinstance(token, dict)
-    return False
-
-
-def is_dict_corpus(X):
-    """True when X is token lists of feature dicts (not a Corpus, whose tokens are columns)."""
-    return not isinstance(X, Corpus) and is_dict_input(X)
 
 
 def read_dicts(X):

@@ -13,8 +13,8 @@ through that template's table (a direct array over its combined values when thei
 else a hash table), or, with feature hashing, through a hash of the key. A corpus is stored as CSR
 arrays (token offsets, feature ids).
 
-Continued training grows the index (``extend``, in ``encode_growth``): new features take the ids
-after the existing ones.
+Continued training grows the index (``IndexGrowth.extend``, in ``features/growth.py``): new features
+take the ids after the existing ones.
 """
 from concurrent.futures import ThreadPoolExecutor
 from itertools import repeat

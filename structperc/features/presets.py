@@ -9,7 +9,7 @@
   ``space_after`` column). Each preset reads only the columns the input has: ``ner``'s POS
   templates are optional (``?``), ``pos-rich`` reads the word alone. Feature dicts have no templates.
 - constraint: a chunk-scheme label set takes the tightest scheme its gold sequences all keep
-  (``kept_scheme``; the rules are ``chunks.SCHEMES``): ``bioes`` when it has E- or S- tags, else
+  (``chunks.kept_scheme``; the rules are ``chunks.SCHEMES``): ``bioes`` when it has E- or S- tags, else
   ``bio`` (I-X only after B-X or I-X), else ``iob1`` (B-X only after B-X or I-X, as in IOB1 data,
   where I-X starts a chunk). A label set that keeps none of them, and every other label set, take
   none.
@@ -18,7 +18,7 @@ An explicit choice is kept as given; ``constrain="none"`` turns the constraint o
 """
 from collections import namedtuple
 
-from structperc.chunks import SCHEMES, is_bio, keeps_scheme
+from structperc.chunks import SCHEMES, is_bio, kept_scheme
 from structperc.utils.interning import intern_column
 
 # Measured with the default perceptron (one run each): on a held-out last tenth of CoNLL-2000 train,
@@ -36,17 +36,6 @@ Structure = namedtuple("Structure", "templates constrain reason")
 Structure.__doc__ = """templates : preset name, file or list (as given, or chosen; None for feature dicts);
 constrain : "none" or a chunk scheme (``chunks.SCHEMES``); reason : why, in a few words ("given", or what
 the data showed)."""
-
-
-def kept_scheme(ids, distinct, sentence_offsets, missing_label=None):
-    """The tightest chunk scheme (``chunks.SCHEMES``) the gold sequences keep, or None: IOBES when
-    the labels have E- or S- tags, else BIO, else IOB1."""
-    distinct = list(distinct)
-    candidates = ["bio", "iob1"]
-    if any(label[:2] in ("E-", "S-") for label in distinct if label != missing_label):
-        candidates.insert(0, "bioes")
-    return next((scheme for scheme in candidates
-                 if keeps_scheme(ids, distinct, sentence_offsets, scheme, missing_label)), None)
 
 
 def choose_structure(templates, constrain, columns, labels, sentence_offsets, missing_label=None):

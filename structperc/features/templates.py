@@ -2,7 +2,7 @@
 
 A template is ``field[offset]`` parts joined by ``|``, for example ``w[-1]|w[0]`` or
 ``pos[-2]|pos[-1]|pos[0]``. It fires at every token i and its value is the tuple of the named fields
-at positions i + offset; positions outside the sentence read explicit boundary symbols. Two
+at positions i + offset; positions outside the sentence read explicit boundary symbols. Three
 modifiers:
 
 - ``pair:`` before a template makes it fire on the label pair (y[i-1], y[i]) instead of y[i] alone
@@ -298,9 +298,3 @@ def load_templates(spec, columns=None, derived=()):
     if not templates:
         raise ConfigError(f"templates {spec!r} define no template")
     return templates
-
-
-def attribute_table(words, name):
-    """The attribute ``name`` of each distinct word (list of str)."""
-    fn = ATTRIBUTES[name]
-    return [fn(w) for w in words]

@@ -110,7 +110,8 @@ class LinearChainModel:
         self.emission_pairs = emission_pairs
         self.weights = np.zeros(self.layout().size)
         self.metadata = {}
-        # what continued training needs beyond the weights (``tagger.training_state``), or None
+        # the learning rule's state beyond the weights (averaging sums, step counts), which a resumable
+        # model file keeps for exact continued training (``save(resumable=True)``); None when not kept
         self.training_state = None
 
     @property

@@ -61,9 +61,12 @@ class ConlluParser(Parser):
                 continue
             n_fields = line.count("\t") + 1
             if n_fields != 10:
+                # a line of words without a tab: raw text, which a CoNLL-U model tags as format raw
+                hint = ("; if this is raw text, read it as format raw (or write --output-format jsonl)"
+                        if n_fields == 1 and len(line.split()) > 1 else "")
                 raise InputFormatError(self.path, first + offset,
                                        f"expected 10 tab-separated CoNLL-U fields, found "
-                                       f"{n_fields}")
+                                       f"{n_fields}{hint}")
             token_lines.append((first + offset, line))
         if not token_lines:
             return

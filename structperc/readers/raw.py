@@ -1,60 +1,39 @@
-"""Raw text: one sentence per line, split into tokens by `tokenize`; blank lines are skipped.
+"""Raw text: every non-blank line is a paragraph, split into sentences and words.
 
-The format has one column, ``word``, and no label: it is input to tag, never training data.
+The words are those of ``tokenize.word_spans``, the sentences those of ``sentences.sentence_ends``.
+The format has four columns and no label: ``word``; ``space_after`` ("1" when space follows the word
+or it ends its line, "0" when another word follows at once), as the CoNLL-U reader gives it, so that
+templates trained on CoNLL-U's spacing read the text's own; and ``start`` and ``end``, the word's
+character offsets in its line. It is input to tag, never training data.
 """
 
 from __future__ import annotations
 
-import re
-
 from structperc.errors import ConfigError
 from structperc.readers.base import Parser
+from structperc.readers.sentences import sentence_ends
+from structperc.readers.tokenize import TOKENIZER, tokenize, word_spans  # noqa: F401 (tokenize: public)
 
-# Penn Treebank / UD style, for raw English text. Applied by `re.findall` to a line, in order:
-#   URLs, e-mail addresses                        http://x.org/a?b  a.b@c.com
-#   abbreviations with inner dots, titles         U.S.  e.g.  Mr.  Dr.  etc.
-#   numbers with inner separators                 1,000  3.5  12/25/2005  3:30
-#   a word before n't, then n't                   do n't  ca n't  wo n't  is n't
-#   can|not, gon|na, wan|na, got|ta               as PTB and UD split them
-#   clitics                                       's 're 'll 've 'd 'm (any case, ' or ’)
-#   words, with inner hyphens and apostrophes     well-known  o'clock  (not it's: it 's)
-#   runs of dots, dashes, paired quotes           ...  --  ``  ''
-#   any other non-space character alone           , . ; : ! ? ( ) " ' $ % ...
-_CLITIC = r"['’](?i:s|re|ll|ve|d|m)(?!\w)"
-_TOKEN = re.compile(
-    r"(?:https?://|www\.)\S+[^\s.,;:!?)\]}'\"]"
-    r"|[\w.+-]+@\w+(?:\.\w+)+"
-    r"|(?:[A-Za-z]\.){2,}"
-    r"|(?<!\w)(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|Inc|Corp|Co|Ltd|Mt|Jan|Feb|Aug|Sept|Oct|Nov|Dec)\."
-    r"|\d+(?:[.,:/]\d+)+"
-    r"|\w+(?=(?i:n['’]t)(?!\w))"
-    r"|(?i:n['’]t)(?!\w)"
-    r"|(?i:can)(?=(?i:not)(?!\w))"
-    r"|(?i:gon|wan)(?=(?i:na)(?!\w))"
-    r"|(?i:got)(?=(?i:ta)(?!\w))"
-    r"|" + _CLITIC +
-    r"|\w+(?:-\w+|['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
-    r"|\.{2,}|-{2,}|``|''"
-    r"|\S"
-)
+# what splits raw text, recorded with the models that tag it
+SEGMENTER = f"{TOKENIZER}; sentences by punctuation and line breaks"
+RAW_COLUMNS = ["word", "space_after", "start", "end"]
 
 
-def tokenize(text: str) -> list[str]:
-    """Split a line of raw English text into Penn Treebank / UD style tokens.
-
-    >>> tokenize("I don't think it's U.S.-made, Mr. Smith...")
-    ['I', 'do', "n't", 'think', 'it', "'s", 'U.S.', '-', 'made', ',', 'Mr.', 'Smith', '...']
-    """
-    return _TOKEN.findall(text)
+def paragraph_columns(text: str) -> tuple[list[list[str]], list[int]]:
+    """([words, space_after, start, end], the index after each sentence's last word) of one paragraph."""
+    spans = word_spans(text)
+    words = [text[s.start:s.end] for s in spans]
+    space_after = ["0" if i + 1 < len(spans) and spans[i + 1].start == s.end else "1" for i, s in enumerate(spans)]
+    return [words, space_after, [str(s.start) for s in spans], [str(s.end) for s in spans]], sentence_ends(text, spans)
 
 
 class RawParser(Parser):
-    """Every non-blank line is a sentence, its tokens those of `tokenize`."""
+    """Every non-blank line is a paragraph of sentences (see the module docstring)."""
 
     format = "raw"
     extensions = (".raw",)
     title = "raw text"
-    fixed_columns = ["word"]
+    fixed_columns = RAW_COLUMNS
     default_label = None
     keeps_lines = False
 
@@ -68,12 +47,16 @@ class RawParser(Parser):
 
     def feed(self, first_line: int, lines: list[str]) -> None:
         builder = self.builder
-        (words,) = builder.cols
+        cols = builder.cols
         line_numbers = builder.line_numbers
-        findall = _TOKEN.findall
         for offset, line in enumerate(lines):
-            tokens = findall(line)
-            if tokens:
-                words.extend(tokens)
-                line_numbers.extend([first_line + offset] * len(tokens))
+            values, ends = paragraph_columns(line)
+            if not ends:
+                continue
+            start = 0
+            for end in ends:
+                for column, new in zip(cols, values):
+                    column.extend(new[start:end])
+                line_numbers.extend([first_line + offset] * (end - start))
                 builder.close_sentence()
+                start = end

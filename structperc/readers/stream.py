@@ -25,6 +25,7 @@ from structperc.chunks import check_only_types, chunk_types, map_only_types
 from structperc.corpus import Corpus, concatenate
 from structperc.errors import ConfigError, DataError, InputFormatError, StructpercWarning
 from structperc.readers.base import STDIN_NAME
+from structperc.readers.encodings import likely_encoding
 from structperc.readers.registry import FORMATS, resolve_format
 
 _CHUNK_BYTES = 1 << 20
@@ -91,11 +92,12 @@ def read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_range
                 text = data.decode(encoding)
             except UnicodeDecodeError as error:
                 line = first_line + data.count(b"\n", 0, error.start)
+                guess = likely_encoding(data, error.start, encoding)
+                hint = (f"it looks like {guess}: give encoding={guess}, or the file's own" if guess
+                        else "give the file's own encoding")
                 raise InputFormatError(
                     name, line, f"cannot decode byte {data[error.start:error.start + 1]!r} as "
-                    f"{encoding} ({error.reason}): the file has another encoding; give "
-                    f"encoding={'latin-1' if encoding.replace('-', '').lower() == 'utf8' else 'utf-8'} or the "
-                    f"file's own") from None
+                    f"{encoding} ({error.reason}): the file has another encoding; {hint}") from None
             except LookupError:
                 raise ConfigError(f"unknown encoding {encoding!r}") from None
             if check_utf8 and not data.isascii():

@@ -8,10 +8,12 @@ from typing import Sequence, TextIO
 from structperc.corpus import Corpus
 from structperc.errors import ConfigError, DataError
 
-# output formats besides the input's own: ``tagged`` writes each sentence on one line of word/TAG tokens
-OUTPUT_FORMATS = ("tagged",)
+# output formats besides the input's own: ``tagged`` writes each sentence on one line of word/TAG tokens;
+# ``jsonl`` and ``conllu`` write tagged raw text with its offsets (``text_writer``)
+OUTPUT_FORMATS = ("tagged", "jsonl", "conllu")
+TEXT_OUTPUT_FORMATS = ("jsonl", "conllu")
 # the 0-based CoNLL-U field of each column a CoNLL-U corpus reads (``readers.conllu.CONLLU_COLUMNS``)
-_CONLLU_FIELDS = {"word": 1, "lemma": 2, "upos": 3, "xpos": 4, "feats": 5, "head": 6, "deprel": 7}
+CONLLU_FIELDS = {"word": 1, "lemma": 2, "upos": 3, "xpos": 4, "feats": 5, "head": 6, "deprel": 7}
 
 
 def write_tagged(out: TextIO, corpus: Corpus, predicted: Sequence[str],
@@ -48,6 +50,8 @@ def write_tagged(out: TextIO, corpus: Corpus, predicted: Sequence[str],
     if output_format is not None and output_format not in OUTPUT_FORMATS:
         raise ConfigError(f"unknown output format {output_format!r}; choose from {', '.join(OUTPUT_FORMATS)} "
                           f"(or none: the input's format)")
+    if output_format in TEXT_OUTPUT_FORMATS:
+        raise ConfigError(f"the {output_format} output format writes tagged raw text: use readers.text_writer")
     extra_columns = list(extra_columns or [])
     for index, column in enumerate(extra_columns):
         if len(column) != n_tokens:
@@ -61,6 +65,8 @@ def write_tagged(out: TextIO, corpus: Corpus, predicted: Sequence[str],
     separator = "\t" if corpus.format == "conllu" else " "
     if corpus.lines is not None and corpus.format in ("conll", "conllu"):
         base = corpus.lines
+    elif corpus.format == "raw":  # its other columns (spacing, offsets) are the reader's, not the text's
+        base = list(corpus.columns["word"])
     else:
         base = [" ".join(fields) for fields in zip(*corpus.columns.values())]
     fields = None
@@ -107,9 +113,9 @@ def _conllu_label_fields(label):
     if label is None:
         return None
     parts = label.split("+")
-    if any(part not in _CONLLU_FIELDS for part in parts):
+    if any(part not in CONLLU_FIELDS for part in parts):
         return None
-    return [_CONLLU_FIELDS[part] for part in parts]
+    return [CONLLU_FIELDS[part] for part in parts]
 
 
 def _conllu_rows(entries, predicted, fields, extra_columns):

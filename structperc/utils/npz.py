@@ -35,13 +35,28 @@ def is_ensemble_file(path):
         return False  # not a readable archive: the model reader reports it
 
 
-def write_npz(path, arrays, metadata):
-    """Write arrays plus the JSON-able dict ``metadata`` to ``path`` atomically; returns the path."""
+def write_npz(path, arrays, metadata, reproducible=False):
+    """Write arrays plus the JSON-able dict ``metadata`` to ``path`` atomically; returns the path.
+
+    reproducible : the same arrays and metadata give the same bytes (the archive's members in name
+        order, each dated 1980-01-01, as ``np.savez`` writes them otherwise with the time of writing)."""
     path = Path(path)
     arrays = {**arrays, "metadata": np.array(json.dumps(metadata))}
     with atomic_write(path, "wb") as handle:
-        np.savez(handle, **arrays, checksum=np.array(checksum(arrays)))
+        if reproducible:
+            _savez_dated(handle, {**arrays, "checksum": np.array(checksum(arrays))})
+        else:
+            np.savez(handle, **arrays, checksum=np.array(checksum(arrays)))
     return path
+
+
+def _savez_dated(handle, arrays):
+    """``np.savez`` with fixed member dates and order (``write_npz(reproducible=True)``)."""
+    with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name in sorted(arrays):
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            with archive.open(info, "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(arrays[name]), allow_pickle=False)
 
 
 def checksum(arrays):

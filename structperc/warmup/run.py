@@ -1,6 +1,7 @@
 """Compile and cache the kernels once, so the first real command does not wait for numba.
 
-``make install`` runs ``python -m structperc.warmup``: every learning rule is trained for one epoch
+``make warm`` runs ``python -m structperc.warmup`` (``make install`` does not: without it, each
+command compiles the kernels it calls on first use). Every learning rule is trained for one epoch
 on a small synthetic corpus, at both label orders where the rule has them, and the models tag,
 give marginals and k-best lists. The options with kernels of their own (feature hashing, gold
 pairs, L1), the rerankers and Brown clustering run once too. numba caches the machine code beside
@@ -20,7 +21,7 @@ def every_kernel():
 
     names = [k for _, _, rule in every_variant()
              for k in cache.training_kernels(rule.kernels + rule.l1_kernels, mixing="mixing" in rule.supports)]
-    names += cache.tagging_kernels("global") + cache.PARALLEL_DECODING + cache.OPTIONS + cache.RERANKING
+    names += cache.tagging_kernels("global") + cache.OPTIONS + cache.RERANKING
     names += list(cache.CLUSTERING + cache.NBEST) + [k for kernels in cache.RERANK_APPLYING.values() for k in kernels]
     return list(dict.fromkeys(names))
 
@@ -105,7 +106,8 @@ def main():
     start = time.perf_counter()
     if not cold(every_kernel()):
         return
-    print("compiling kernels, once", file=sys.stderr, flush=True)
+    print(cache.NOTICE, file=sys.stderr, flush=True)
+    cache.say_compiling(log=False)  # said: the first compilation does not say it again
     X, y = _corpus()
     corpus = as_corpus(X, y, ["word", "pos"])
     mixed = False
@@ -113,7 +115,7 @@ def main():
         for order in rule.orders:
             tagger = TaggerCore(templates="chunk", trainer=name, epochs=1, order=order, constrain="bio",
                                 tag_dict=1 if order == 2 else None, **options).fit(X, y, dev=X, dev_y=y)
-            tagger.predict(X + X)  # 80 sentences: the parallel decoder (the dev scoring ran the serial one)
+            tagger.predict(X + X)  # 80 sentences: decoded on threads (the kernel of the dev scoring)
             if rule.probabilistic:
                 from structperc.estimator.marginals import marginals
 

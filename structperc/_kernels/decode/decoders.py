@@ -1,24 +1,27 @@
 """The decoders of a model, by name, and decoding a sentence or a corpus.
 
 ``DECODERS`` maps a decoder's name to the code that ``Layout.decoder`` stores; ``run_decoder`` is
-the one dispatch on that code. A decoder takes the first-order tables of ``scoring.sentence_scores``
-(plus w, the layout and the sentence, for second-order blocks and candidates) and returns
-(path int64 (n,), score). The inference itself (``viterbi.py``, ``second_order.py``) sees scores
-only. A new decoder is its inference file, a function here and a line in ``DECODERS``.
+the one dispatch on it, through the layout's flags ``second_order`` and ``local`` (None or True,
+from the code), whose types numba compiles for: a kernel holds the code of its model's decoder only.
+A decoder takes the first-order tables of ``scoring.sentence_scores`` (plus w, the layout and the
+sentence, for second-order blocks and candidates) and returns (path int64 (n,), score). The
+inference itself (``viterbi.py``, ``second_order.py``) sees scores only. A new decoder is its
+inference file, a function here and a line in ``DECODERS``.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..score.scoring import (local_context_scores2, local_scores, second_order_scores, sentence_candidates,
                              sentence_scores)
 from .second_order import viterbi2, viterbi2_context
 from .viterbi import viterbi, viterbi_candidates
+from ..threads import PARALLEL_FROM, over_blocks  # noqa: F401 (PARALLEL_FROM: the callers')
 
 VITERBI, VITERBI2, MEMM, MEMM2 = range(4)
 DECODERS = {"viterbi": VITERBI, "viterbi2": VITERBI2, "memm": MEMM, "memm2": MEMM2}
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def first_order_viterbi(layout, data, a, b, emission, transition, end):
     """First-order Viterbi of tokens [a, b) over their candidates when the data has a tag
     dictionary (|C_t| |C_{t-1}| per token), over every label pair otherwise."""
@@ -28,14 +31,14 @@ def first_order_viterbi(layout, data, a, b, emission, transition, end):
     return viterbi(emission, transition, end)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decode_viterbi(w, layout, data, a, b, scores):
     """First-order Viterbi (over the candidates of each token, with a tag dictionary)."""
     emission, transition, end = scores
     return first_order_viterbi(layout, data, a, b, emission, transition, end)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decode_viterbi2(w, layout, data, a, b, scores):
     """Second-order Viterbi over the candidates of each token."""
     emission, transition, end = scores
@@ -43,14 +46,14 @@ def decode_viterbi2(w, layout, data, a, b, scores):
     return viterbi2(emission, transition2, end, offsets, labels)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decode_memm(w, layout, data, a, b, scores):
     """Best sum_t log P(y_t | y_{t-1}, x)."""
     emission, transition, end = local_scores(*scores)
     return first_order_viterbi(layout, data, a, b, emission, transition, end)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decode_memm2(w, layout, data, a, b, scores):
     """Best sum_t log P(y_t | y_{t-2}, y_{t-1}, x): each history normalized over the candidates of t."""
     emission, transition, end = scores
@@ -59,17 +62,24 @@ def decode_memm2(w, layout, data, a, b, scores):
     return viterbi2_context(emission, transition2, context, np.zeros_like(end), offsets, labels)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def run_decoder(w, layout, data, a, b, scores):
     """The decoder of ``layout.decoder`` on the tables ``scores`` = (emission, transition, end)."""
-    decoder = layout.decoder
-    if decoder == VITERBI2:
-        return decode_viterbi2(w, layout, data, a, b, scores)
-    if decoder == MEMM:
+    return _run_decoder(layout.second_order, layout.local, w, layout, data, a, b, scores)
+
+
+@njit(cache=True)
+def _run_decoder(second_order, local, w, layout, data, a, b, scores):
+    """The choice of ``run_decoder`` on the types of the layout's flags (None or True): numba
+    prunes the branches of the other decoders before compiling, so a kernel holds one decoder's
+    code, and is compiled once per decoder that a model uses."""
+    if second_order is None:
+        if local is None:
+            return decode_viterbi(w, layout, data, a, b, scores)
         return decode_memm(w, layout, data, a, b, scores)
-    if decoder == MEMM2:
-        return decode_memm2(w, layout, data, a, b, scores)
-    return decode_viterbi(w, layout, data, a, b, scores)
+    if local is None:
+        return decode_viterbi2(w, layout, data, a, b, scores)
+    return decode_memm2(w, layout, data, a, b, scores)
 
 
 @njit(cache=True)
@@ -82,65 +92,24 @@ def decode_sentence(w, layout, data, a, b, extra_emission):
     return run_decoder(w, layout, data, a, b, (emission, transition, end))
 
 
-@njit(cache=True)
-def decode_range(w, layout, data, lo, hi, labels, scores):
+@njit(cache=True, nogil=True)
+def decode_block(w, layout, data, lo, hi, labels, scores):
     """Decode sentences lo..hi-1 into ``labels`` (n_tokens,) and ``scores`` (n_sentences,)."""
     sentence_offsets = data.sentence_offsets
     no_extra = np.zeros((0, layout.n_labels))
     for s in range(lo, hi):
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        path, score = decode_sentence(w, layout, data, a, b, no_extra)
-        labels[a:b] = path
-        scores[s] = score
+        path, scores[s] = decode_sentence(w, layout, data, a, b, no_extra)
+        for t in range(b - a):  # not labels[a:b] = path: its shape check compiles string code
+            labels[a + t] = path[t]
 
 
-@njit(cache=True)
-def decode_corpus_serial(w, layout, data):
-    """``decode_corpus`` in the calling thread."""
-    n_sentences = data.sentence_offsets.shape[0] - 1
-    labels = np.zeros(data.sentence_offsets[-1], dtype=np.int64)
-    scores = np.zeros(n_sentences)
-    decode_range(w, layout, data, 0, n_sentences, labels, scores)
-    return labels, scores
-
-
-@njit(cache=True)
-def decode_corpus_first_order(w, layout, data):
-    """``decode_corpus_serial`` of a first-order Viterbi model (``layout.decoder`` VITERBI) only.
-    The other decoders' code stays out of this kernel, so that it loads from numba's cache in a
-    fraction of the time: most of the start-up of tagging a small file."""
+def decode_corpus(w, layout, data, threads=None):
+    """Best labels of every token (int64 (n_tokens,)) and score of every sentence, on ``threads``
+    threads (None: numba's count) from ``threads.PARALLEL_FROM`` sentences on. Each sentence is
+    decoded on its own, so the result does not depend on the threads."""
     sentence_offsets = data.sentence_offsets
-    n_sentences = sentence_offsets.shape[0] - 1
     labels = np.zeros(sentence_offsets[-1], dtype=np.int64)
-    scores = np.zeros(n_sentences)
-    for s in range(n_sentences):
-        a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        path, scores[s] = decode_viterbi(w, layout, data, a, b, sentence_scores(w, layout, data, a, b))
-        labels[a:b] = path
+    scores = np.zeros(sentence_offsets.shape[0] - 1)
+    over_blocks(lambda lo, hi: decode_block(w, layout, data, lo, hi, labels, scores), sentence_offsets, threads)
     return labels, scores
-
-
-@njit(cache=True, parallel=True)
-def decode_corpus_parallel(w, layout, data):
-    """``decode_corpus`` on numba's threads, one sentence at a time."""
-    n_sentences = data.sentence_offsets.shape[0] - 1
-    labels = np.zeros(data.sentence_offsets[-1], dtype=np.int64)
-    scores = np.zeros(n_sentences)
-    for s in prange(n_sentences):
-        decode_range(w, layout, data, s, s + 1, labels, scores)
-    return labels, scores
-
-
-# Below this many sentences, decoding runs in the calling thread: starting numba's thread pool
-# (loading its threading layer) costs more than a small batch takes to decode.
-PARALLEL_FROM = 64
-
-
-def decode_corpus(w, layout, data):
-    """Best labels of every token (int64 (n_tokens,)) and score of every sentence. Each sentence is
-    decoded on its own, so the serial and the parallel kernel give the same result."""
-    if data.sentence_offsets.shape[0] - 1 < PARALLEL_FROM:
-        if layout.decoder == VITERBI:
-            return decode_corpus_first_order(w, layout, data)
-        return decode_corpus_serial(w, layout, data)
-    return decode_corpus_parallel(w, layout, data)

@@ -143,39 +143,6 @@ def forward_backward(emission, transition, end):
 
 
 @njit(cache=True)
-def sequence_log_probability(emission, transition, end, y):
-    """log P(y | x) = score(y) - log Z.
-
-    Parameters
-    ----------
-    emission : ndarray of shape (n, L)
-    transition : ndarray of shape (m, L+1, L), m in {1, n}
-    end : ndarray of shape (L,)
-    y : ndarray of shape (n,), int64
-
-    Returns
-    -------
-    float
-        -inf for a forbidden labeling.
-    """
-    n, n_labels = emission.shape
-    if n == 0:
-        return 0.0
-    per_token = transition.shape[0] > 1
-    # score(y) = sum_t emission[t, y_t] + transition[t', y_{t-1}, y_t] + end[y_{n-1}]
-    score = 0.0
-    prev = n_labels
-    for t in range(n):
-        tt = t if per_token else 0
-        score += emission[t, y[t]] + transition[tt, prev, y[t]]
-        prev = y[t]
-    score += end[prev]
-    if score == -np.inf:
-        return -np.inf
-    return score - log_partition(emission, transition, end)
-
-
-@njit(cache=True)
 def forward_backward_scaled(emission, transition, end):
     """``forward_backward`` with rescaled probabilities instead of log-sum-exp (same returns).
 
@@ -341,16 +308,6 @@ def _log_z_candidates(alpha, end, cand_offsets, cand_labels):
     for j in range(terms.shape[0]):
         terms[j] = alpha[base + j] + end[cand_labels[base + j]]
     return log_sum_exp(terms)
-
-
-@njit(cache=True)
-def log_partition_candidates(emission, transition, end, cand_offsets, cand_labels):
-    """``log_partition`` over the labelings inside the candidate sets (``viterbi.viterbi_candidates``
-    describes cand_offsets and cand_labels)."""
-    if emission.shape[0] == 0:
-        return 0.0
-    return _log_z_candidates(_forward_candidates(emission, transition, cand_offsets, cand_labels), end,
-                             cand_offsets, cand_labels)
 
 
 @njit(cache=True)

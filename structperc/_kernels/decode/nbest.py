@@ -12,40 +12,31 @@ Output layout (S sentences, C candidates in all)::
     scores            float64 (C,)    model score of each candidate (w · Φ for global models)
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .decoders import MEMM
 from .kbest import kbest_candidates, kbest_viterbi
-from ..score.scoring import local_scores, sentence_candidates, sentence_scores
+from ..score.scoring import decoder_tables, sentence_candidates, sentence_scores
+from ..threads import over_blocks
 
 
 @njit(cache=True)
 def kbest_sentence(w, layout, data, a, b, k):
     """(paths (k', b - a), scores (k',)) of tokens [a, b), best first; first-order models only.
     With a tag dictionary only the labelings inside the candidate sets are ranked."""
-    emission, transition, end = sentence_scores(w, layout, data, a, b)
-    if layout.decoder == MEMM:
-        emission, transition, end = local_scores(emission, transition, end)
+    emission, transition, end = decoder_tables(layout.local, *sentence_scores(w, layout, data, a, b))
     if data.cand_offsets.shape[0] > 0:
         offsets, labels = sentence_candidates(layout, data, a, b)
         return kbest_candidates(emission, transition, end, k, offsets, labels)
     return kbest_viterbi(emission, transition, end, k)
 
 
-@njit(cache=True, parallel=True)
-def kbest_corpus(w, layout, data, k):
-    """The k best labelings of every sentence: (candidate_offsets, path_offsets, paths, scores).
-
-    Sentences are decoded in parallel into a slab with room for k candidates each (sentence s owns
-    paths [k * a_s, k * b_s) and scores [k * s, k * (s + 1))), then compacted.
-    """
+@njit(cache=True, nogil=True)
+def kbest_block(w, layout, data, k, lo, hi, slab_paths, slab_scores, counts):
+    """The k best labelings of sentences lo..hi-1 into a slab with room for k candidates each:
+    sentence s owns paths [k * a_s, k * b_s) (candidate j at k * a_s + j * n_s) and scores
+    [k * s, k * (s + 1)); counts[s] is its number of candidates."""
     sentence_offsets = data.sentence_offsets
-    n_sentences = sentence_offsets.shape[0] - 1
-    n_tokens = sentence_offsets[-1]
-    slab_paths = np.empty(k * n_tokens, dtype=np.int64)
-    slab_scores = np.empty(k * n_sentences)
-    counts = np.zeros(n_sentences, dtype=np.int64)
-    for s in prange(n_sentences):
+    for s in range(lo, hi):
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
         paths, scores = kbest_sentence(w, layout, data, a, b, k)
         n = b - a
@@ -56,24 +47,29 @@ def kbest_corpus(w, layout, data, k):
             for t in range(n):
                 slab_paths[k * a + j * n + t] = paths[j, t]
 
-    candidate_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
-    for s in range(n_sentences):
-        candidate_offsets[s + 1] = candidate_offsets[s] + counts[s]
-    n_candidates = candidate_offsets[-1]
-    path_offsets = np.zeros(n_candidates + 1, dtype=np.int64)
-    for s in range(n_sentences):
-        n = sentence_offsets[s + 1] - sentence_offsets[s]
-        for j in range(candidate_offsets[s], candidate_offsets[s + 1]):
-            path_offsets[j + 1] = path_offsets[j] + n
-    paths = np.empty(path_offsets[-1], dtype=np.int64)
-    scores = np.empty(n_candidates)
-    for s in prange(n_sentences):
-        a, b = sentence_offsets[s], sentence_offsets[s + 1]
-        first = candidate_offsets[s]
-        for j in range(counts[s]):
-            scores[first + j] = slab_scores[k * s + j]
-            start = path_offsets[first + j]
-            for t in range(b - a):
-                paths[start + t] = slab_paths[k * a + j * (b - a) + t]
-    return candidate_offsets, path_offsets, paths, scores
 
+def kbest_corpus(w, layout, data, k, threads=None):
+    """The k best labelings of every sentence: (candidate_offsets, path_offsets, paths, scores).
+
+    Sentences are decoded into the slab of ``kbest_block`` (on ``threads`` threads, None: numba's
+    count, from ``threads.PARALLEL_FROM`` sentences on), then compacted.
+    """
+    sentence_offsets = data.sentence_offsets
+    n_sentences = sentence_offsets.shape[0] - 1
+    slab_paths = np.empty(k * sentence_offsets[-1], dtype=np.int64)
+    slab_scores = np.empty(k * n_sentences)
+    counts = np.zeros(n_sentences, dtype=np.int64)
+    over_blocks(lambda lo, hi: kbest_block(w, layout, data, k, lo, hi, slab_paths, slab_scores, counts),
+                sentence_offsets, threads)
+    candidate_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
+    np.cumsum(counts, out=candidate_offsets[1:])
+    sentence = np.repeat(np.arange(n_sentences), counts)  # the sentence of each candidate
+    rank = np.arange(len(sentence)) - candidate_offsets[sentence]
+    lengths = np.diff(sentence_offsets)[sentence]
+    path_offsets = np.zeros(len(sentence) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=path_offsets[1:])
+    scores = slab_scores[k * sentence + rank]
+    # candidate j of sentence s is slab_paths[k * a_s + j * n_s:][:n_s]
+    starts = k * sentence_offsets[sentence] + rank * lengths
+    paths = slab_paths[np.repeat(starts - path_offsets[:-1], lengths) + np.arange(path_offsets[-1])]
+    return candidate_offsets, path_offsets, paths, scores

@@ -58,12 +58,6 @@ def table_with_ids(keys, ids):
 
 
 @njit(cache=True)
-def build_table(keys):
-    """Table mapping keys[i] -> i. keys: int64 (n,), distinct and >= 0."""
-    return table_with_ids(keys, np.arange(keys.shape[0], dtype=np.int64))
-
-
-@njit(cache=True)
 def lookup(slot_keys, slot_ids, queries):
     """ids of queries (any shape flattened by the caller); -1 for a missing key or a query of -1."""
     bits = table_bits(slot_keys)

@@ -54,10 +54,17 @@ def chain_marginals(layout, data, a, b, emission, transition, end):
 
 
 @njit(cache=True)
-def add_expected_counts(target, scale, layout, data, a, b, node, edge):
-    """target += scale * E[Φ(x, y')] for tokens [a, b), from node (n, L) and edge (n, L + 1, L)
-    marginals as returned by ``forward_backward``."""
-    add_counts(Update(target, target[:0], scale, 0.0), layout, data, a, b, node, edge)
+def add_edge_block(v, u, base, x, y, edge):
+    """``sgd.add_block`` of the (L + 1, L) block ``edge``, entry (p, c) at base + p * L + c
+    (indexed, not through a flat view: numba's reshape compiles its error messages' string code)."""
+    rows, n_labels = edge.shape
+    for p in range(rows):
+        for c in range(n_labels):
+            v[base + p * n_labels + c] += x * edge[p, c]
+    if u.shape[0] > 0:
+        for p in range(rows):
+            for c in range(n_labels):
+                u[base + p * n_labels + c] += y * edge[p, c]
 
 
 @njit(cache=True)
@@ -74,12 +81,11 @@ def add_counts(update, layout, data, a, b, node, edge):
     for t in range(n):
         scatter_features(v, layout, data, a + t, x, node[t], u, y)
         # edge[t, p, c] sits at p * L + c of the transition block and of each pair feature's block
-        flat_edge = edge[t].reshape(size)
-        add_block(v, u, layout.off_trans, x, y, flat_edge)
+        add_edge_block(v, u, layout.off_trans, x, y, edge[t])
         pair_lo = pair_offsets[a + t] if has_pairs else 0
         pair_hi = pair_offsets[a + t + 1] if has_pairs else 0
         for k in range(pair_lo, pair_hi):
-            add_block(v, u, layout.off_pair + pair_ids[k] * size, x, y, flat_edge)
+            add_edge_block(v, u, layout.off_pair + pair_ids[k] * size, x, y, edge[t])
     if n > 0:
         add_block(v, u, layout.off_end, x, y, node[n - 1])
 

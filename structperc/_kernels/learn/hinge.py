@@ -43,12 +43,6 @@ def labeling_allowed(y, a, layout, data):
 
 
 @njit(cache=True)
-def loss_augmented_decode(v, scale, layout, data, a, b, cost):
-    """argmax_y' of scale * v · Φ(x, y') + cost Δ(gold, y') and that maximum."""
-    return loss_augmented_decode_against(v, scale, layout, data, a, b, cost, data.gold[a:b])
-
-
-@njit(cache=True)
 def loss_augmented_decode_against(v, scale, layout, data, a, b, cost, target):
     """argmax_y' of scale * v · Φ(x, y') + cost Δ(target, y') and that maximum; target is the
     (possibly latent) gold labeling of tokens [a, b).

@@ -47,25 +47,26 @@ def transition_scores(w, layout, data, a, b):
     per_token = pair_offsets.shape[0] > 0 and pair_offsets[b] - pair_offsets[a] > 0
     m = b - a if per_token else 1
     transition = np.empty((m, n_labels + 1, n_labels))
+    # indexed, not through a flat view: numba's reshape compiles its error messages' string code
     for tt in range(m):
-        flat = transition[tt].reshape(size)
-        for i in range(size):
-            flat[i] = w[off_trans + i]
+        for p in range(n_labels + 1):
+            for c in range(n_labels):
+                transition[tt, p, c] = w[off_trans + p * n_labels + c] + layout.mask_penalty[p, c]
         if per_token:
             for k in range(pair_offsets[a + tt], pair_offsets[a + tt + 1]):
                 base = layout.off_pair + pair_ids[k] * size
-                for i in range(size):
-                    flat[i] += w[base + i]
-        transition[tt] += layout.mask_penalty
+                for p in range(n_labels + 1):
+                    for c in range(n_labels):
+                        transition[tt, p, c] += w[base + p * n_labels + c]
     return transition
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def end_scores(w, layout):
     return w[layout.off_end: layout.off_end + layout.n_labels].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sentence_scores(w, layout, data, a, b):
     """The first-order score tables of tokens [a, b): emission (n, L), transition (m, L + 1, L)
     and end (L,), as defined in ``structperc._kernels``. A second-order model adds
@@ -156,6 +157,16 @@ def local_scores(emission, transition, end):
     """First-order MEMM tables: zero emission and end, transition[t, p, c] = log P(y_t = c | p, x),
     so that a labeling's score is sum_t log P(y_t | y_{t-1}, x)."""
     return np.zeros_like(emission), local_log_probabilities(emission, transition), np.zeros_like(end)
+
+
+@njit(cache=True)
+def decoder_tables(local, emission, transition, end):
+    """The first-order tables a decoder ranks labelings by: as they are for a global model
+    (``local`` None), normalized by ``local_scores`` for a locally normalized one (``local`` True;
+    the layout's flag, whose type numba compiles for)."""
+    if local is None:
+        return emission, transition, end
+    return local_scores(emission, transition, end)
 
 
 @njit(cache=True)

@@ -1,0 +1,50 @@
+"""Sentence blocks on Python threads, for the kernels that run over a whole corpus.
+
+A corpus kernel is compiled serial and with ``nogil=True``: it works on the sentences [lo, hi)
+and writes its own part of preallocated outputs. ``over_blocks`` calls it on blocks of about
+equal token counts, on as many threads as numba would use, so the kernel runs on every core
+without numba's parallel backend (``parallel=True``, whose compilation of a loop over sentences
+costs several times the serial kernel's and loads a threading layer). Each sentence is computed on
+its own, so the result does not depend on the number of threads.
+"""
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+# Below this many sentences, a corpus kernel runs in the calling thread: starting threads costs
+# more than a small batch takes.
+PARALLEL_FROM = 64
+BLOCKS_PER_THREAD = 4  # shorter blocks even out the threads' loads
+
+
+def thread_count():
+    """numba's thread count (NUMBA_NUM_THREADS, by default the number of cores), read without
+    starting numba's threading layer."""
+    from numba import config
+
+    return max(1, int(config.NUMBA_NUM_THREADS))
+
+
+def token_blocks(sentence_offsets, n_blocks):
+    """int64 (B + 1,): sentence boundaries of ``n_blocks`` blocks with about equal token counts
+    (fewer when there are fewer sentences)."""
+    n_sentences = len(sentence_offsets) - 1
+    n_blocks = max(1, min(n_blocks, n_sentences))
+    targets = np.linspace(0, sentence_offsets[-1], n_blocks + 1)[1:-1]
+    cuts = np.searchsorted(sentence_offsets, targets)
+    return np.unique(np.concatenate([[0], cuts, [n_sentences]])).astype(np.int64)
+
+
+def over_blocks(call, sentence_offsets, threads=None):
+    """``call(lo, hi)`` on sentence blocks [lo, hi) covering every sentence of ``sentence_offsets``:
+    in the calling thread below ``PARALLEL_FROM`` sentences or with one thread, else on
+    ``threads`` threads (None: ``thread_count()``)."""
+    n_sentences = len(sentence_offsets) - 1
+    threads = thread_count() if threads is None else threads
+    if n_sentences < PARALLEL_FROM or threads <= 1:
+        call(0, n_sentences)
+        return
+    cuts = token_blocks(sentence_offsets, threads * BLOCKS_PER_THREAD)
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in pool.map(lambda k: call(int(cuts[k]), int(cuts[k + 1])), range(len(cuts) - 1)):
+            pass

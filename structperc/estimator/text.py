@@ -1,0 +1,157 @@
+"""Raw text in, tags and labelled spans with character offsets out.
+
+The text is split by the raw-text reader's rules (``readers.raw``: every line a paragraph, split into
+sentences and words) into a Corpus whose ``start`` and ``end`` columns hold each word's offsets in
+the text. A model tags it like any other input: its ``space_after`` column comes from the text's own
+spacing, and a column that raw text lacks (``pos`` for a chunker) comes from the model's column
+taggers (``column_taggers_``, set by ``structperc.models`` for a named model that declares them).
+
+Chunk labels (``chunks.is_bio``) give spans ``(start, end, label, score)``: the chunks of
+``chunks.chunk_spans``. ``score`` is the span's marginal probability P(the span is a chunk of its
+type | x) under a probabilistic model (crf, memm). It is computed from the node marginals of the
+forced decoder (``estimator.marginals``): with the span's labels forced, the Viterbi labeling ŷ stays
+the best, so
+
+    P(y_span = ŷ_span | x) = P(ŷ | x) / P(ŷ | x, y_span = ŷ_span)
+
+and the span ends where it does unless the next token continues it (I-X or E-X of its type):
+
+    P(span) = P(y_span = ŷ_span | x) * (1 - sum_{c continues} P(y_{end+1} = c | x, y_span = ŷ_span)).
+
+A perceptron or hinge model defines no probability, so its spans have no score (None).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from structperc.chunks import chunk_spans, is_bio
+from structperc.corpus import Corpus
+from structperc.readers.raw import RAW_COLUMNS, SEGMENTER, paragraph_columns
+
+
+class TextSpan(NamedTuple):
+    """A labelled span of the text: characters ``[start, end)``; score : its probability, or None."""
+    start: int
+    end: int
+    label: str
+    score: float | None
+
+
+def text_corpus(text: str, path: str = "<text>") -> Corpus:
+    """The Corpus of raw text (format "raw"): columns ``readers.raw.RAW_COLUMNS``, offsets into ``text``."""
+    columns = [[] for _ in RAW_COLUMNS]
+    line_numbers, sentence_offsets = [], [0]
+    at = 0
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        values, ends = paragraph_columns(line.rstrip("\r\n"))
+        before = len(columns[0])
+        columns[0].extend(values[0])
+        columns[1].extend(values[1])
+        for k in (2, 3):
+            columns[k].extend(str(int(v) + at) for v in values[k])
+        line_numbers.extend([number] * len(values[0]))
+        sentence_offsets.extend(before + end for end in ends)
+        at += len(line)
+    return Corpus(dict(zip(RAW_COLUMNS, columns)), np.array(sentence_offsets, dtype=np.int64), None, path,
+                  np.array(line_numbers, dtype=np.int64), format="raw")
+
+
+def add_input_columns(tagger, corpus: Corpus) -> Corpus:
+    """``corpus`` with the columns of the tagger's column taggers (``column_taggers_``: name -> tagger)
+    added, each the labels its tagger predicts; the corpus itself when there are none."""
+    feeders = getattr(tagger, "column_taggers_", None) or {}
+    for name, feeder in feeders.items():
+        if name not in corpus.columns:
+            corpus.columns[name] = feeder.predict_corpus(add_input_columns(feeder, corpus))[0]
+    return corpus
+
+
+def continuing_labels(labels, kind):
+    """Ids of the labels that continue a chunk of type ``kind`` when they follow it (I-X, E-X)."""
+    return [i for i, label in enumerate(labels) if label in (f"I-{kind}", f"E-{kind}")]
+
+
+def sentence_chunks(labels, offsets):
+    """Per sentence, its chunks as (type, first token, last token), token indices flat over the corpus."""
+    return [[(kind, a + first, a + last) for kind, first, last in chunk_spans(labels[a:b])]
+            for a, b in zip(offsets[:-1], offsets[1:])]
+
+
+def chunk_probabilities(model, encoded, ids, chunks):
+    """P(chunk) of every chunk of ``chunks`` (``sentence_chunks``), per sentence (see the module
+    docstring). One forced pass over the corpus scores the k-th chunk of every sentence at once."""
+    from structperc.estimator.marginals import marginals
+
+    n_tokens = len(ids)
+    _, free = marginals(model, encoded)
+    scores = [[0.0] * len(spans) for spans in chunks]
+    for k in range(max((len(spans) for spans in chunks), default=0)):
+        forced = np.full(n_tokens, -1, dtype=np.int64)
+        for spans in chunks:
+            if k < len(spans):
+                _, first, last = spans[k]
+                forced[first:last + 1] = ids[first:last + 1]
+        node, kept = marginals(model, encoded, forced=forced)
+        for s, spans in enumerate(chunks):
+            if k >= len(spans):
+                continue
+            kind, first, last = spans[k]
+            probability = float(np.exp(min(0.0, free[s] - kept[s])))
+            following = last + 1
+            if following < encoded.sentence_offsets[s + 1]:
+                probability *= max(0.0, 1.0 - float(node[following, continuing_labels(model.labels, kind)].sum()))
+            scores[s][k] = probability
+    return scores
+
+
+def tag_corpus(tagger, corpus: Corpus, scores: bool | None = None):
+    """(flat predicted labels, per sentence its chunks (type, first, last, score) or None when the
+    labels are no chunk scheme) of a raw-text Corpus. scores : None (when the model is probabilistic),
+    True or False."""
+    from structperc.estimator.marginals import NotProbabilisticError, check_probabilistic
+
+    corpus = add_input_columns(tagger, corpus)
+    model = tagger.model_
+    if not is_bio(model.labels):
+        return tagger.predict_corpus(corpus)[0], None
+    ids, _, encoded = tagger._decode_input(corpus)
+    names = model.label_names(ids).tolist()
+    chunks = sentence_chunks(names, corpus.sentence_offsets.tolist())
+    if scores is None:
+        try:
+            check_probabilistic(model)
+            scores = True
+        except NotProbabilisticError:
+            scores = False
+    probabilities = chunk_probabilities(model, encoded, ids, chunks) if scores else [[None] * len(c) for c in chunks]
+    return names, [[(*chunk, p) for chunk, p in zip(spans, ps)] for spans, ps in zip(chunks, probabilities)]
+
+
+def tag_text(tagger, text: str):
+    """Sentences of (word, label) of raw text."""
+    corpus = text_corpus(text)
+    names = tagger.predict_corpus(add_input_columns(tagger, corpus))[0]
+    words, offsets = corpus.columns["word"], corpus.sentence_offsets.tolist()
+    return [list(zip(words[a:b], names[a:b])) for a, b in zip(offsets[:-1], offsets[1:])]
+
+
+def text_spans(tagger, text: str) -> list[TextSpan]:
+    """The labelled spans of raw text: its chunks for a chunk label set, else one span per word."""
+    corpus = text_corpus(text)
+    names, chunks = tag_corpus(tagger, corpus)
+    starts = [int(v) for v in corpus.columns["start"]]
+    ends = [int(v) for v in corpus.columns["end"]]
+    if chunks is None:
+        return [TextSpan(s, e, label, None) for s, e, label in zip(starts, ends, names)]
+    return [TextSpan(starts[first], ends[last], kind, score)
+            for spans in chunks for kind, first, last, score in spans]
+
+
+def segmenter_of(model):
+    """The segmenter a model records for raw text (``readers.raw.SEGMENTER`` when it was built), or None."""
+    return model.metadata.get("raw_text", {}).get("segmenter")
+
+
+__all__ = ["TextSpan", "text_corpus", "tag_text", "text_spans", "tag_corpus", "SEGMENTER"]

@@ -1,0 +1,113 @@
+"""English tokenisation of raw text into Penn Treebank / Universal Dependencies words, with offsets.
+
+``word_spans(text)`` gives each word's ``[start, end)`` character span in ``text`` and whether the
+word is a clitic written against the word before it (``do|n't``, ``Google|'s``, ``can|not``,
+``gon|na``): UD writes such a pair as one multiword token of two words. The rules follow UD English
+EWT's tokenisation; they were chosen on its training and development sets (``TOKENIZER`` names this
+version and is recorded in every model that tags raw text, so that a model's raw-text scores say
+which rules gave them).
+"""
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+TOKENIZER = "structperc-en-2"
+
+# prefixes written with a hyphen that UD English keeps in one token (e-mail, non-profit, re-read);
+# other hyphenated words are split (al - Sadr, well - known), as in EWT
+_KEPT_PREFIXES = "e|non|pre|post|anti|re|mid|co|over|pro|multi|ex|sub|semi|inter|un|cross|mis|bi|tri"
+# titles keep their dot before a capital or a digit; the other abbreviations only where no sentence ends
+_TITLES = "Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Gen|Gov|Sen|Rep|Capt|Lt|Col|Sgt|Rev|Mt|No|vs"
+_ABBREVIATIONS = ("etc|Inc|Corp|Co|Ltd|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Ave|Blvd|approx|dept|est"
+                  "|fig|e\\.g|i\\.e|a\\.m|p\\.m")
+_FILE_ENDINGS = "com|org|net|edu|gov|pdf|doc|docx|htm|html|txt|xls|xlsx|ppt|jpg|jpeg|gif|png|zip|exe|mp3|de|uk|ca"
+_CLITIC = r"['’`](?i:s|re|ll|ve|d|m)(?!\w)"
+
+# Applied by ``re.finditer`` to a text, in order (the first alternative that matches wins):
+#   URLs, e-mail addresses                        http://x.org/a?b  a.b@c.com
+#   file and host names; b/c, w/                  paper.pdf  irc.example.net  alt.animals.cat
+#   abbreviations with inner dots, initials       U.S.  e.g.  J. Smith
+#   titles, abbreviations where no sentence ends  Mr.  Dr.  etc.,
+#   numbers with inner separators, phone numbers  1,000  3.5  12/25/2005  3:30  713-853-3989
+#   emoticons                                     :)  :-(  ;)  :P  ^_^
+#   a word before n't, then n't                   do n't  ca n't  wo n't  is n't
+#   can|not, gon|na, wan|na, got|ta               as PTB and UD split them
+#   contractions without apostrophe               do|nt  ca|nt  i|m  i|ve  that|s  a|lot  (as EWT splits them)
+#   clitics                                       's 're 'll 've 'd 'm (any case, ' or ’)
+#   words, with kept prefixes and apostrophes     e-mail  non-profit  o'clock  (not it's: it 's)
+#   runs of one punctuation mark, !? mixes        ...  --  !!!  ***  ?!  .?  ``  ''  << >>
+#   any other non-space character alone           , . ; : ! ? ( ) " ' $ % - ...
+_TOKEN = re.compile(
+    r"(?:https?://|www\.)\S+[^\s.,;:!?)\]}'\"]"
+    r"|[\w.+-]+@\w+(?:[.-]\w+)*"
+    r"|\w+(?:[.-]\w+)*\.(?i:" + _FILE_ENDINGS + r")\b"
+    r"|[A-Za-z]\w*(?:\.[A-Za-z]\w*){2,}(?=[\s,;:)]|$)"
+    r"|(?<!\w)(?i:b/c|w/o|w/)(?!\w)"
+    r"|(?:[A-Za-z]\.){2,}"
+    r"|(?<!\w)[A-Z]\.(?=\s+[A-Z])"
+    r"|(?<!\w)(?:" + _TITLES + r")\.(?=\s+[A-Z0-9])"
+    r"|(?<!\w)(?:" + _ABBREVIATIONS + r")\.(?=\s+[a-z0-9(]|[,;:)])"
+    r"|\d+(?:[.,:/-]\d+)+"
+    r"|(?<![\w)])[:;=][-o^']?[)(\]\[DPpO/\\|*](?![\w(])"
+    r"|\^_*\^"
+    r"|\w+(?=(?i:n['’]t)(?!\w))"
+    r"|(?i:n['’]t)(?!\w)"
+    r"|(?i:can)(?=(?i:not)(?!\w))"
+    r"|(?i:gon|wan)(?=(?i:na)(?!\w))"
+    r"|(?i:got)(?=(?i:ta)(?!\w))"
+    r"|(?<!\w)(?i:do|does|did|is|are|was|were|have|has|had|could|would|should|ca|wo|ai)(?=(?i:nt)(?!\w))"
+    r"|(?<!\w)(?i:i)(?=(?i:m|ve)(?!\w))|(?<!\w)(?i:that|what|let|there|here|who)(?=s(?!\w))|(?<!\w)(?i:a)(?=lot(?!\w))"
+    r"|" + _CLITIC +
+    r"|(?<!\w)(?i:" + _KEPT_PREFIXES + r")-\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
+    r"|\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
+    r"|[.!?]{2,}|([-*=_~#<>+$])\1+|``|''"
+    r"|\S"
+)
+# a word that UD writes in one multiword token with the word before it when nothing separates them
+_JOINS = re.compile(r"(?i:n['’]t|['’`](?:s|re|ll|ve|d|m)|not|na|ta|nt|s|m|ve)")
+
+
+class WordSpan(NamedTuple):
+    """A word's ``[start, end)`` characters in the text; joined : a clitic against the word before
+    it (one multiword token with it)."""
+    start: int
+    end: int
+    joined: bool
+
+
+def joins_previous(word: str) -> bool:
+    """Whether ``word``, written against the word before it, forms one multiword token with it."""
+    return _JOINS.fullmatch(word) is not None
+
+
+def word_spans(text: str) -> list[WordSpan]:
+    """The words of raw English text as spans (see the module docstring).
+
+    >>> [(s.start, s.end, s.joined) for s in word_spans("I don't")]
+    [(0, 1, False), (2, 4, False), (4, 7, True)]
+    """
+    spans = []
+    end = -1
+    for match in _TOKEN.finditer(text):
+        joined = match.start() == end and (_JOINS.fullmatch(match.group()) is not None
+                                           or _plural_possessive(text, match))
+        end = match.end()
+        spans.append(WordSpan(match.start(), end, joined))
+    return spans
+
+
+def _plural_possessive(text, match):
+    """An apostrophe after an s and before a space or the end (the soldiers' camp): UD writes it in
+    one multiword token with its noun."""
+    return (match.group() in ("'", "’") and text[match.start() - 1] in "sS"
+            and (match.end() == len(text) or text[match.end()].isspace()))
+
+
+def tokenize(text: str) -> list[str]:
+    """Split raw English text into Penn Treebank / UD style words.
+
+    >>> tokenize("I don't think it's U.S.-made, Mr. Smith...")
+    ['I', 'do', "n't", 'think', 'it', "'s", 'U.S.', '-', 'made', ',', 'Mr.', 'Smith', '...']
+    """
+    return [text[s.start:s.end] for s in word_spans(text)]

@@ -1,0 +1,220 @@
+"""Named models: a tiny recipe (``$STRUCTPERC_RECIPES``) on a tiny corpus built twice to the same bytes,
+a changed file refused and rebuilt, two real processes building the same name at once, a real SIGINT
+during a build, the error without network and mirror, research-only notices, names wherever a model
+path goes. Every test has its own cache (``XDG_CACHE_HOME`` in tmp_path), never the user's."""
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from structperc.errors import DataFetchError, StructpercWarning
+
+TAGS = ("DET", "NOUN", "VERB")
+
+
+def conllu(n_sentences, seed):
+    """CoNLL-U of random sentences whose words each have one tag (word k of tag k % 3)."""
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for _ in range(n_sentences):
+        words = rng.integers(0, 30, size=rng.integers(2, 8))
+        rows = [f"{i}\tw{k}\t_\t{TAGS[k % 3]}\t_\t_\t_\t_\t_\t_" for i, k in enumerate(words, 1)]
+        blocks.append("\n".join(rows) + "\n")
+    return "\n".join(blocks) + "\n"
+
+
+def sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    """A mirror holding corpus tiny_pos, recipes over it, and an environment that points at both
+    and at a cache and corpora folder of this test's own."""
+    mirror = tmp_path / "mirror"
+    (mirror / "tiny_pos").mkdir(parents=True)
+    files = {"train.conllu": conllu(60, 0), "test.conllu": conllu(20, 1), "big.conllu": conllu(4000, 2)}
+    entries = []
+    for name, text in files.items():
+        (mirror / "tiny_pos" / name).write_text(text, encoding="utf-8")
+        entries.append({"path": name, "sha256": sha256(mirror / "tiny_pos" / name),
+                        "url": f"http://127.0.0.1:9/tiny_pos/{name}"})  # nothing listens: no network
+    manifest = {"corpora": [{"name": "tiny_pos", "format": "conllu", "licence": "test data", "files": entries}]}
+    shas = {e["path"]: e["sha256"] for e in entries}
+    base = {"task": "test tags", "corpus": "tiny_pos", "test": "test.conllu", "format": "conllu", "label": "upos",
+            "templates": "pos", "licence": "test data", "manifest": manifest}
+    recipes = [
+        {**base, "name": "tiny-upos", "files": {k: shas[k] for k in ("train.conllu", "test.conllu")},
+         "train": "train.conllu", "epochs": 3},
+        {**base, "name": "tiny-research", "files": {k: shas[k] for k in ("train.conllu", "test.conllu")},
+         "train": "train.conllu", "epochs": 2, "licence": "research use only (test)", "research_only": True},
+        {**base, "name": "tiny-slow", "files": {k: shas[k] for k in ("big.conllu", "test.conllu")},
+         "train": "big.conllu", "epochs": 2000},
+    ]
+    (tmp_path / "recipes.json").write_text(json.dumps(recipes), encoding="utf-8")
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "STRUCTPERC_RECIPES": str(tmp_path / "recipes.json"),
+           "STRUCTPERC_CORPORA": str(tmp_path / "corpora"), "STRUCTPERC_MIRROR": str(mirror)}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    from structperc.models import cache
+
+    return {"mirror": mirror, "env": {**os.environ, **env}, "models": cache.models_dir()}
+
+
+def test_the_cache_is_under_xdg_cache_home_and_the_version(tiny, tmp_path):
+    from structperc import __version__
+    from structperc.models import cache
+
+    assert cache.models_dir() == tmp_path / "cache" / "structperc" / __version__ / "models"
+
+
+def test_a_recipe_built_twice_gives_the_same_bytes(tiny):
+    from structperc.models import cache, recipe_of
+    from structperc.models.build import build
+
+    first = build(recipe_of("tiny-upos"))
+    data = cache.model_file("tiny-upos").read_bytes()
+    time.sleep(1.1)  # a zip member dated by the clock would now differ
+    second = build(recipe_of("tiny-upos"))
+    assert cache.model_file("tiny-upos").read_bytes() == data
+    assert first["sha256"] == second["sha256"] == hashlib.sha256(data).hexdigest()
+    assert 90 < first["test"]["accuracy"] <= 100  # each word has one tag
+
+
+def test_a_model_changed_on_disk_is_refused_and_rebuilt(tiny):
+    from structperc.models import cache, load_named
+
+    said = []
+    tagger = load_named("tiny-upos", report=said.append)
+    assert said == ["building model tiny-upos from its recipe (once)"]
+    good = cache.model_file("tiny-upos").read_bytes()
+    assert [label for _, label in tagger.tag(["w0", "w1", "w2"])] == ["DET", "NOUN", "VERB"]
+    with open(cache.model_file("tiny-upos"), "r+b") as handle:  # one byte of the weights flipped
+        handle.seek(len(good) // 2)
+        byte = handle.read(1)
+        handle.seek(len(good) // 2)
+        handle.write(bytes([byte[0] ^ 1]))
+    record, why = cache.check_built("tiny-upos")
+    assert record is None and "changed on disk" in why
+    said.clear()
+    load_named("tiny-upos", report=said.append)
+    assert "changed on disk" in said[0] and "building it again" in said[0]
+    assert said[1].startswith("building model tiny-upos from its recipe (once); the last build took")
+    assert cache.model_file("tiny-upos").read_bytes() == good
+
+
+def test_a_name_works_where_a_model_path_does(tiny):
+    import structperc
+
+    sentences = structperc.load_model("tiny-upos").tag("w3 w4.\nw5")
+    assert [[word for word, _ in sentence] for sentence in sentences] == [["w3", "w4", "."], ["w5"]]
+    assert [sentences[0][0][1], sentences[0][1][1]] == ["DET", "NOUN"]
+    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-upos", "--output-format",
+                           "jsonl"], input="w0 w1\n", capture_output=True, text=True, env=tiny["env"], timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tags"] == ["DET", "NOUN"]
+    done = subprocess.run([sys.executable, "-m", "structperc", "models", "list", "--json"], capture_output=True,
+                          text=True, env=tiny["env"], timeout=300)
+    entries = {e["name"]: e for e in json.loads(done.stdout)}
+    assert entries["tiny-upos"]["built"] and set(entries["tiny-upos"]["test"]) == {"accuracy"}
+    assert not entries["tiny-slow"]["built"] and entries["tiny-slow"]["test"] is None
+    assert {"en-ewt-upos", "en-ewt-xpos", "en-ewt-upos-feats", "en-conll2000-chunk", "en-np",
+            "nl-conll2002-ner"} <= set(entries)
+    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-nope"], input="w0\n",
+                          capture_output=True, text=True, env=tiny["env"], timeout=300)
+    assert done.returncode == 2
+    assert done.stderr.startswith("structperc: error: tiny-nope: no such model file, nor a model's name (names: ")
+    assert "tiny-upos" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_without_network_and_mirror_an_unbuilt_name_is_one_clear_error(tiny, monkeypatch):
+    import structperc
+
+    monkeypatch.delenv("STRUCTPERC_MIRROR")
+    with pytest.raises(DataFetchError, match=r"data fetch tiny_pos --mirror DIR.*--mirror DIR"):
+        structperc.load_model("tiny-upos")
+    env = {k: v for k, v in tiny["env"].items() if k != "STRUCTPERC_MIRROR"}
+    done = subprocess.run([sys.executable, "-m", "structperc", "models", "build", "tiny-upos"], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 2
+    error = [line for line in done.stderr.splitlines() if line.startswith("structperc: error:")]
+    assert len(error) == 1 and "structperc data fetch tiny_pos" in error[0] and "Traceback" not in done.stderr
+    assert not list(tiny["models"].glob("*.npz"))
+
+
+def test_a_research_only_model_says_so_when_built_and_loaded(tiny):
+    from structperc.models import load_named
+
+    said = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_named("tiny-research", report=said.append)
+    assert "note: tiny-research is for research use only (test)" in said
+    assert [str(w.message) for w in caught if issubclass(w.category, StructpercWarning)] == [
+        "model tiny-research: research use only (test)"]
+
+
+# the commands' loader (no scikit-learn import), as `structperc tag --model tiny-upos` loads it
+LOAD = ("import hashlib; from structperc.models import load_named, model_path; load_named('tiny-upos'); "
+        "print(hashlib.sha256(model_path('tiny-upos').read_bytes()).hexdigest())")
+
+
+def test_two_processes_loading_one_unbuilt_name_end_with_the_same_good_file(tiny):
+    from structperc.models import cache
+
+    processes = [subprocess.Popen([sys.executable, "-c", LOAD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, env=tiny["env"]) for _ in range(2)]
+    outputs = [p.communicate(timeout=300) for p in processes]
+    assert [p.returncode for p in processes] == [0, 0], [err for _, err in outputs]
+    shas = {out.strip() for out, _ in outputs}
+    assert len(shas) == 1
+    record, why = cache.check_built("tiny-upos")
+    assert why is None and {record["sha256"]} == shas
+    # one built it, the other waited for the lock and loaded that file
+    assert sum("building model tiny-upos" in err for _, err in outputs) == 1
+    assert sorted(p.name for p in tiny["models"].iterdir()) == ["tiny-upos.json", "tiny-upos.lock", "tiny-upos.npz"]
+
+
+def test_ctrl_c_during_a_build_leaves_nothing_a_load_takes_for_a_model(tiny):
+    from structperc.models import cache
+
+    process = subprocess.Popen([sys.executable, "-m", "structperc", "models", "build", "tiny-slow"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=tiny["env"])
+    seen = []
+    for line in process.stderr:  # the epochs' lines: training is under way
+        seen.append(line)
+        if line.startswith("epoch   2"):
+            break
+    process.send_signal(signal.SIGINT)
+    _, rest = process.communicate(timeout=120)
+    assert process.returncode == 130, "".join(seen) + rest
+    assert rest.strip().endswith("interrupted; no model written")
+    assert sorted(p.name for p in tiny["models"].iterdir()) == ["tiny-slow.lock"]
+    record, why = cache.check_built("tiny-slow")
+    assert record is None and why == "not built"
+
+
+@pytest.mark.slow
+def test_after_make_demo_raw_text_goes_to_jsonl_with_the_named_model(tmp_path, corpus_mirror):
+    """`make demo` (which builds en-ewt-upos, in this test's cache), then the command of the issue."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(["make", "-s", "demo", f"MIRROR_DIR={corpus_mirror}"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    done = subprocess.run(["bash", "-c", 'echo "Mary left early. She was tired." | .venv/bin/structperc tag - '
+                           "--model en-ewt-upos --output-format jsonl"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["text"] for r in records] == ["Mary left early.", "She was tired."]
+    assert records[0]["tags"] == ["PROPN", "VERB", "ADV", "PUNCT"]
+    assert [(t["start"], t["end"]) for t in records[1]["tokens"]] == [(17, 20), (21, 24), (25, 30), (30, 31)]

@@ -1,0 +1,271 @@
+"""Raw text end to end: the tokeniser's offsets, sentence splitting, the raw reader's spacing and
+offsets, the jsonl and CoNLL-U writers, chunk probabilities against brute force, and the CoNLL 2018
+scorer on hand-made misalignments."""
+import itertools
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from structperc.chunks import chunk_spans
+from structperc.errors import DataError
+from structperc.estimator.core import TaggerCore
+from structperc.estimator.text import tag_corpus, text_corpus
+from structperc.evaluate.conll18 import Score, align_words, evaluate, segment, spans_score
+from structperc.readers import read_corpus
+from structperc.readers.raw import paragraph_columns
+from structperc.readers.sentences import sentence_ends
+from structperc.readers.tokenize import tokenize, word_spans
+
+TEXT_ALPHABET = "abcXYZ019 .,!?'’-:;()\"$@/\t"
+
+
+# ---------------------------------------------------------------------------------------- tokeniser
+@settings(max_examples=200)
+@given(st.text(alphabet=TEXT_ALPHABET, max_size=60))
+def test_word_spans_cover_every_non_space_character_once_in_order(text):
+    spans = word_spans(text)
+    assert all(a.end <= b.start for a, b in zip(spans, spans[1:]))
+    assert all(s.start < s.end and not text[s.start:s.end].isspace() for s in spans)
+    assert "".join(text[s.start:s.end] for s in spans) == "".join(text.split())
+    # nothing but whitespace lies between two words
+    gaps = [text[a.end:b.start] for a, b in zip(spans, spans[1:])]
+    assert all(gap.strip() == "" for gap in gaps)
+
+
+def test_ud_english_tokens_and_multiword_joins():
+    text = "I don't think it's U.S.-made, Mr. Smith... gonna e-mail al-Sadr :) Wow!!! at 713-853-3989"
+    assert tokenize(text) == ["I", "do", "n't", "think", "it", "'s", "U.S.", "-", "made", ",", "Mr.", "Smith", "...",
+                              "gon", "na", "e-mail", "al", "-", "Sadr", ":)", "Wow", "!!!", "at", "713-853-3989"]
+    joined = [text[s.start:s.end] for s in word_spans(text) if s.joined]
+    assert joined == ["n't", "'s", "na"]
+    # a plural's possessive apostrophe joins its noun; a closing quote after an s does not
+    assert [s.joined for s in word_spans("the soldiers' camp, 'yes'.")] == [False, False, True, False, False,
+                                                                         False, False, False, False]
+    # a clitic after a space is a word of its own, not part of a multiword token
+    assert [s.joined for s in word_spans("rock 'n roll 's")] == [False, False, False, False, False]
+
+
+# ---------------------------------------------------------------------------------------- sentences
+def sentences_of(text):
+    spans = word_spans(text)
+    ends = sentence_ends(text, spans)
+    return [" ".join(text[s.start:s.end] for s in spans[a:b]) for a, b in zip([0] + ends, ends)]
+
+
+def test_sentences_split_after_final_punctuation_but_not_inside_a_quote_or_after_a_title():
+    assert sentences_of('"Hello," said Mary. She left.') == ['" Hello , " said Mary .', "She left ."]
+    assert sentences_of("Mr. Smith came. He sat (on a chair.) Then?! He left... and came back.") == \
+        ["Mr. Smith came .", "He sat ( on a chair . )", "Then ?!", "He left ... and came back ."]
+    assert sentences_of('He said "Stop." Then he left.') == ['He said " Stop . "', "Then he left ."]
+    assert sentences_of("no punctuation at all") == ["no punctuation at all"]
+    assert sentences_of("") == []
+
+
+def test_raw_reader_gives_sentences_spacing_and_line_offsets(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text('"Hello," said Mary. She left.\n\n  Don\'t go.\n', encoding="utf-8")
+    corpus = read_corpus(path, format="raw", require_label=False)
+    offsets = corpus.sentence_offsets.tolist()
+    words = corpus.columns["word"]
+    assert [words[a:b] for a, b in zip(offsets, offsets[1:])] == [
+        ['"', "Hello", ",", '"', "said", "Mary", "."], ["She", "left", "."], ["Do", "n't", "go", "."]]
+    assert list(corpus.columns["space_after"]) == ["0", "0", "0", "1", "1", "0", "1", "1", "0", "1",
+                                                   "0", "1", "0", "1"]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for word, line, start, end in zip(words, corpus.line_numbers, corpus.columns["start"], corpus.columns["end"]):
+        assert lines[line - 1][int(start):int(end)] == word
+
+
+def test_text_corpus_offsets_index_the_whole_text():
+    text = "One two.\r\nThree  four!\n\nFive"
+    corpus = text_corpus(text)
+    for word, start, end in zip(corpus.columns["word"], corpus.columns["start"], corpus.columns["end"]):
+        assert text[int(start):int(end)] == word
+    assert corpus.n_sentences == 3
+
+
+# ---------------------------------------------------------------------------------------- models on raw text
+CONLLU = """# text = Cats sleep.
+1	Cats	cat	NOUN	NNS	_	2	nsubj	_	_
+2	sleep	sleep	VERB	VBP	_	0	root	_	SpaceAfter=No
+3	.	.	PUNCT	.	_	2	punct	_	_
+
+# text = Dogs bark loudly.
+1	Dogs	dog	NOUN	NNS	_	2	nsubj	_	_
+2	bark	bark	VERB	VBP	_	0	root	_	_
+3	loudly	loudly	ADV	RB	_	2	advmod	_	SpaceAfter=No
+4	.	.	PUNCT	.	_	2	punct	_	_
+
+"""
+
+
+@pytest.fixture(scope="module")
+def spacing_model(tmp_path_factory):
+    """A model trained on CoNLL-U with the pos-ud templates, which read space_after."""
+    folder = tmp_path_factory.mktemp("spacing")
+    (folder / "train.conllu").write_text(CONLLU * 5, encoding="utf-8")
+    tagger = TaggerCore(templates="pos-ud", epochs=5).fit_file(folder / "train.conllu", label="upos")
+    path = folder / "model.npz"
+    tagger.save(path)
+    return path, tagger
+
+
+def test_a_model_reading_space_after_tags_raw_text(spacing_model):
+    _, tagger = spacing_model
+    assert tagger.tag("Cats sleep. Dogs bark loudly.") == [
+        [("Cats", "NOUN"), ("sleep", "VERB"), (".", "PUNCT")],
+        [("Dogs", "NOUN"), ("bark", "VERB"), ("loudly", "ADV"), (".", "PUNCT")]]
+    spans = tagger.tag_spans("Cats sleep.")
+    assert [(s.start, s.end, s.label, s.score) for s in spans] == [(0, 4, "NOUN", None), (5, 10, "VERB", None),
+                                                                  (10, 11, "PUNCT", None)]
+
+
+def run_tag(model, text, *options):
+    return subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", str(model), *options],
+                          input=text, capture_output=True, text=True, timeout=300)
+
+
+def test_cli_jsonl_and_conllu_output_of_raw_text(spacing_model):
+    model, _ = spacing_model
+    done = run_tag(model, "Cats sleep. Dogs bark loudly.\n\nCats sleep.\n", "--output-format", "jsonl")
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["line"] for r in records] == [1, 1, 3]
+    first = records[1]
+    assert first["text"] == "Dogs bark loudly."
+    assert [(t["text"], t["start"], t["end"]) for t in first["tokens"]] == [
+        ("Dogs", 12, 16), ("bark", 17, 21), ("loudly", 22, 28), (".", 28, 29)]
+    assert first["tags"] == ["NOUN", "VERB", "ADV", "PUNCT"]
+    assert "spans" not in first  # the labels are no chunk scheme
+    done = run_tag(model, "Dogs bark loudly.\n", "--output-format", "conllu")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "# text = Dogs bark loudly.", "1\tDogs\t_\tNOUN\t_\t_\t_\t_\t_\t_", "2\tbark\t_\tVERB\t_\t_\t_\t_\t_\t_",
+        "3\tloudly\t_\tADV\t_\t_\t_\t_\t_\tSpaceAfter=No", "4\t.\t_\tPUNCT\t_\t_\t_\t_\t_\t_", ""]
+    done = run_tag(model, "Dogs bark.\n", "--output-format", "jsonl", "--format", "conllu")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "raw text" in done.stderr
+    # raw text read as the model's CoNLL-U: the error says what to do
+    done = run_tag(model, "Dogs bark.\n")
+    assert done.returncode == 2 and done.stderr == (
+        "structperc: error: <stdin>:1: expected 10 tab-separated CoNLL-U fields, found 1; if this is raw text, "
+        "read it as format raw (or write --output-format jsonl)\n")
+
+
+CHUNKS = """The DT B-NP
+cat NN I-NP
+sat VBD O
+on IN O
+the DT B-NP
+mat NN I-NP
+. . O
+
+Dogs NNS B-NP
+bark VBP O
+. . O
+
+"""
+
+
+def labelings_allowed_by_bio(n, labels):
+    for y in itertools.product(range(len(labels)), repeat=n):
+        names = [labels[i] for i in y]
+        if all(not name.startswith("I-") or (i > 0 and names[i - 1][2:] == name[2:] and names[i - 1] != "O")
+               for i, name in enumerate(names)):
+            yield y
+
+
+def test_chunk_probabilities_are_the_brute_force_marginals_of_the_spans(tmp_path):
+    (tmp_path / "train.txt").write_text(CHUNKS * 3, encoding="utf-8")
+    tagger = TaggerCore(templates="ner", trainer="crf", epochs=3, constrain="bio").fit_file(
+        tmp_path / "train.txt", columns=["word", "tag", "chunk"])
+    corpus = text_corpus("The cat sat on the mat.\nDogs bark.")
+    names, chunks = tag_corpus(tagger, corpus)
+    model = tagger.model_
+    encoded = tagger.encode_input(corpus)
+    labels = model.labels
+    offsets = corpus.sentence_offsets.tolist()
+    assert any(chunks)
+    for s, (a, b) in enumerate(zip(offsets, offsets[1:])):
+        ys = list(labelings_allowed_by_bio(b - a, labels))
+        scores = np.array([model.score(encoded, s, np.array(y)) for y in ys])
+        probabilities = np.exp(scores - np.logaddexp.reduce(scores))
+        for kind, first, last, score in chunks[s]:
+            expected = sum(p for y, p in zip(ys, probabilities)
+                           if (kind, first - a, last - a) in chunk_spans([labels[i] for i in y]))
+            assert score == pytest.approx(expected, abs=1e-9)
+    # a perceptron's spans have no score
+    perceptron = TaggerCore(templates="ner", epochs=3, constrain="bio").fit_file(
+        tmp_path / "train.txt", columns=["word", "tag", "chunk"])
+    _, chunks = tag_corpus(perceptron, corpus)
+    assert any(chunks) and all(score is None for spans in chunks for *_, score in spans)
+
+
+# ---------------------------------------------------------------------------------------- CoNLL 2018 scorer
+def plain(*forms):
+    """A sentence of plain tokens (form, upos), the xpos 'X'."""
+    return [(form, [(form, upos, "X")]) for form, upos in forms]
+
+
+def test_identical_segmentations_score_one_everywhere():
+    sentences = [plain(("Hi", "INTJ"), ("!", "PUNCT")), [("Don't", [("Do", "AUX", "X"), ("n't", "PART", "X")])]]
+    scores = evaluate(segment(sentences), segment(sentences))
+    assert {name: score.f1 for name, score in scores.items()} == {name: 1.0 for name in scores}
+
+
+def test_a_multiword_token_split_into_two_tokens_keeps_its_words():
+    # gold: I | don't (= do + n't); system: I | do | n't. Characters "Idon't".
+    gold = segment([[("I", [("I", "PRON", "X")]), ("don't", [("do", "AUX", "X"), ("n't", "PART", "X")])]])
+    system = segment([plain(("I", "PRON"), ("do", "AUX"), ("n't", "ADV"))])
+    scores = evaluate(gold, system)
+    assert scores["tokens"] == Score(2, 3, 1)  # P 1/3, R 1/2
+    assert scores["tokens"].f1 == pytest.approx(2 * (1 / 3) * (1 / 2) / (1 / 3 + 1 / 2))
+    assert scores["words"] == Score(3, 3, 3)  # aligned by the LCS of the forms
+    assert scores["upos"].correct == 2 and scores["upos"].aligned == 3
+
+
+def test_a_missed_split_and_a_wrong_merge_are_misses():
+    # gold: "a-b" one token; system: a | - | b. Then gold has two sentences, the system one.
+    gold = segment([plain(("a-b", "X")), plain(("c", "X"), (".", "PUNCT"))])
+    system = segment([plain(("a", "X"), ("-", "X"), ("b", "X"), ("c", "X"), (".", "PUNCT"))])
+    scores = evaluate(gold, system)
+    assert scores["tokens"] == Score(3, 5, 2)
+    assert scores["words"] == Score(3, 5, 2)
+    assert scores["sentences"] == Score(2, 1, 0)
+    assert scores["upos"].f1 == pytest.approx(2 * 2 / (3 + 5))
+
+
+def test_whitespace_inside_tokens_is_ignored_and_other_text_differences_are_an_error():
+    gold = segment([plain(("New York", "PROPN"))])
+    system = segment([plain(("New", "PROPN"), ("York", "PROPN"))])
+    assert evaluate(gold, system)["words"] == Score(1, 2, 0)
+    with pytest.raises(DataError, match="differ at non-whitespace character 3"):
+        evaluate(gold, segment([plain(("NewJork", "PROPN"))]))
+
+
+@settings(max_examples=100)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=12), st.lists(st.integers(1, 4), min_size=1, max_size=12))
+def test_spans_score_counts_the_spans_both_have(gold_lengths, system_lengths):
+    def spans(lengths):
+        ends = list(itertools.accumulate(lengths))
+        return [(e - n, e) for n, e in zip(lengths, ends)]
+
+    gold, system = spans(gold_lengths), spans(system_lengths)
+    assert spans_score(gold, system).correct == len(set(gold) & set(system))
+
+
+def test_align_words_outside_multiword_tokens_is_span_equality():
+    words = segment([plain(("ab", "X"), ("c", "X"), ("de", "X"))]).words
+    other = segment([plain(("a", "X"), ("bc", "X"), ("de", "X"))]).words
+    assert [(g.form, s.form) for g, s in align_words(words, other)] == [("de", "de")]
+
+
+def test_paragraph_columns_of_an_empty_line_are_empty():
+    values, ends = paragraph_columns("   ")
+    assert values == [[], [], [], []] and ends == []
+    assert math.isfinite(0.0)
