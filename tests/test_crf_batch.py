@@ -16,12 +16,12 @@ def scaled(model, data, w, c2, tokens=None):
     """(f, g, skipped) of ``scaled_objective`` with every table built as the solver builds them."""
     layout = model.layout()
     assert crf_batch.scaled_applies(layout, data)
-    usable, occurrences, observed = crf_batch.scaled_tables(layout, data)
+    usable, observed = crf_batch.scaled_tables(layout, data)
     blocks = crf_batch.sentence_blocks(data.sentence_offsets, tokens)
-    node = np.empty((data.sentence_offsets[-1], layout.n_labels))
-    sums = np.empty((len(blocks) - 1, (layout.n_labels + 2) * layout.n_labels + 1))
+    tables = crf_batch.ScaledTables(blocks, usable, observed, np.empty((data.sentence_offsets[-1], layout.n_labels)),
+                                    np.empty((len(blocks) - 1, (layout.n_labels + 2) * layout.n_labels + 1)))
     gradient = np.full(layout.size, np.nan)
-    f = crf_batch.scaled_objective(w, c2, layout, data, blocks, usable, occurrences, observed, node, sums, gradient)
+    f = crf_batch.scaled_objective(w, c2, layout, data, tables, gradient)
     skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
     return f, gradient, skipped
 
@@ -165,16 +165,6 @@ def test_sentence_blocks_depend_on_the_data_only():
     assert crf_batch.sentence_blocks(offsets, 1000).tolist() == [0, 6]
 
 
-def test_by_feature_lists_each_features_tokens_in_order():
-    feature_offsets = np.array([0, 2, 3, 6], dtype=np.int64)
-    feature_ids = np.array([1, 0, 1, 2, 0, 1], dtype=np.int32)
-    values = np.array([0.5, 1.5, 2.5, 3.5, 4.5, 5.5], dtype=np.float32)
-    offsets, tokens, listed = crf_batch.by_feature(feature_offsets, feature_ids, values, 4)
-    assert offsets.tolist() == [0, 2, 5, 6, 6]
-    assert tokens.tolist() == [0, 2, 0, 1, 2, 2]
-    assert listed.tolist() == [1.5, 4.5, 0.5, 2.5, 5.5, 3.5]
-
-
 # ------------------------------------------------------------------ the solver's vector steps
 def numpy_two_loop(direction, pairs):
     """Nocedal & Wright's algorithm 7.4 over (s, y) pairs, oldest first."""
@@ -221,8 +211,8 @@ def test_owlqn_update_keeps_curved_pairs_and_points_downhill():
         x, g = x0 + step, g0 + (2.0 if k != 2 else -2.0) * step  # the third pair has y · s < 0
         x[:5] = 0.0
         pg, direction = np.empty(n), np.empty(n)
-        newest, count, pg_norm, x_norm = quasi_newton.owlqn_update(x, x0, g, g0, c1, pg, s_ring, y_ring, ys,
-                                                                   newest, count, direction)
+        newest, count, pg_norm, x_norm = quasi_newton.owlqn_update((x, g), (x0, g0), c1, pg, (s_ring, y_ring, ys),
+                                                                   (newest, count), direction)
         if k != 2:
             pairs = (pairs + [(x - x0, g - g0)])[-m:]
         from structperc.train.lbfgs import pseudo_gradient as numpy_pseudo_gradient

@@ -101,7 +101,7 @@ class OWLQN:
         self.f = smooth + self.c1 * float(np.abs(self.x).sum())
         self.pg, self.direction = np.empty(n), np.empty(n)
         self.newest, self.count, pg_norm, self.x_norm = _steps().owlqn_update(
-            self.x, self.x, self.g, self.g, self.c1, self.pg, self.s, self.y, self.ys, -1, 0, self.direction)
+            (self.x, self.g), (self.x, self.g), self.c1, self.pg, (self.s, self.y, self.ys), (-1, 0), self.direction)
         self.step = 1.0 / pg_norm if pg_norm > 0 else 1.0
         self.stop_test = StopTest(epsilon, period, delta, self.f)
         self.stopped = None
@@ -128,7 +128,7 @@ class OWLQN:
         self.x, self.g, self.f = x, g, f
         self.pg = np.empty_like(x)
         self.newest, self.count, pg_norm, self.x_norm = steps.owlqn_update(
-            x, x0, g, g0, self.c1, self.pg, self.s, self.y, self.ys, self.newest, self.count, self.direction)
+            (x, g), (x0, g0), self.c1, self.pg, (self.s, self.y, self.ys), (self.newest, self.count), self.direction)
         self.stopped = self.stop_test.test(f, pg_norm, self.x_norm)
         self.step = 1.0
         return trials

@@ -41,10 +41,11 @@ class CRFObjective:
         n_tokens = int(data.sentence_offsets[-1])
         self.scaled = bool(crf_batch.scaled_applies(layout, data)) and n_tokens * layout.n_labels * 8 <= NODE_BYTES
         if self.scaled:
-            usable, occurrences, observed = crf_batch.scaled_tables(layout, data)
-            self.tables = (crf_batch.sentence_blocks(data.sentence_offsets), usable, occurrences, observed)
-            self.node = np.empty((n_tokens, layout.n_labels))
-            self.block_sums = np.empty((len(self.tables[0]) - 1, (layout.n_labels + 2) * layout.n_labels + 1))
+            usable, observed = crf_batch.scaled_tables(layout, data)
+            blocks = crf_batch.sentence_blocks(data.sentence_offsets)
+            self.tables = crf_batch.ScaledTables(
+                blocks, usable, observed, np.empty((n_tokens, layout.n_labels)),
+                np.empty((len(blocks) - 1, (layout.n_labels + 2) * layout.n_labels + 1)))
             self.skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
             self.kernel = crf_batch.scaled_objective
         else:
@@ -68,7 +69,7 @@ class CRFObjective:
         w = np.ascontiguousarray(w, dtype=np.float64)
         if self.scaled:
             gradient = np.empty(self.layout.size)
-            loss = self.kernel(w, self.c2, self.layout, self.data, *self.tables, self.node, self.block_sums, gradient)
+            loss = self.kernel(w, self.c2, self.layout, self.data, self.tables, gradient)
         else:
             loss, self.skipped = self.kernel(w, self.layout, self.data, self.blocks, self.gradients)
             gradient = self.gradients[0].copy()

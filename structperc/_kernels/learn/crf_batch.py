@@ -17,14 +17,15 @@ and g = E - O. Per evaluation the transitions are exponentiated once; per senten
 scores are exponentiated once, shifted by each token's largest, and forward-backward rescales
 alpha and beta at each position (``decode.forward_backward.forward_backward_scaled`` describes the
 recursion). A sentence whose rescaling under- or overflows (weights far larger than an
-L2-regularized model has) is done in log space instead (``forward_backward``). The gradient of the
-emission weights is gathered per feature, not scattered per token: each token's node marginals are
-kept (n_tokens x L) and a weight (f, c) sums x P(y_t = c | x) over the occurrences of f listed
-feature by feature (``by_feature``), in token order. The transition and end sums are kept per block
-of sentences and added in block order. The blocks are fixed by the data alone
+L2-regularized model has) is done in log space instead (``forward_backward``). Each token's node
+marginals are kept (n_tokens x L); then the emission gradient is added token by token, each of
+``FEATURE_RANGES`` ranges of features by one task that reads every token, so that a weight (f, c)
+sums x P(y_t = c | x) over the occurrences of f in token order. The transition and end sums are
+kept per block of sentences and added in block order. The blocks are fixed by the data alone
 (``sentence_blocks``), so that f and g are the same, bit for bit, whatever the number of threads;
-the blocks run in parallel (``prange``) and so do the features. (The same loops run from Python's
-threads over a serial kernel took 1.8 times as long per sentence, with one thread as with two.)
+the blocks run in parallel (``prange``) and so do the feature ranges. (The same loops run from
+Python's threads over a serial kernel took 1.8 times as long per sentence, with one thread as with
+two.)
 
 ``crf_objective``, every other case (a tag dictionary, pair features, partial labels), sums each
 block's gradient into its own row of ``gradients`` and then adds the rows in order; its blocks are
@@ -33,6 +34,8 @@ counts of ``crf.add_counts`` weighted by the node and edge marginals minus their
 one-hot gold, or with partial labels the marginals constrained to the known labels:
 ``crf.step_counts``).
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -41,9 +44,15 @@ from ..score.emission import emission_index, gather_features
 from .crf import add_counts, step_counts
 from .sgd import Update
 
+# what scaled_objective reads beside the weights and the data: block_offsets int64 (B + 1,)
+# (``sentence_blocks``), usable bool (S,) (``usable_sentences``), observed float64 (size,)
+# (``observed_counts``), and what it overwrites: node float64 (n_tokens, L), block_sums float64
+# (B, (L + 2) L + 1)
+ScaledTables = namedtuple("ScaledTables", "block_offsets usable observed node block_sums")
+
 SLICE = 1 << 16  # weights per task of the parallel sum of the blocks' gradients
 BLOCK_TOKENS = 1024  # tokens per block of sentences of ``scaled_objective`` (about)
-FEATURE_CHUNK = 2048  # features per parallel task of the emission gradient
+FEATURE_RANGES = 2  # ranges of features of the emission gradient (each reads every token)
 TINY = 1e-280  # a rescaling sum below this (or not finite) sends the sentence to log space
 
 
@@ -69,11 +78,10 @@ def scaled_applies(layout, data):
 
 @njit(cache=True)
 def scaled_tables(layout, data):
-    """(usable, occurrences, observed): what ``scaled_objective`` reads beside the weights and the
-    data, the same at every w (``usable_sentences``, ``by_feature``, ``observed_counts``)."""
+    """(usable, observed): what ``scaled_objective`` reads beside the weights and the data, the
+    same at every w (``usable_sentences``, ``observed_counts``)."""
     usable = usable_sentences(layout, data)
-    occurrences = by_feature(data.feature_offsets, data.feature_ids, data.feature_values, layout.n_features)
-    return usable, occurrences, observed_counts(layout, data, usable)
+    return usable, observed_counts(layout, data, usable)
 
 
 @njit(cache=True)
@@ -124,31 +132,6 @@ def observed_counts(layout, data, usable):
 
 
 @njit(cache=True)
-def by_feature(feature_offsets, feature_ids, feature_values, n_features):
-    """The token-feature incidence listed by feature: (offsets int64 (F + 1,), tokens int32,
-    values float32 (empty when ``feature_values`` is)); the occurrences of feature f are
-    [offsets[f], offsets[f + 1]), tokens ascending."""
-    nnz = feature_ids.shape[0]
-    offsets = np.zeros(n_features + 1, dtype=np.int64)
-    for k in range(nnz):
-        offsets[feature_ids[k] + 1] += 1
-    for f in range(n_features):
-        offsets[f + 1] += offsets[f]
-    fill = offsets[:-1].copy()
-    tokens = np.empty(nnz, dtype=np.int32)
-    has_values = feature_values.shape[0] > 0
-    values = np.empty(nnz if has_values else 0, dtype=np.float32)
-    for i in range(feature_offsets.shape[0] - 1):
-        for k in range(feature_offsets[i], feature_offsets[i + 1]):
-            f = feature_ids[k]
-            tokens[fill[f]] = i
-            if has_values:
-                values[fill[f]] = feature_values[k]
-            fill[f] += 1
-    return offsets, tokens, values
-
-
-@njit(cache=True)
 def _exp_shifted(scores, out):
     """out = exp(scores - max(scores)) over a flat block; the max (-inf when every entry is)."""
     top = -np.inf
@@ -180,11 +163,14 @@ def _log_space_sentence(emission, transition, end, node, sums, n_labels):
 
 
 @njit(cache=True)
-def _scaled_sentence(w, layout, data, a, b, exp_trans, trans_top, exp_end, end_top, scores, expo,
-                     alpha, beta, scale, weighted, node, sums):
-    """Forward-backward of tokens [a, b) in probability space: node marginals into node (n, L),
-    expected transition counts (start row L included) and end counts added to sums; returns log Z,
-    or nan when a rescaling sum under- or overflows (nothing is added then)."""
+def _scaled_sentence(w, layout, data, span, boundary, work, node, sums):
+    """Forward-backward of tokens span = (a, b) in probability space: node marginals into node
+    (n, L), expected transition counts (start row L included) and end counts added to sums; returns
+    log Z, or nan when a rescaling sum under- or overflows (nothing is added then). boundary:
+    ``_boundary_tables``; work: (scores, expo, alpha, beta) (n, L) each, scale (n,), weighted (L,)."""
+    a, b = span
+    _, exp_trans, trans_top, _, exp_end, end_top = boundary
+    scores, expo, alpha, beta, scale, weighted = work
     n_labels = layout.n_labels
     n = b - a
     feature_offsets, feature_ids, values = data.feature_offsets, data.feature_ids, data.feature_values
@@ -280,13 +266,15 @@ def _scaled_sentence(w, layout, data, a, b, exp_trans, trans_top, exp_end, end_t
 
 
 @njit(cache=True)
-def _block_sums(w, layout, data, first, stop, usable, tables, node, sums):
-    """Sentences [first, stop): their node marginals into node; sums = their expected transition
-    counts (start row L included), end counts and sum of log Z."""
+def _block_sums(w, layout, data, tables, k, boundary):
+    """The sentences of block k: their node marginals into tables.node; tables.block_sums[k] = their
+    expected transition counts (start row L included), end counts and sum of log Z."""
     n_labels = layout.n_labels
     size_t = (n_labels + 1) * n_labels
-    log_transition, exp_trans, trans_top, end, exp_end, end_top = tables
+    log_transition, _, _, end, _, _ = boundary
     sentence_offsets = data.sentence_offsets
+    first, stop = tables.block_offsets[k], tables.block_offsets[k + 1]
+    usable, node, sums = tables.usable, tables.node, tables.block_sums[k]
     sums[:] = 0.0
     longest = 0
     for s in range(first, stop):
@@ -297,14 +285,14 @@ def _block_sums(w, layout, data, first, stop, usable, tables, node, sums):
     beta = np.empty((longest, n_labels))
     scale = np.empty(longest)
     weighted = np.empty(n_labels)
+    work = (scores, expo, alpha, beta, scale, weighted)
     loss = 0.0
     for s in range(first, stop):
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
         if not usable[s]:
             node[a:b] = 0.0
             continue
-        log_z = _scaled_sentence(w, layout, data, a, b, exp_trans, trans_top, exp_end, end_top, scores, expo,
-                                 alpha, beta, scale, weighted, node[a:b], sums)
+        log_z = _scaled_sentence(w, layout, data, (a, b), boundary, work, node[a:b], sums)
         if np.isnan(log_z):
             log_z = _log_space_sentence(scores[:b - a], log_transition, end, node[a:b], sums, n_labels)
         loss += log_z
@@ -312,65 +300,57 @@ def _block_sums(w, layout, data, first, stop, usable, tables, node, sums):
 
 
 @njit(cache=True)
-def _emission_gradient(w, c2, layout, f_lo, f_hi, occurrences, observed, node, gradient):
-    """The gradient of the emission weights of features [f_lo, f_hi): g[(f, c)] = sum over the
-    occurrences of f of x P(y_t = c | x), in token order, - O[(f, c)] + 2 c2 w[(f, c)]."""
-    occ_offsets, occ_tokens, occ_values = occurrences
-    has_values = occ_values.shape[0] > 0
+def _emission_gradient(w, c2, layout, data, tables, features, gradient):
+    """The gradient of the emission weights of features [f_lo, f_hi) = features: g[(f, c)] =
+    2 c2 w[(f, c)] - O[(f, c)] plus x P(y_t = c | x) for each occurrence of f, token by token
+    (every token is read; only the features of the range are added)."""
+    f_lo, f_hi = features
+    node, observed = tables.node, tables.observed
     n_labels = layout.n_labels
     emission_offsets = layout.emission_offsets
     all_pairs = emission_offsets.shape[0] == 0
     labels, full_before = layout.emission_labels, layout.emission_full_before
     twice = 2.0 * c2
-    acc = np.empty(n_labels)
-    for f in range(f_lo, f_hi):
-        if all_pairs:
-            row_lo, row_hi = f * n_labels, (f + 1) * n_labels
-        else:
-            row_lo, row_hi = emission_offsets[f], emission_offsets[f + 1]
-        width = row_hi - row_lo
-        if width == 0:
-            continue
-        acc[:] = 0.0
-        if width == n_labels:
-            for k in range(occ_offsets[f], occ_offsets[f + 1]):
-                x = np.float64(occ_values[k]) if has_values else 1.0
-                marginal = node[occ_tokens[k]]
+    lo = f_lo * n_labels if all_pairs else emission_offsets[f_lo]
+    hi = f_hi * n_labels if all_pairs else emission_offsets[f_hi]
+    for i in range(lo, hi):
+        gradient[i] = twice * w[i] - observed[i]
+    feature_offsets, feature_ids, values = data.feature_offsets, data.feature_ids, data.feature_values
+    has_values = values.shape[0] > 0
+    for t in range(feature_offsets.shape[0] - 1):
+        marginal = node[t]
+        for k in range(feature_offsets[t], feature_offsets[t + 1]):
+            f = feature_ids[k]
+            if f < f_lo or f >= f_hi:
+                continue
+            x = np.float64(values[k]) if has_values else 1.0
+            if all_pairs:
+                row_lo, row_hi = f * n_labels, (f + 1) * n_labels
+            else:
+                row_lo, row_hi = emission_offsets[f], emission_offsets[f + 1]
+            out = gradient[row_lo: row_hi]
+            if row_hi - row_lo == n_labels:
                 for c in range(n_labels):
-                    acc[c] += x * marginal[c]
-        else:
-            start = row_lo - n_labels * np.int64(full_before[f])
-            mine = labels[start: start + width]
-            for k in range(occ_offsets[f], occ_offsets[f + 1]):
-                x = np.float64(occ_values[k]) if has_values else 1.0
-                marginal = node[occ_tokens[k]]
-                for i in range(width):
-                    acc[i] += x * marginal[mine[i]]
-        out, seen, here = gradient[row_lo: row_hi], observed[row_lo: row_hi], w[row_lo: row_hi]
-        for i in range(width):
-            out[i] = acc[i] - seen[i] + twice * here[i]
+                    out[c] += x * marginal[c]
+            else:
+                start = row_lo - n_labels * np.int64(full_before[f])
+                for j in range(row_hi - row_lo):
+                    out[j] += x * marginal[labels[start + j]]
 
 
 @njit(cache=True, parallel=True)
-def scaled_objective(w, c2, layout, data, block_offsets, usable, occurrences, observed, node, block_sums,
-                     gradient):
+def scaled_objective(w, c2, layout, data, tables, gradient):
     """f = -sum_i log P(y_i | x_i) + c2 ||w||² over the usable sentences of ``data``; its gradient is
-    written into ``gradient``. ``scaled_applies`` must hold.
-
-    w : float64 (size,); block_offsets : int64 (B + 1,) (``sentence_blocks``); usable : bool (S,)
-    (``usable_sentences``); occurrences : ``by_feature`` of the data; observed : float64 (size,)
-    (``observed_counts``); node : float64 (n_tokens, L), block_sums : float64 (B, (L + 2) L + 1),
-    both overwritten; gradient : float64 (size,), overwritten.
-    """
-    n_blocks = block_offsets.shape[0] - 1
-    tables = _boundary_tables(w, layout)
-    for k in prange(n_blocks):
-        _block_sums(w, layout, data, block_offsets[k], block_offsets[k + 1], usable, tables, node, block_sums[k])
-    n_chunks = (layout.n_features + FEATURE_CHUNK - 1) // FEATURE_CHUNK
-    for j in prange(n_chunks):
-        _emission_gradient(w, c2, layout, j * FEATURE_CHUNK, min((j + 1) * FEATURE_CHUNK, layout.n_features),
-                           occurrences, observed, node, gradient)
-    return _finish(w, c2, layout, observed, block_sums, gradient)
+    written into ``gradient`` (float64 (size,)). ``scaled_applies`` must hold; tables:
+    ``ScaledTables`` (its node and block_sums are overwritten)."""
+    boundary = _boundary_tables(w, layout)
+    for k in prange(tables.block_offsets.shape[0] - 1):
+        _block_sums(w, layout, data, tables, k, boundary)
+    n_features = layout.n_features
+    for j in prange(FEATURE_RANGES):
+        features = (j * n_features // FEATURE_RANGES, (j + 1) * n_features // FEATURE_RANGES)
+        _emission_gradient(w, c2, layout, data, tables, features, gradient)
+    return _finish(w, c2, layout, tables.observed, tables.block_sums, gradient)
 
 
 @njit(cache=True)

@@ -102,11 +102,16 @@ def orthant_point(x0, direction, step, pg0, out):
 
 
 @njit(cache=True)
-def owlqn_update(x, x0, g, g0, c1, pg, s, y, ys, newest, count, direction):
-    """After the line search moved x0 to x (gradients g0 to g): pg = ◇F(x); the pair (x - x0,
-    g - g0) joins the ring when y · s > 1e-10 y · y (curvature: without it H would be indefinite);
-    direction = -H pg with its entries that do not point against pg set to 0. With x0 = x (the
-    start) no pair joins. Returns (newest, count, ||pg||, ||x||)."""
+def owlqn_update(point, previous, c1, pg, ring, position, direction):
+    """After the line search moved previous = (x0, g0) to point = (x, g) (the point and its smooth
+    gradient): pg = ◇F(x); the pair (x - x0, g - g0) joins ring = (s, y, ys) when y · s > 1e-10 y · y
+    (curvature: without it H would be indefinite); direction = -H pg with its entries that do not
+    point against pg set to 0. With previous = point (the start) no pair joins. position =
+    (newest, count) of the ring. Returns (newest, count, ||pg||, ||x||)."""
+    x, g = point
+    x0, g0 = previous
+    s, y, ys = ring
+    newest, count = position
     n = x.shape[0]
     m = ys.shape[0]
     pg_norm = pseudo_gradient(x, g, c1, pg)
