@@ -140,7 +140,10 @@ def table(paths, kernels, earlier, rounds, commit):
     first of them the "before" of the kernel table."""
     before = earlier[0] if earlier else None
     old_kernels = before["kernels"] if before else {}
-    was = (lambda d, k, f: f"{d[k][f]:.1f}" if f in d.get(k, {}) else "-")
+
+    def was(records, key, field):
+        return f"{records[key][field]:.1f}" if field in records.get(key, {}) else "-"
+
     lines = [f"# Compiling the kernels (`python benchmarks/compile.py --rounds {rounds}`, commit {commit})", "",
              "Each path runs as whole processes, first with an empty numba cache (NUMBA_CACHE_DIR a new temporary "
              "folder), then again with the cache it filled: cold - warm is what compiling costs it. "

@@ -2,8 +2,9 @@
 
 ``DECODERS`` maps a decoder's name to the code that ``Layout.decoder`` stores; ``run_decoder`` is
 the one dispatch on it, through the layout's flags ``second_order`` and ``local`` (None or True,
-from the code), whose types numba compiles for: a kernel holds the code of its model's decoder only. A decoder takes the first-order tables of ``scoring.sentence_scores``
-(plus w, the layout and the sentence, for second-order blocks and candidates) and returns
+from the code), whose types numba compiles for: a kernel holds the code of its model's decoder only.
+A decoder takes the first-order tables of ``scoring.sentence_scores`` (plus w, the layout and the
+sentence, for second-order blocks and candidates) and returns
 (path int64 (n,), score). The inference itself (``viterbi.py``, ``second_order.py``) sees scores
 only. A new decoder is its inference file, a function here and a line in ``DECODERS``.
 """
