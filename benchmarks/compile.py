@@ -135,10 +135,11 @@ def summarize(rounds):
                        "paths": v["paths"]} for k, v in kernels.items()}
 
 
-def table(paths, kernels, earlier, rounds, commit):
+def table(paths, kernels, earlier, rounds, commit, load):
     """The text of compile.md; ``earlier`` are the records (compile.json) of earlier commits, the
     first of them the "before" of the kernel table."""
     before = earlier[0] if earlier else None
+    load = float("nan") if load is None else load
     old_kernels = before["kernels"] if before else {}
 
     def was(records, key, field):
@@ -147,9 +148,12 @@ def table(paths, kernels, earlier, rounds, commit):
     lines = [f"# Compiling the kernels (`python benchmarks/compile.py --rounds {rounds}`, commit {commit})", "",
              "Each path runs as whole processes, first with an empty numba cache (NUMBA_CACHE_DIR a new temporary "
              "folder), then again with the cache it filled: cold - warm is what compiling costs it. "
-             f"Medians of {rounds} round(s); wall seconds; load average {os.getloadavg()[0]:.2f} at the end."
-             + (" Earlier commits, measured by this script on their source, each once: "
-                + ", ".join(f"{e['commit']} ({e['rounds']} round(s))" for e in earlier) + "." if earlier else ""), "",
+             f"Medians of {rounds} round(s); wall seconds; load average {load:.2f} at the end."
+             + (" Earlier commits, measured by this script on their source: "
+                + ", ".join(f"{e['commit']} ({e['rounds']} round(s), load average {e.get('load', float('nan')):.2f})"
+                            for e in earlier)
+                + ". Under load the wall seconds (a kernel's seconds too) swell; CPU seconds compare across loads."
+                if earlier else ""), "",
              "| path | cold | warm | **cold - warm** | CPU seconds: cold - warm | kernels' own compile seconds |"
              + "".join(f" {e['commit']}: cold - warm (CPU) |" for e in earlier),
              "|---|---|---|---|---|---|" + "---|" * len(earlier)]
@@ -195,7 +199,15 @@ def main():
     parser.add_argument("--before", type=Path, nargs="*", default=[],
                         help="compile.json files of earlier commits, shown beside (the first in the kernel table)")
     parser.add_argument("--output", type=Path, default=ROOT / "benchmarks" / "compile.md")
+    parser.add_argument("--table-only", action="store_true",
+                        help="run nothing: write the .md from the .json beside it, as the last run left it")
     args = parser.parse_args()
+    earlier = [json.loads(path.read_text()) for path in args.before]
+    if args.table_only:
+        raw = json.loads(args.output.with_suffix(".json").read_text())
+        args.output.write_text(table(raw["paths"], raw["kernels"], earlier, raw["rounds"], raw["commit"],
+                                     raw.get("load")), encoding="utf-8")
+        return
     names = args.paths.split(",")
     unknown = sorted(set(names) - set(PATHS))
     if unknown:
@@ -218,10 +230,9 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     paths, kernels = summarize(rounds)
-    earlier = [json.loads(path.read_text()) for path in args.before]
-    raw = {"commit": commit, "rounds": args.rounds, "paths": paths, "kernels": kernels}
+    raw = {"commit": commit, "rounds": args.rounds, "load": os.getloadavg()[0], "paths": paths, "kernels": kernels}
     args.output.with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n", encoding="utf-8")
-    text = table(paths, kernels, earlier, args.rounds, commit)
+    text = table(paths, kernels, earlier, args.rounds, commit, raw["load"])
     args.output.write_text(text, encoding="utf-8")
     print(text)
 
