@@ -148,7 +148,8 @@ def table(paths, kernels, earlier, rounds, commit, load):
     lines = [f"# Compiling the kernels (`python benchmarks/compile.py --rounds {rounds}`, commit {commit})", "",
              "Each path runs as whole processes, first with an empty numba cache (NUMBA_CACHE_DIR a new temporary "
              "folder), then again with the cache it filled: cold - warm is what compiling costs it. "
-             f"Medians of {rounds} round(s); wall seconds; load average {load:.2f} at the end."
+             f"Medians of {rounds} round(s); wall seconds"
+             + (f"; load average {load:.2f} at the end." if load == load else ".")
              + (" Earlier commits, measured by this script on their source: "
                 + ", ".join(f"{e['commit']} ({e['rounds']} round(s), load average {e.get('load', float('nan')):.2f})"
                             for e in earlier)
