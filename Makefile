@@ -74,11 +74,12 @@ bench: install
 	$(BIN)/python benchmarks/headline.py
 
 # what compiling the kernels costs each public path (empty numba cache, then warm) and each kernel;
-# writes benchmarks/compile.md (and compile.json) beside the figures of commit 88bb74d, before the cuts
-COMPILE_BEFORE ?= benchmarks/compile_before.json
+# writes benchmarks/compile.md (and compile.json) beside the figures of the commits before and after
+# each cut (benchmarks/compile_stages/, oldest first: 88bb74d is before any)
+COMPILE_STAGES ?= 88bb74d 0aa3161 97bf1d6
 compile-budget: install
 	$(SP) data fetch conll2000 $(MIRROR)
-	$(BIN)/python benchmarks/compile.py --rounds 3 --before $(COMPILE_BEFORE)
+	$(BIN)/python benchmarks/compile.py --rounds 3 --before $(COMPILE_STAGES:%=benchmarks/compile_stages/%.json)
 
 # every named model built in a fresh cache; UD English EWT test from its raw text against UDPipe 1.2's
 # published figures; writes benchmarks/rawtext.md, benchmarks/models.md and benchmarks/tokenizers.md

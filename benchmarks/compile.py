@@ -1,7 +1,7 @@
 """What compiling the numba kernels costs each public path, and each kernel: writes benchmarks/compile.md.
 
-    python benchmarks/compile.py [--rounds 3] [--paths chunker,tagger,crf,nbest,tag] [--before FILE]
-    make compile-budget   (3 rounds, beside benchmarks/compile_before.json)
+    python benchmarks/compile.py [--rounds 3] [--paths chunker,tagger,crf,nbest,tag] [--before FILE ...]
+    make compile-budget   (3 rounds, beside the stages of benchmarks/compile_stages/)
 
 Each path runs as whole processes (``compile_probe.py``), first with an empty numba cache
 (NUMBA_CACHE_DIR set to a new temporary folder), then again with the cache that run filled; cold
@@ -20,7 +20,8 @@ minus warm is what compiling cost the path. The paths, as a new user meets them:
 Each kernel's own compile seconds (numba's "numba:compile" events, less those of the kernels it
 compiles inside it) come from the cold runs; a kernel's row gives the median over the paths and
 rounds that compiled it, its specialisations (distinct argument types) and the paths that need it.
-With ``--before`` (a compile.json of an earlier commit), both are shown side by side.
+With ``--before`` (compile.json files of earlier commits: benchmarks/compile_stages/ holds those of
+the commits before and after each cut of issue 31), they are shown side by side.
 Also writes benchmarks/compile.json, the raw records.
 """
 import argparse
@@ -45,6 +46,18 @@ DESCRIPTION = {"chunker": "NP chunker: `train` (2,000 sentences, 3 epochs) + `ev
                "crf": "`CRF` (tutorial's arguments) fit + predict, 20 sentences of dicts",
                "nbest": "`nbest -k 5`", "tag": "`tag`"}
 TARGET = 15.0  # seconds of compiling per path (issue 31)
+# what each commit of benchmarks/compile_stages/ did to the compile cost (issue 31's levers)
+STAGES = {
+    "88bb74d": "before the cuts",
+    "0aa3161": "decoding, k-best and marginals: serial kernels with nogil=True on Python threads instead of "
+               "parallel=True (threads.py); the decoder chosen by the types of the layout's flags, so a kernel "
+               "holds one decoder's code, not all four",
+    "97bf1d6": "the thin decoder wrappers inlined by numba (inline=\"always\": no library of their own, whose "
+               "callees LLVM optimized again); no reshape or slice assignment in the per-sentence kernels (their "
+               "error messages compiled numba's string code)",
+}
+LATER = ("the data's flags (tag dictionary, partial labels) chosen by type as well: a corpus without them "
+         "compiles no candidate or partial-label code (forward-backward over candidates, constrained marginals)")
 # the kernels another change rewrites at the same time: their compile settings are left alone here
 NOT_TOUCHED = ("learn/crf_batch.py", "decode/forward_backward.py")
 
@@ -122,23 +135,34 @@ def summarize(rounds):
                        "paths": v["paths"]} for k, v in kernels.items()}
 
 
-def table(paths, kernels, before, rounds, commit):
-    old_paths, old_kernels = (before["paths"], before["kernels"]) if before else ({}, {})
-    was = (lambda d, k, f: f"{d[k][f]:.1f}" if f in d.get(k, {}) else "-")
+def table(paths, kernels, earlier, rounds, commit, load):
+    """The text of compile.md; ``earlier`` are the records (compile.json) of earlier commits, the
+    first of them the "before" of the kernel table."""
+    before = earlier[0] if earlier else None
+    load = float("nan") if load is None else load
+    old_kernels = before["kernels"] if before else {}
+
+    def was(records, key, field):
+        return f"{records[key][field]:.1f}" if field in records.get(key, {}) else "-"
+
     lines = [f"# Compiling the kernels (`python benchmarks/compile.py --rounds {rounds}`, commit {commit})", "",
              "Each path runs as whole processes, first with an empty numba cache (NUMBA_CACHE_DIR a new temporary "
              "folder), then again with the cache it filled: cold - warm is what compiling costs it. "
-             f"Medians of {rounds} round(s); wall seconds; load average {os.getloadavg()[0]:.2f} at the end."
-             + (f" Before: {before['commit']}." if before else ""), "",
+             f"Medians of {rounds} round(s); wall seconds"
+             + (f"; load average {load:.2f} at the end." if load == load else ".")
+             + (" Earlier commits, measured by this script on their source: "
+                + ", ".join(f"{e['commit']} ({e['rounds']} round(s), load average {e.get('load', float('nan')):.2f})"
+                            for e in earlier)
+                + ". Under load the wall seconds (a kernel's seconds too) swell; CPU seconds compare across loads."
+                if earlier else ""), "",
              "| path | cold | warm | **cold - warm** | CPU seconds: cold - warm | kernels' own compile seconds |"
-             + (" before: cold - warm | before: CPU | before: kernels |" if before else ""),
-             "|---|---|---|---|---|---|" + ("---|---|---|" if before else "")]
+             + "".join(f" {e['commit']}: cold - warm (CPU) |" for e in earlier),
+             "|---|---|---|---|---|---|" + "---|" * len(earlier)]
     for name, p in paths.items():
         row = (f"| {DESCRIPTION[name]} | {p['cold']:.1f} | {p['warm']:.1f} | **{p['compile']:.1f}** "
                f"| {p['compile_cpu']:.1f} | {p['kernel_seconds']:.1f} |")
-        if before:
-            row += (f" {was(old_paths, name, 'compile')} | {was(old_paths, name, 'compile_cpu')} "
-                    f"| {was(old_paths, name, 'kernel_seconds')} |")
+        for e in earlier:
+            row += f" {was(e['paths'], name, 'compile')} ({was(e['paths'], name, 'compile_cpu')}) |"
         lines.append(row)
     lines += ["", f"Target: cold - warm at most {TARGET:.0f} s for each path. The CPU seconds (the processes' own, "
               "user + system) move less with the machine's load than wall seconds. A warm run that still compiled: "
@@ -159,6 +183,10 @@ def table(paths, kernels, before, rounds, commit):
             o = old_kernels.get(kernel)
             row += f" {o['seconds']:.2f} | {o['specialisations']} |" if o else " - | - |"
         lines.append(row)
+    if earlier:
+        lines += ["", "The commits measured: " + "; ".join(f"{e['commit']}: {STAGES.get(e['commit'], '')}"
+                                                       for e in earlier)
+                  + f"; then, up to {commit}: {LATER}."]
     lines += ["", "The compile settings of " + " and ".join(f"`_kernels/{f}`" for f in NOT_TOUCHED)
               + " are another change's (the CRF objective's rewrite); their kernels are measured here all the same.",
               ""]
@@ -169,9 +197,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--paths", default=",".join(PATHS), help="comma separated, of: " + ", ".join(PATHS))
-    parser.add_argument("--before", type=Path, help="a compile.json of an earlier commit, shown beside")
+    parser.add_argument("--before", type=Path, nargs="*", default=[],
+                        help="compile.json files of earlier commits, shown beside (the first in the kernel table)")
     parser.add_argument("--output", type=Path, default=ROOT / "benchmarks" / "compile.md")
+    parser.add_argument("--table-only", action="store_true",
+                        help="run nothing: write the .md from the .json beside it, as the last run left it")
     args = parser.parse_args()
+    earlier = [json.loads(path.read_text()) for path in args.before]
+    if args.table_only:
+        raw = json.loads(args.output.with_suffix(".json").read_text())
+        args.output.write_text(table(raw["paths"], raw["kernels"], earlier, raw["rounds"], raw["commit"],
+                                     raw.get("load")), encoding="utf-8")
+        return
     names = args.paths.split(",")
     unknown = sorted(set(names) - set(PATHS))
     if unknown:
@@ -194,10 +231,9 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     paths, kernels = summarize(rounds)
-    before = json.loads(args.before.read_text()) if args.before else None
-    raw = {"commit": commit, "rounds": args.rounds, "paths": paths, "kernels": kernels}
+    raw = {"commit": commit, "rounds": args.rounds, "load": os.getloadavg()[0], "paths": paths, "kernels": kernels}
     args.output.with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n", encoding="utf-8")
-    text = table(paths, kernels, before, args.rounds, commit)
+    text = table(paths, kernels, earlier, args.rounds, commit, raw["load"])
     args.output.write_text(text, encoding="utf-8")
     print(text)
 

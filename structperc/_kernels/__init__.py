@@ -1,8 +1,9 @@
 """Every @njit kernel of structperc, grouped by family: ``decode/`` (Viterbi, k-best, second order,
 forward-backward, marginals), ``score/`` (score tables and the emission layout), ``learn/`` (one
 module per learning rule's epoch, SGD's lazy scaling), ``encode/`` (template keys, hashing),
-``rank/`` (rerankers) and ``cluster/`` (Brown). ``records.py`` holds the records they share and
-``cache.py`` numba's on-disk cache of them. The ground floor: kernels import nothing of structperc.
+``rank/`` (rerankers) and ``cluster/`` (Brown). ``records.py`` holds the records they share,
+``cache.py`` numba's on-disk cache of them (and the notice before compiling), ``threads.py`` the
+threads that run a corpus kernel (serial, nogil) on every core. The ground floor: kernels import nothing of structperc.
 
 Kernels take contiguous numpy arrays, scalars and the records of ``records.py`` (``Data``, the
 encoded sentences; ``Layout``, the weight vector's blocks), validate nothing and raise nothing; the

@@ -19,6 +19,12 @@ Data (N tokens in S sentences)::
     cand_labels       int64               cand_labels[cand_offsets[i]: cand_offsets[i + 1]], ascending;
                                           an empty row: every label at that token;
                                           empty cand_offsets: every label everywhere
+    dictionary        None when cand_offsets is empty, else True
+    partial           None when no gold label is -1 (unlabelled), else True
+
+``dictionary`` and ``partial`` are flags for numba, which compiles a kernel for their types (None or
+bool): a branch for a tag dictionary or partial labels tested on a None flag is pruned before
+compiling, so a corpus without them compiles none of that code. True means "look at the arrays".
 
 Layout of the flat weight vector w (L labels, F emission features, P pair features)::
 
@@ -57,7 +63,7 @@ from collections import namedtuple
 import numpy as np
 
 Data = namedtuple("Data", "sentence_offsets feature_offsets feature_ids pair_offsets pair_ids gold "
-                          "cand_offsets cand_labels feature_values")
+                          "cand_offsets cand_labels feature_values dictionary partial")
 Groups = namedtuple("Groups", "group_offsets row_offsets feature_ids values targets best")
 Layout = namedtuple("Layout", "n_labels n_features n_pair order decoder off_trans off_end off_pair "
                               "off_trans2 size mask_penalty emission_offsets emission_labels "
@@ -80,7 +86,14 @@ def data_record(encoded, candidates=(_EMPTY, _EMPTY)):
     values = getattr(encoded, "feature_values", None)
     values = NO_VALUES if values is None else np.ascontiguousarray(values, dtype=np.float32)
     return Data(encoded.sentence_offsets, encoded.feature_offsets, np.asarray(encoded.feature_ids, dtype=np.int32),
-                pair_offsets, np.asarray(pair_ids, dtype=np.int32), gold, cand_offsets, cand_labels, values)
+                pair_offsets, np.asarray(pair_ids, dtype=np.int32), gold, cand_offsets, cand_labels, values,
+                *data_flags(cand_offsets, gold))
+
+
+def data_flags(cand_offsets, gold):
+    """(dictionary, partial) of ``Data`` for these arrays: None when there is no tag dictionary or
+    no unlabelled token (-1 in gold), else True."""
+    return (True if len(cand_offsets) else None), (True if len(gold) and np.any(gold < 0) else None)
 
 
 def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty, emission_pairs=ALL_PAIRS):

@@ -329,12 +329,13 @@ class LinearChainModel:
 
     def prepare(self):
         """Load the compiled decoder (numba's first call reads its cache) by decoding one empty
-        one-token sentence. That loads the serial kernel; the parallel one, for batches of
-        ``PARALLEL_FROM`` sentences or more, loads (and starts its threads) on first use."""
+        one-token sentence: the one kernel of every batch (large ones run it on threads)."""
         no_ids = np.zeros(0, dtype=np.int32)
         one = np.array([0, 1], dtype=np.int64)
         no_features = np.zeros(2, dtype=np.int64)
         data = data_record(EncodedCorpus(one, no_features, no_ids, no_features, no_ids, None))
+        # the flag of the data this model tags (numba compiles the kernel for its type): a tag dictionary
+        data = data._replace(dictionary=True if self.tag_dict is not None else None)
         decode_corpus(self.weights, self.layout(), data)
 
     def phi(self, encoded, sentence, y):

@@ -70,7 +70,7 @@ def subset_data(data, sentences):
     if len(feature_values):  # real-valued features: the values of the same entries as feature_ids
         _, feature_values = gather_rows(data.feature_offsets, feature_values, tokens)
     return type(data)(sentence_offsets.astype(so.dtype), feature_offsets, feature_ids, pair_offsets, pair_ids,
-                      gold, cand_offsets, cand_labels, feature_values)
+                      gold, cand_offsets, cand_labels, feature_values, data.dictionary, data.partial)
 
 
 class ShardModel:

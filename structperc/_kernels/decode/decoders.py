@@ -25,9 +25,17 @@ DECODERS = {"viterbi": VITERBI, "viterbi2": VITERBI2, "memm": MEMM, "memm2": MEM
 def first_order_viterbi(layout, data, a, b, emission, transition, end):
     """First-order Viterbi of tokens [a, b) over their candidates when the data has a tag
     dictionary (|C_t| |C_{t-1}| per token), over every label pair otherwise."""
-    if data.cand_offsets.shape[0] > 0:
-        offsets, labels = sentence_candidates(layout, data, a, b)
-        return viterbi_candidates(emission, transition, end, offsets, labels)
+    return _first_order(data.dictionary, layout, data, a, b, emission, transition, end)
+
+
+@njit(cache=True)
+def _first_order(dictionary, layout, data, a, b, emission, transition, end):
+    """``first_order_viterbi`` on the type of the data's flag: without a tag dictionary (None),
+    numba compiles no candidate code."""
+    if dictionary is not None:
+        if data.cand_offsets.shape[0] > 0:
+            offsets, labels = sentence_candidates(layout, data, a, b)
+            return viterbi_candidates(emission, transition, end, offsets, labels)
     return viterbi(emission, transition, end)
 
 

@@ -24,9 +24,17 @@ def kbest_sentence(w, layout, data, a, b, k):
     """(paths (k', b - a), scores (k',)) of tokens [a, b), best first; first-order models only.
     With a tag dictionary only the labelings inside the candidate sets are ranked."""
     emission, transition, end = decoder_tables(layout.local, *sentence_scores(w, layout, data, a, b))
-    if data.cand_offsets.shape[0] > 0:
-        offsets, labels = sentence_candidates(layout, data, a, b)
-        return kbest_candidates(emission, transition, end, k, offsets, labels)
+    return _kbest(data.dictionary, layout, data, a, b, k, emission, transition, end)
+
+
+@njit(cache=True)
+def _kbest(dictionary, layout, data, a, b, k, emission, transition, end):
+    """``kbest_sentence``'s ranking on the type of the data's flag: without a tag dictionary (None),
+    numba compiles no candidate code."""
+    if dictionary is not None:
+        if data.cand_offsets.shape[0] > 0:
+            offsets, labels = sentence_candidates(layout, data, a, b)
+            return kbest_candidates(emission, transition, end, k, offsets, labels)
     return kbest_viterbi(emission, transition, end, k)
 
 

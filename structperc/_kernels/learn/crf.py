@@ -47,9 +47,17 @@ def chain_marginals(layout, data, a, b, emission, transition, end):
     """(log Z, node, edge) of tokens [a, b): forward-backward over the candidates of each token when
     the data has a tag dictionary (|C_t| |C_{t-1}| per token), the rescaled one over every label
     pair otherwise."""
-    if data.cand_offsets.shape[0] > 0:
-        offsets, labels = sentence_candidates(layout, data, a, b)
-        return forward_backward_candidates(emission, transition, end, offsets, labels)
+    return _chain_marginals(data.dictionary, layout, data, a, b, emission, transition, end)
+
+
+@njit(cache=True)
+def _chain_marginals(dictionary, layout, data, a, b, emission, transition, end):
+    """``chain_marginals`` on the type of the data's flag: without a tag dictionary (None), numba
+    compiles no candidate code."""
+    if dictionary is not None:
+        if data.cand_offsets.shape[0] > 0:
+            offsets, labels = sentence_candidates(layout, data, a, b)
+            return forward_backward_candidates(emission, transition, end, offsets, labels)
     return forward_backward_scaled(emission, transition, end)
 
 
@@ -144,15 +152,23 @@ def step_counts(v, scale, layout, data, a, b):
     constrained to the known labels. The step x (Φ(x, y) - E[Φ(x, y')]) is then -x C(node, edge)
     (``add_counts``). log P is -inf when the gold labeling (the known labels) is forbidden, and 0
     with empty node and edge when no label is known (nothing to learn)."""
+    return _step_counts(data.partial, v, scale, layout, data, a, b)
+
+
+@njit(cache=True)
+def _step_counts(partial, v, scale, layout, data, a, b):
+    """``step_counts`` on the type of the data's flag: without unlabelled tokens (None), numba
+    compiles no partial-label code."""
     gold = data.gold[a:b]
-    if has_missing(gold):
-        if not any_known(gold):
-            return 0.0, np.empty((0, layout.n_labels)), np.empty((0, layout.n_labels + 1, layout.n_labels))
-        ll, node, edge, known_node, known_edge = crf_partial_sentence(v, scale, layout, data, a, b)
-        if ll != -np.inf:
-            node -= known_node
-            edge -= known_edge
-        return ll, node, edge
+    if partial is not None:
+        if has_missing(gold):
+            if not any_known(gold):
+                return 0.0, np.empty((0, layout.n_labels)), np.empty((0, layout.n_labels + 1, layout.n_labels))
+            ll, node, edge, known_node, known_edge = crf_partial_sentence(v, scale, layout, data, a, b)
+            if ll != -np.inf:
+                node -= known_node
+                edge -= known_edge
+            return ll, node, edge
     ll, node, edge = crf_sentence(v, scale, layout, data, a, b)
     if ll != -np.inf:
         subtract_gold(node, edge, gold)
@@ -238,9 +254,17 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
 def crf_sentence_marginals(w, layout, data, a, b):
     """Node marginals P(y_t = c | x) (n, L) of tokens [a, b) and log Z(x)."""
     emission, transition, end = sentence_scores(w, layout, data, a, b)
-    if data.cand_offsets.shape[0] > 0:
-        offsets, labels = sentence_candidates(layout, data, a, b)
-        log_z, node, _ = forward_backward_candidates(emission, transition, end, offsets, labels)
-    else:
-        log_z, node, _ = forward_backward(emission, transition, end)
+    return _sentence_marginals(data.dictionary, layout, data, a, b, emission, transition, end)
+
+
+@njit(cache=True)
+def _sentence_marginals(dictionary, layout, data, a, b, emission, transition, end):
+    """``crf_sentence_marginals`` on the type of the data's flag (no candidate code without a tag
+    dictionary)."""
+    if dictionary is not None:
+        if data.cand_offsets.shape[0] > 0:
+            offsets, labels = sentence_candidates(layout, data, a, b)
+            log_z, node, _ = forward_backward_candidates(emission, transition, end, offsets, labels)
+            return node, log_z
+    log_z, node, _ = forward_backward(emission, transition, end)
     return node, log_z
