@@ -39,10 +39,11 @@ def _kbest(dictionary, layout, data, a, b, k, emission, transition, end):
 
 
 @njit(cache=True, nogil=True)
-def kbest_block(w, layout, data, k, lo, hi, slab_paths, slab_scores, counts):
-    """The k best labelings of sentences lo..hi-1 into a slab with room for k candidates each:
-    sentence s owns paths [k * a_s, k * b_s) (candidate j at k * a_s + j * n_s) and scores
-    [k * s, k * (s + 1)); counts[s] is its number of candidates."""
+def kbest_block(w, layout, data, k, lo, hi, slab):
+    """The k best labelings of sentences lo..hi-1 into ``slab`` = (slab_paths, slab_scores, counts),
+    with room for k candidates each: sentence s owns paths [k * a_s, k * b_s) (candidate j at
+    k * a_s + j * n_s) and scores [k * s, k * (s + 1)); counts[s] is its number of candidates."""
+    slab_paths, slab_scores, counts = slab
     sentence_offsets = data.sentence_offsets
     for s in range(lo, hi):
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
@@ -67,7 +68,8 @@ def kbest_corpus(w, layout, data, k, threads=None):
     slab_paths = np.empty(k * sentence_offsets[-1], dtype=np.int64)
     slab_scores = np.empty(k * n_sentences)
     counts = np.zeros(n_sentences, dtype=np.int64)
-    over_blocks(lambda lo, hi: kbest_block(w, layout, data, k, lo, hi, slab_paths, slab_scores, counts),
+    slab = (slab_paths, slab_scores, counts)
+    over_blocks(lambda lo, hi: kbest_block(w, layout, data, k, lo, hi, slab),
                 sentence_offsets, threads)
     candidate_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
     np.cumsum(counts, out=candidate_offsets[1:])
