@@ -24,13 +24,14 @@ def kbest_sentence(w, layout, data, a, b, k):
     """(paths (k', b - a), scores (k',)) of tokens [a, b), best first; first-order models only.
     With a tag dictionary only the labelings inside the candidate sets are ranked."""
     emission, transition, end = decoder_tables(layout.local, *sentence_scores(w, layout, data, a, b))
-    return _kbest(data.dictionary, layout, data, a, b, k, emission, transition, end)
+    return _kbest(data.dictionary, layout, data, a, b, k, (emission, transition, end))
 
 
 @njit(cache=True)
-def _kbest(dictionary, layout, data, a, b, k, emission, transition, end):
+def _kbest(dictionary, layout, data, a, b, k, scores):
     """``kbest_sentence``'s ranking on the type of the data's flag: without a tag dictionary (None),
-    numba compiles no candidate code."""
+    numba compiles no candidate code. scores : (emission, transition, end)."""
+    emission, transition, end = scores
     if dictionary is not None:
         if data.cand_offsets.shape[0] > 0:
             offsets, labels = sentence_candidates(layout, data, a, b)
