@@ -67,7 +67,7 @@ def main():
         f"| `make demo` again in the same clone (installed, kernels cached) | {cell(warm)} |",
         f"| python-crfsuite: the same NP chunker, 10 AP iterations, features extracted in Python | {cell(crfsuite)} |",
         "",
-        f"Fresh `make demo` / python-crfsuite: median of the per-round ratios **{ratio:.1f}** (target: at most 10).",
+        f"Fresh `make demo` / python-crfsuite: median of the per-round ratios **{ratio:.1f}** (target: at most 6).",
         "",
     ])
     args.output.write_text(text, encoding="utf-8")
