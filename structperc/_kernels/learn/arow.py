@@ -22,8 +22,7 @@ from collections import namedtuple
 
 from numba import njit
 
-from ..score.scoring import phi_dot, phi_indices, phi_values
-from .difference import find_mistake, sparse_difference
+from .difference import find_mistake, mistake_features, sparse_difference
 
 # float64 (n_weights,) each: the mean μ (what decoding reads), the diagonal of Σ, and zero
 # scratch where δ is summed (zero again on return of every update)
@@ -66,11 +65,9 @@ def arow_epoch(vectors, gamma, layout, data, visit_order):
         if wrong > 0:
             sentence_errors += 1
             token_errors += wrong
-            phi_gold = phi_indices(layout, data, a, b, target)
-            values_gold = phi_values(layout, data, a, b, target)
-            phi_pred = phi_indices(layout, data, a, b, path)
-            values_pred = phi_values(layout, data, a, b, path)
-            loss = phi_dot(w, phi_pred, values_pred) - phi_dot(w, phi_gold, values_gold) + wrong
+            phi_gold, values_gold, phi_pred, values_pred, margin = mistake_features(w, layout, data, a, b, target,
+                                                                                    path)
+            loss = margin + wrong
             total_loss += loss
             arow_update(vectors, gamma, loss, phi_gold, values_gold, phi_pred, values_pred)
     return total_loss, sentence_errors, token_errors

@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit
 
 from ..decode.decoders import decode_sentence
-from ..score.scoring import has_missing, known_label_penalty
+from ..score.scoring import has_missing, known_label_penalty, phi_dot, phi_indices, phi_values
 
 
 @njit(cache=True)
@@ -65,3 +65,15 @@ def sparse_difference(scratch, phi_gold, values_gold, phi_pred, values_pred):
             scratch[i] = 0.0
             n += 1
     return indices[:n], amounts[:n]
+
+
+@njit(cache=True)
+def mistake_features(w, layout, data, a, b, target, path):
+    """(features of y, their values, features of ŷ, their values, w · Φ(x, ŷ) - w · Φ(x, y)) of
+    tokens [a, b), for the target y and the prediction ŷ of ``find_mistake``."""
+    phi_gold = phi_indices(layout, data, a, b, target)
+    values_gold = phi_values(layout, data, a, b, target)
+    phi_pred = phi_indices(layout, data, a, b, path)
+    values_pred = phi_values(layout, data, a, b, path)
+    margin = phi_dot(w, phi_pred, values_pred) - phi_dot(w, phi_gold, values_gold)
+    return phi_gold, values_gold, phi_pred, values_pred, margin

@@ -26,8 +26,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..score.scoring import phi_dot, phi_indices, phi_values
-from .difference import find_mistake, sparse_difference
+from .difference import find_mistake, mistake_features, sparse_difference
 
 # float64 (n_weights,) each: the weights w (what decoding reads), the averaging accumulator u
 # (length 0: no averaging), and zero scratch where δ is summed (zero again after every update)
@@ -84,12 +83,10 @@ def pa_epoch(vectors, counter, settings, layout, data, visit_order):
         if wrong > 0:
             sentence_errors += 1
             token_errors += wrong
-            phi_gold = phi_indices(layout, data, a, b, target)
-            values_gold = phi_values(layout, data, a, b, target)
-            phi_pred = phi_indices(layout, data, a, b, path)
-            values_pred = phi_values(layout, data, a, b, path)
+            phi_gold, values_gold, phi_pred, values_pred, margin = mistake_features(w, layout, data, a, b, target,
+                                                                                    path)
             cost = np.sqrt(wrong) if settings.error_sensitive else 1.0
-            loss = phi_dot(w, phi_pred, values_pred) - phi_dot(w, phi_gold, values_gold) + cost
+            loss = margin + cost
             total_loss += loss
             pa_update(vectors, counter, settings, loss, phi_gold, values_gold, phi_pred, values_pred)
         counter += 1.0
