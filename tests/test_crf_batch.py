@@ -17,12 +17,11 @@ def scaled(model, data, w, c2, tokens=None):
     layout = model.layout()
     assert crf_batch.scaled_applies(layout, data)
     usable, observed = crf_batch.scaled_tables(layout, data)
-    blocks = crf_batch.sentence_blocks(data.sentence_offsets, tokens)
-    tables = crf_batch.ScaledTables(blocks, usable, observed, np.empty((data.sentence_offsets[-1], layout.n_labels)),
-                                    np.empty((len(blocks) - 1, (layout.n_labels + 2) * layout.n_labels + 1)))
+    tables = crf_batch.scaled_tables_for(layout, data, usable, observed, tokens)
     gradient = np.full(layout.size, np.nan)
     f = crf_batch.scaled_objective(w, c2, layout, data, tables, gradient)
     skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
+    scaled.log_space = int(tables.log_space.sum())
     return f, gradient, skipped
 
 
@@ -86,6 +85,7 @@ def test_large_weights_fall_back_to_log_space():
     transitions[:n_labels, 0] = 1500.0
     transitions[n_labels] = 0.0
     f, g, _ = scaled(model, data, w, 0.0)
+    assert scaled.log_space > 0  # the case under test: some sentence went to log space
     expected_f, expected_g = brute_force_objective(model, enc, w, 0.0)
     assert f == pytest.approx(expected_f, rel=1e-10)
     np.testing.assert_allclose(g, expected_g, atol=1e-6)

@@ -241,7 +241,7 @@ class LBFGSRule(LearningRule):
     orders = (1,)
     batch = True
     # the objective's two kernels and their tables (``objective.py``), the solver's vector steps
-    kernels = ("learn.crf_batch.scaled_objective", "learn.crf_batch.scaled_tables", "learn.crf_batch.crf_objective",
+    kernels = ("learn.crf_batch.scaled_sums", "learn.crf_batch.scaled_gradient", "learn.crf_batch.scaled_tables", "learn.crf_batch.crf_objective",
                "learn.quasi_newton.orthant_point", "learn.quasi_newton.owlqn_update", "learn.quasi_newton.norm")
     supports = frozenset({"l1"})
 

@@ -42,10 +42,7 @@ class CRFObjective:
         self.scaled = bool(crf_batch.scaled_applies(layout, data)) and n_tokens * layout.n_labels * 8 <= NODE_BYTES
         if self.scaled:
             usable, observed = crf_batch.scaled_tables(layout, data)
-            blocks = crf_batch.sentence_blocks(data.sentence_offsets)
-            self.tables = crf_batch.ScaledTables(
-                blocks, usable, observed, np.empty((n_tokens, layout.n_labels)),
-                np.empty((len(blocks) - 1, (layout.n_labels + 2) * layout.n_labels + 1)))
+            self.tables = crf_batch.scaled_tables_for(layout, data, usable, observed)
             self.skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
             self.kernel = crf_batch.scaled_objective
         else:

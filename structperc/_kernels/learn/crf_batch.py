@@ -47,8 +47,18 @@ from .sgd import Update
 # what scaled_objective reads beside the weights and the data: block_offsets int64 (B + 1,)
 # (``sentence_blocks``), usable bool (S,) (``usable_sentences``), observed float64 (size,)
 # (``observed_counts``), and what it overwrites: node float64 (n_tokens, L), block_sums float64
-# (B, (L + 2) L + 1)
-ScaledTables = namedtuple("ScaledTables", "block_offsets usable observed node block_sums")
+# (B, (L + 2) L + 1), log_space bool (S,) (the sentences whose rescaling failed at this w)
+ScaledTables = namedtuple("ScaledTables", "block_offsets usable observed node block_sums log_space")
+
+
+def scaled_tables_for(layout, data, usable, observed, tokens=None):
+    """The ``ScaledTables`` of ``data``, from the tables of ``scaled_tables``; its blocks of about
+    ``tokens`` tokens (``sentence_blocks``)."""
+    n_tokens, n_labels = int(data.sentence_offsets[-1]), layout.n_labels
+    blocks = sentence_blocks(data.sentence_offsets, tokens)
+    return ScaledTables(blocks, usable, observed, np.empty((n_tokens, n_labels)),
+                        np.empty((len(blocks) - 1, (n_labels + 2) * n_labels + 1)),
+                        np.zeros(len(usable), dtype=np.bool_))
 
 SLICE = 1 << 16  # weights per task of the parallel sum of the blocks' gradients
 BLOCK_TOKENS = 1024  # tokens per block of sentences of ``scaled_objective`` (about)
@@ -268,13 +278,13 @@ def _scaled_sentence(w, layout, data, span, boundary, work, node, sums):
 @njit(cache=True)
 def _block_sums(w, layout, data, tables, k, boundary):
     """The sentences of block k: their node marginals into tables.node; tables.block_sums[k] = their
-    expected transition counts (start row L included), end counts and sum of log Z."""
+    expected transition counts (start row L included), end counts and sum of log Z. A sentence
+    whose rescaling fails is marked in tables.log_space and left out (``log_space_sums`` adds it)."""
     n_labels = layout.n_labels
     size_t = (n_labels + 1) * n_labels
-    log_transition, _, _, end, _, _ = boundary
     sentence_offsets = data.sentence_offsets
     first, stop = tables.block_offsets[k], tables.block_offsets[k + 1]
-    usable, node, sums = tables.usable, tables.node, tables.block_sums[k]
+    usable, node, sums, log_space = tables.usable, tables.node, tables.block_sums[k], tables.log_space
     sums[:] = 0.0
     longest = 0
     for s in range(first, stop):
@@ -289,14 +299,39 @@ def _block_sums(w, layout, data, tables, k, boundary):
     loss = 0.0
     for s in range(first, stop):
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
+        log_space[s] = False
         if not usable[s]:
             node[a:b] = 0.0
             continue
         log_z = _scaled_sentence(w, layout, data, (a, b), boundary, work, node[a:b], sums)
         if np.isnan(log_z):
-            log_z = _log_space_sentence(scores[:b - a], log_transition, end, node[a:b], sums, n_labels)
-        loss += log_z
+            log_space[s] = True
+        else:
+            loss += log_z
     sums[size_t + n_labels] = loss
+
+
+@njit(cache=True)
+def log_space_sums(w, layout, data, tables):
+    """The sentences marked in tables.log_space, in log space (``forward_backward``): their node
+    marginals into tables.node, their expected counts and log Z added to their block's sums, in
+    block and sentence order. Compiled only when some sentence needs it."""
+    n_labels = layout.n_labels
+    size_t = (n_labels + 1) * n_labels
+    log_transition, _, _, end, _, _ = _boundary_tables(w, layout)
+    sentence_offsets, feature_offsets = data.sentence_offsets, data.feature_offsets
+    for k in range(tables.block_offsets.shape[0] - 1):
+        sums = tables.block_sums[k]
+        for s in range(tables.block_offsets[k], tables.block_offsets[k + 1]):
+            if not tables.log_space[s]:
+                continue
+            a, b = sentence_offsets[s], sentence_offsets[s + 1]
+            scores = np.zeros((b - a, n_labels))
+            for t in range(b - a):
+                gather_features(w, layout, data.feature_ids, data.feature_values, feature_offsets[a + t],
+                                feature_offsets[a + t + 1], scores[t])
+            sums[size_t + n_labels] += _log_space_sentence(scores, log_transition, end, tables.node[a:b], sums,
+                                                           n_labels)
 
 
 @njit(cache=True)
@@ -338,14 +373,31 @@ def _emission_gradient(w, c2, layout, data, tables, features, gradient):
                     out[j] += x * marginal[labels[start + j]]
 
 
-@njit(cache=True, parallel=True)
 def scaled_objective(w, c2, layout, data, tables, gradient):
     """f = -sum_i log P(y_i | x_i) + c2 ||w||² over the usable sentences of ``data``; its gradient is
     written into ``gradient`` (float64 (size,)). ``scaled_applies`` must hold; tables:
-    ``ScaledTables`` (its node and block_sums are overwritten)."""
+    ``ScaledTables`` (its node, block_sums and log_space are overwritten). Three kernels: the
+    blocks' forward-backward, the log-space one of the sentences it could not rescale (rare, and
+    compiled only then), and the gradient."""
+    scaled_sums(w, layout, data, tables)
+    if tables.log_space.any():
+        log_space_sums(w, layout, data, tables)
+    return scaled_gradient(w, c2, layout, data, tables, gradient)
+
+
+@njit(cache=True, parallel=True)
+def scaled_sums(w, layout, data, tables):
+    """``_block_sums`` of every block, the blocks in parallel."""
     boundary = _boundary_tables(w, layout)
     for k in prange(tables.block_offsets.shape[0] - 1):
-        _block_sums(w, layout, data, tables, k, boundary)
+        # the index of a parallel loop is unsigned in its compiled body: one type for both compilations
+        _block_sums(w, layout, data, tables, np.int64(k), boundary)
+
+
+@njit(cache=True, parallel=True)
+def scaled_gradient(w, c2, layout, data, tables, gradient):
+    """The gradient into ``gradient`` (the emission block by ``FEATURE_RANGES`` ranges in parallel,
+    then the rest) and f, from the tables ``scaled_sums`` left."""
     n_features = layout.n_features
     for j in prange(FEATURE_RANGES):
         features = (j * n_features // FEATURE_RANGES, (j + 1) * n_features // FEATURE_RANGES)
