@@ -153,9 +153,11 @@ def row_sums(x):
 '''
 
 LAZY_SCRIPT = '''
-import json, sys
+import json, os, sys
 import numpy as np
-from structperc._kernels.cache import load_kernels_lazily
+from structperc._kernels.cache import load_kernels_lazily, watch_kernel_sources
+if sys.argv[1] == "watched":  # the module's kernels load as structperc's own do
+    watch_kernel_sources(os.getcwd())
 load_kernels_lazily()
 import lazy_kernels
 a = lazy_kernels.allocate(5)
@@ -165,13 +167,16 @@ print(json.dumps({"a": a.tolist(), "b": b.tolist(), "registries": "numba.np.arra
 '''
 
 
-def test_lazily_loaded_kernels_compile_when_cold_and_skip_the_registries_when_warm(tmp_path):
+@pytest.mark.parametrize("watched", [True, False])
+def test_lazily_loaded_kernels_compile_when_cold_and_skip_the_registries_when_warm(tmp_path, watched):
+    """structperc's kernels (a watched folder's) load from the cache without numba's registries; a
+    caller's own kernels (an unwatched folder's) load as numba loads them, registries included."""
     (tmp_path / "lazy_kernels.py").write_text(LAZY_MODULE)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     env["PYTHONPATH"] = str(tmp_path)
     runs = []
     for _ in range(2):
-        done = _run("-c", LAZY_SCRIPT, env=env, cwd=tmp_path)
+        done = _run("-c", LAZY_SCRIPT, "watched" if watched else "unwatched", env=env, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         runs.append(json.loads(done.stdout))
     cold, warm = runs
@@ -180,8 +185,9 @@ def test_lazily_loaded_kernels_compile_when_cold_and_skip_the_registries_when_wa
         assert {key: run[key] for key in expected} == expected
     # the cold run compiled (numba's compiler installed its registries); the warm one only loaded
     assert cold["hits"] == 0 and cold["registries"]
+    assert warm["hits"] == 1
     if numba.__version__.startswith(_LAZY_REGISTRIES_CHECKED):
-        assert warm["hits"] == 1 and not warm["registries"]
+        assert warm["registries"] is not watched
 
 
 HASHING_MODULE = '''

@@ -80,7 +80,7 @@ def test_runtime_library_is_written_once_then_loaded_and_rebuilt_when_damaged(tm
 
 
 def test_command_line_loading_uses_the_cached_runtime_and_still_compiles_new_kernels():
-    """The command line's loading (``load_kernels_lazily``): a cached kernel, then a kernel compiled in
+    """structperc's loading (``load_kernels_lazily``): a cached kernel, then a kernel compiled in
     the process, which links against the runtime library read from the cache."""
     code = """
 import numpy as np

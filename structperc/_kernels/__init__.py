@@ -25,7 +25,7 @@ A forbidden transition or label is -inf in ``transition`` or ``emission``.
 """
 import os as _os
 
-from .cache import notice_compiling as _notice, watch_kernel_sources as _watch
+from .cache import load_kernels_lazily as _lazily, notice_compiling as _notice, watch_kernel_sources as _watch
 
 # numba's OpenMP threads wait for the next parallel region by sleeping, not spinning: on a machine
 # whose cores are busy with other work, a spinning thread keeps the core from the thread it waits
@@ -35,3 +35,4 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 _watch(_os.path.dirname(__file__))  # a kernel's cache goes stale when a helper it inlines changes
 _notice()  # one line on stderr before the first kernel compiles
+_lazily()  # cached kernels load without numba's compiler registries

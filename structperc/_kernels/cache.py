@@ -245,22 +245,43 @@ def _cached_nrt_functions(ctx):
 
 
 def load_kernels_lazily():
-    """Load cached kernels without numba's compiler registries; install those only to compile.
+    """Load structperc's cached kernels without numba's compiler registries; True when installed.
 
     Before it loads a kernel's machine code from the cache, numba installs every typing and
-    lowering registry it has (about 0.15 s, a quarter of a warm ``tag`` run, plus scipy.linalg
-    for its BLAS probe). Only compiling uses them, and numba's compiler installs them itself
-    before each compilation, so a cold kernel still compiles. Done for the numba versions where
-    this was checked (tests/test_startup.py loads and compiles under it); otherwise the registries
-    are loaded up front as before, without the BLAS probe. For the command line only.
+    lowering registry it has (about 0.3 s of a warm 500-sentence ``CRF.fit``, a quarter of a warm
+    ``tag`` run), and imports scipy.linalg for its BLAS probe. Only compiling uses them, and numba's
+    compiler installs them itself before each compilation, so a cold kernel still compiles. Only
+    the kernels of the folders that ``watch_kernel_sources`` watches load this way: a caller's own
+    cached kernels load as numba loads them, registries and BLAS included. Done for the numba
+    versions where this was checked (tests/test_startup.py loads and compiles under it); otherwise
+    nothing changes and False is returned. Installed when ``structperc._kernels`` is imported.
     """
     import numba
     from numba.core import caching
 
     if not numba.__version__.startswith(_LAZY_REGISTRIES_CHECKED) or not hasattr(caching.Cache, "_load_overload"):
-        load_numba_without_blas()
-        return
-    caching.Cache.load_overload = _load_overload_without_registries
+        return False
+    original = caching.Cache.load_overload
+    if getattr(original, "structperc_lazy", False):
+        return True
+
+    def load_overload(cache, sig, target_context):
+        if _watched(getattr(cache, "_py_func", None)):
+            return _load_overload_without_registries(cache, sig, target_context)
+        return original(cache, sig, target_context)
+
+    load_overload.structperc_lazy = True
+    caching.Cache.load_overload = load_overload
+    return True
+
+
+def _watched(py_func):
+    """Whether the kernel ``py_func`` is defined in a folder that ``watch_kernel_sources`` watches."""
+    try:
+        source = os.path.abspath(py_func.__code__.co_filename)
+    except AttributeError:
+        return False
+    return any(source.startswith(folder + os.sep) for folder in _WATCHED_FOLDERS)
 
 
 # numba stamps a kernel's cache with its own source file only. But a kernel that calls a helper of

@@ -430,10 +430,11 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def main():
     """The ``structperc`` program: the app with warnings as one line; exits with the command's status."""
-    from structperc._kernels.cache import load_kernels_lazily
+    from structperc._kernels.cache import load_kernels_lazily, load_numba_without_blas
 
     warnings.showwarning = _show_warning
-    load_kernels_lazily()
+    if not load_kernels_lazily():  # a numba where that was not checked: its registries now, without BLAS
+        load_numba_without_blas()
     code = _flush_stdout(app(prog_name=PROG, standalone_mode=False))
     if _command_name(sys.argv[1:]) in QUICK_EXIT:
         # these commands start no process, thread or cluster that needs its exit handlers: skip the
