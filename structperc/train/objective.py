@@ -3,10 +3,10 @@
     f(w) = -sum_i log P(y_i | x_i) + c2 ||w||²
 
 (the smooth part of CRFsuite's objective; the L1 term is the solver's), evaluated by a numba kernel
-of ``_kernels/learn/crf_batch.py``, with the weights a run holds at zero. ``scaled_objective``, in
+of ``_kernels/learn/``, with the weights a run holds at zero. ``crf_scaled.scaled_objective``, in
 probability space, takes the common case (every label allowed at every token, no pair features,
-every label known) when its per-token marginals fit in ``NODE_BYTES``; ``crf_objective`` the others.
-Both sum in an order fixed by the data: f and g are the same whatever the number of threads.
+every label known) when its per-token marginals fit in ``NODE_BYTES``; ``crf_batch.crf_objective``
+the others. Both sum in an order fixed by the data: f and g are the same whatever the number of threads.
 """
 import numpy as np
 
@@ -34,17 +34,18 @@ class CRFObjective:
     """
 
     def __init__(self, layout, data, c2, frozen=None, n_blocks=None):
-        from structperc._kernels.learn import crf_batch, quasi_newton  # here, not at import: `tag` needs none
+        # here, not at import: `tag` needs none
+        from structperc._kernels.learn import crf_batch, crf_scaled, quasi_newton
 
         self.layout, self.data, self.c2 = layout, data, float(c2)
         self.frozen = frozen if frozen is not None and len(frozen) else None
         n_tokens = int(data.sentence_offsets[-1])
-        self.scaled = bool(crf_batch.scaled_applies(layout, data)) and n_tokens * layout.n_labels * 8 <= NODE_BYTES
+        self.scaled = bool(crf_scaled.scaled_applies(layout, data)) and n_tokens * layout.n_labels * 8 <= NODE_BYTES
         if self.scaled:
-            usable, observed = crf_batch.scaled_tables(layout, data)
-            self.tables = crf_batch.scaled_tables_for(layout, data, usable, observed)
+            usable, observed = crf_scaled.scaled_tables(layout, data)
+            self.tables = crf_scaled.scaled_tables_for(layout, data, usable, observed)
             self.skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
-            self.kernel = crf_batch.scaled_objective
+            self.kernel = crf_scaled.scaled_objective
         else:
             self.blocks = token_blocks(data.sentence_offsets, GENERAL_BLOCKS if n_blocks is None else n_blocks)
             self.gradients = np.empty((len(self.blocks) - 1, layout.size))

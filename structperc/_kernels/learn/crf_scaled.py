@@ -1,0 +1,488 @@
+"""The CRF's negative log-likelihood and its gradient over the whole corpus in probability space, as
+CRFsuite computes it, for the batch solvers (L-BFGS) in the common case: first order, every label
+allowed at every token, no pair features, every label known (``scaled_applies``;
+``crf_batch.crf_objective`` takes the others).
+
+At the weights w, with N sentences,
+
+    f(w) = -sum_i log P(y_i | x_i) + c2 ||w||²
+    g(w) = sum_i E_{P(y' | x_i)}[Φ(x_i, y')] - Φ(x_i, y_i) + 2 c2 w
+
+A sentence whose gold labeling the transition mask forbids adds nothing (``usable_sentences``).
+The gold counts O = sum_i Φ(x_i, y_i) are the same at every w and are counted once
+(``observed_counts``), so that f = sum_i log Z_i - w · O and g = E - O.
+
+``scaled_objective`` runs three kernels per evaluation:
+- ``scaled_sums``: the blocks of sentences in parallel (``prange``). Per evaluation the transitions
+  are exponentiated once; per sentence the emission scores are exponentiated once, shifted by each
+  token's largest, and forward-backward rescales alpha and beta at each position
+  (``decode.forward_backward.forward_backward_scaled`` describes the recursion). Each token's node
+  marginals are kept (n_tokens x L); each block's transition and end sums and log Z are kept in
+  its row of block_sums. The blocks are fixed by the data alone (``sentence_blocks``).
+- ``log_space_sums``: a sentence whose rescaling under- or overflowed (weights far larger than an
+  L2-regularized model has) is done in log space (``forward_backward``) and added to its block's
+  row. It is called, and so compiled, only when some sentence needs it.
+- ``scaled_gradient``: the emission gradient, by ranges of features in parallel, each range reading
+  its own feature occurrences in token order (``feature_occurrences``), so that a weight (f, c)
+  sums x P(y_t = c | x) over the occurrences of f in token order; then the blocks' transition and
+  end sums are added in block order (``_finish``).
+f and g are thus the same, bit for bit, whatever the number of threads. (The same loops run from
+Python's threads over a serial kernel took 1.8 times as long per sentence, with one thread as with
+two.)
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit, prange
+
+from ..decode.forward_backward import forward_backward
+from ..score.emission import emission_index, gather_features
+
+# what scaled_objective reads beside the weights and the data: block_offsets int64 (B + 1,)
+# (``sentence_blocks``), usable bool (S,) (``usable_sentences``), observed float64 (size,)
+# (``observed_counts``), occurrence_offsets, occurrence_tokens, occurrence_values
+# (``feature_occurrences``), feature_ranges int64 (R + 1,)
+# (``feature_ranges``), and what it overwrites: node float64 (n_tokens, L), block_sums float64
+# (B, (L + 2) L + 1), log_space bool (S,) (the sentences whose rescaling failed at this w)
+ScaledTables = namedtuple("ScaledTables", "block_offsets usable observed occurrence_offsets occurrence_tokens "
+                                          "occurrence_features occurrence_values feature_ranges node block_sums "
+                                          "log_space")
+
+
+def scaled_tables_for(layout, data, usable, observed, tokens=None):
+    """The ``ScaledTables`` of ``data``, from the tables of ``scaled_tables``; its blocks of about
+    ``tokens`` tokens (``sentence_blocks``)."""
+    n_tokens, n_labels = int(data.sentence_offsets[-1]), layout.n_labels
+    blocks = sentence_blocks(data.sentence_offsets, tokens)
+    counts = np.bincount(data.feature_ids, minlength=layout.n_features)
+    ranges = feature_ranges(np.concatenate([[0], np.cumsum(counts)]))
+    return ScaledTables(blocks, usable, observed, *feature_occurrences(data, ranges), ranges,
+                        np.empty((n_tokens, n_labels)), np.empty((len(blocks) - 1, (n_labels + 2) * n_labels + 1)),
+                        np.zeros(len(usable), dtype=np.bool_))
+
+
+def feature_ranges(occurrence_offsets, ranges=None):
+    """int64 (R + 1,): the features cut into ``ranges`` (None: ``FEATURE_RANGES``) consecutive
+    ranges of about equal occurrences, the tasks of the emission gradient; from the data alone."""
+    ranges = FEATURE_RANGES if ranges is None else ranges
+    offsets = np.asarray(occurrence_offsets, dtype=np.int64)
+    n_features = len(offsets) - 1
+    targets = np.linspace(0, offsets[-1], max(1, min(ranges, n_features)) + 1)[1:-1]
+    cuts = np.searchsorted(offsets, targets)
+    return np.unique(np.concatenate([[0], cuts, [n_features]])).astype(np.int64)
+
+
+BLOCK_TOKENS = 1024  # tokens per block of sentences of ``scaled_objective`` (about)
+FEATURE_RANGES = 8  # ranges of features of the emission gradient, one task each (any count gives the same sums)
+TINY = 1e-280  # a rescaling sum below this (or not finite) sends the sentence to log space
+
+
+def sentence_blocks(sentence_offsets, tokens=None):
+    """int64 (B + 1,): consecutive sentences cut into blocks of about ``tokens`` tokens each
+    (None: ``BLOCK_TOKENS``; a sentence is never split), from the data alone."""
+    tokens = BLOCK_TOKENS if tokens is None else tokens
+    offsets = np.asarray(sentence_offsets, dtype=np.int64)
+    n_sentences = len(offsets) - 1
+    n_blocks = max(1, min(n_sentences, -(-int(offsets[-1]) // tokens)))
+    targets = np.linspace(0, offsets[-1], n_blocks + 1)[1:-1]
+    cuts = np.searchsorted(offsets, targets)
+    return np.unique(np.concatenate([[0], cuts, [n_sentences]])).astype(np.int64)
+
+
+def scaled_applies(layout, data):
+    """True when ``scaled_objective`` computes the objective of ``data``: first order, every label
+    allowed at every token (no tag dictionary), no pair feature, every gold label known."""
+    gold = data.gold
+    return (layout.order == 1 and data.cand_offsets.shape[0] == 0 and data.pair_ids.shape[0] == 0
+            and gold.shape[0] == data.feature_offsets.shape[0] - 1 and not (gold < 0).any())
+
+
+@njit(cache=True)
+def scaled_tables(layout, data):
+    """(usable, observed): what ``scaled_objective`` reads beside the weights and the data, the
+    same at every w (``usable_sentences``, ``observed_counts``)."""
+    usable = usable_sentences(layout, data)
+    return usable, observed_counts(layout, data, usable)
+
+
+@njit(cache=True)
+def usable_sentences(layout, data):
+    """bool (S,): the sentences with tokens whose gold labeling the transition mask allows (the
+    others are skipped at every w, as their log P is -inf)."""
+    n_labels = layout.n_labels
+    mask = layout.mask_penalty
+    offsets, gold = data.sentence_offsets, data.gold
+    n_sentences = offsets.shape[0] - 1
+    usable = np.zeros(n_sentences, dtype=np.bool_)
+    for s in range(n_sentences):
+        if offsets[s + 1] == offsets[s]:
+            continue
+        allowed = True
+        prev = n_labels
+        for i in range(offsets[s], offsets[s + 1]):
+            if mask[prev, gold[i]] == -np.inf:
+                allowed = False
+                break
+            prev = gold[i]
+        usable[s] = allowed
+    return usable
+
+
+@njit(cache=True)
+def observed_counts(layout, data, usable):
+    """float64 (size,): O = sum over the usable sentences of Φ(x_i, y_i), the gold counts."""
+    n_labels = layout.n_labels
+    observed = np.zeros(layout.size)
+    offsets, gold = data.sentence_offsets, data.gold
+    feature_offsets, feature_ids, values = data.feature_offsets, data.feature_ids, data.feature_values
+    has_values = values.shape[0] > 0
+    for s in range(offsets.shape[0] - 1):
+        if not usable[s]:
+            continue
+        prev = n_labels
+        for i in range(offsets[s], offsets[s + 1]):
+            c = gold[i]
+            for k in range(feature_offsets[i], feature_offsets[i + 1]):
+                index = emission_index(layout, feature_ids[k], c)
+                if index >= 0:
+                    observed[index] += np.float64(values[k]) if has_values else 1.0
+            observed[layout.off_trans + prev * n_labels + c] += 1.0
+            prev = c
+        observed[layout.off_end + prev] += 1.0
+    return observed
+
+
+@njit(cache=True)
+def feature_occurrences(data, ranges):
+    """(offsets int64 (R + 1,), tokens int32 (K,), features int32 (K,), values float32 (K,) or (0,)):
+    the feature occurrences of ``data`` grouped by range of features (``ranges``, int64 (R + 1,)),
+    each range's in token order: the task of a range reads its own occurrences only."""
+    feature_offsets, feature_ids, values = data.feature_offsets, data.feature_ids, data.feature_values
+    has_values = values.shape[0] > 0
+    n_ranges = ranges.shape[0] - 1
+    range_of = np.empty(ranges[-1], dtype=np.int32)
+    for r in range(n_ranges):
+        range_of[ranges[r]: ranges[r + 1]] = r
+    offsets = np.zeros(n_ranges + 1, dtype=np.int64)
+    for k in range(feature_ids.shape[0]):
+        offsets[range_of[feature_ids[k]] + 1] += 1
+    for r in range(n_ranges):
+        offsets[r + 1] += offsets[r]
+    filled = offsets[:-1].copy()
+    tokens = np.empty(feature_ids.shape[0], dtype=np.int32)
+    features = np.empty(feature_ids.shape[0], dtype=np.int32)
+    sorted_values = np.empty(feature_ids.shape[0] if has_values else 0, dtype=np.float32)
+    for t in range(feature_offsets.shape[0] - 1):
+        for k in range(feature_offsets[t], feature_offsets[t + 1]):
+            f = feature_ids[k]
+            at = filled[range_of[f]]
+            tokens[at], features[at] = t, f
+            if has_values:
+                sorted_values[at] = values[k]
+            filled[range_of[f]] = at + 1
+    return offsets, tokens, features, sorted_values
+
+
+@njit(cache=True)
+def _exp_shifted(scores, out):
+    """out = exp(scores - max(scores)) over a flat block; the max (-inf when every entry is)."""
+    top = -np.inf
+    for i in range(scores.shape[0]):
+        top = max(top, scores[i])
+    if top == -np.inf:
+        out[:] = 0.0
+        return top
+    for i in range(scores.shape[0]):
+        out[i] = np.exp(scores[i] - top)
+    return top
+
+
+@njit(cache=True)
+def _log_space_sentence(emission, transition, end, node, sums, n_labels):
+    """``forward_backward`` of one sentence in log space: its node marginals into node, its
+    expected transition counts (start row included) and end counts added to sums; log Z."""
+    log_z, marginals, edge = forward_backward(emission, transition, end)
+    n = emission.shape[0]
+    node[:, :] = marginals
+    size = (n_labels + 1) * n_labels
+    for t in range(n):
+        flat = edge[t].reshape(size)
+        for i in range(size):
+            sums[i] += flat[i]
+    for c in range(n_labels):
+        sums[size + c] += marginals[n - 1, c]
+    return log_z
+
+
+@njit(cache=True)
+def _scaled_sentence(w, layout, data, span, boundary, work, node, sums):
+    """Forward-backward of tokens span = (a, b) in probability space: node marginals into node
+    (n, L), expected transition counts (start row L included) and end counts added to sums; returns
+    log Z, or nan when a rescaling sum under- or overflows (nothing is added then). boundary:
+    ``_boundary_tables``; work: (scores, expo, alpha, beta) (n, L) each, scale (n,), weighted (L,)."""
+    a, b = span
+    _, exp_trans, trans_top, _, exp_end, end_top = boundary
+    scores, expo, alpha, beta, scale, weighted = work
+    n_labels = layout.n_labels
+    n = b - a
+    feature_offsets, feature_ids, values = data.feature_offsets, data.feature_ids, data.feature_values
+    shift = n * trans_top + end_top
+    # rows are taken as views indexed from 0: an index like [t, c] makes numba check for negative
+    # indices at every step, which keeps the label loops from vectorizing
+    for t in range(n):
+        row, out = scores[t], expo[t]
+        row[:] = 0.0
+        gather_features(w, layout, feature_ids, values, feature_offsets[a + t], feature_offsets[a + t + 1], row)
+        top = row[0]
+        for c in range(1, n_labels):
+            top = max(top, row[c])
+        shift += top
+        for c in range(n_labels):
+            out[c] = np.exp(row[c] - top)
+    start = exp_trans[n_labels]
+    log_scale = 0.0
+    for t in range(n):
+        current, e_t = alpha[t], expo[t]
+        if t == 0:
+            for c in range(n_labels):
+                current[c] = e_t[c] * start[c]
+        else:
+            current[:] = 0.0
+            previous = alpha[t - 1]
+            for p in range(n_labels):
+                ap = previous[p]
+                if ap != 0.0:
+                    row = exp_trans[p]
+                    for c in range(n_labels):
+                        current[c] += ap * row[c]
+            for c in range(n_labels):
+                current[c] *= e_t[c]
+        total = 0.0
+        for c in range(n_labels):
+            total += current[c]
+        if not (total > TINY) or not np.isfinite(total):
+            return np.nan
+        scale[t] = total
+        log_scale += np.log(total)
+        inverse = 1.0 / total
+        for c in range(n_labels):
+            current[c] *= inverse
+    z = 0.0
+    last = alpha[n - 1]
+    for c in range(n_labels):
+        z += last[c] * exp_end[c]
+    if not (z > TINY):
+        return np.nan
+    log_z = np.log(z) + log_scale + shift
+
+    following = beta[n - 1]
+    for c in range(n_labels):
+        following[c] = exp_end[c]
+    for t in range(n - 2, -1, -1):
+        e_next, following, current = expo[t + 1], beta[t + 1], beta[t]
+        inverse = 1.0 / scale[t + 1]
+        for c in range(n_labels):
+            weighted[c] = e_next[c] * following[c] * inverse
+        for p in range(n_labels):
+            row = exp_trans[p]
+            total = 0.0
+            for c in range(n_labels):
+                total += row[c] * weighted[c]
+            current[p] = total
+    inverse_z = 1.0 / z
+    for t in range(n):
+        out, a_t, b_t = node[t], alpha[t], beta[t]
+        for c in range(n_labels):
+            out[c] = a_t[c] * b_t[c] * inverse_z
+    size = n_labels * n_labels
+    start_sums = sums[size: size + n_labels]
+    first = node[0]
+    for c in range(n_labels):
+        start_sums[c] += first[c]
+    for t in range(1, n):
+        e_t, b_t, previous = expo[t], beta[t], alpha[t - 1]
+        norm = 1.0 / (scale[t] * z)
+        for c in range(n_labels):
+            weighted[c] = e_t[c] * b_t[c] * norm
+        for p in range(n_labels):
+            ap = previous[p]
+            if ap != 0.0:
+                row, out = exp_trans[p], sums[p * n_labels: (p + 1) * n_labels]
+                for c in range(n_labels):
+                    out[c] += ap * row[c] * weighted[c]
+    end_sums = sums[size + n_labels: size + 2 * n_labels]
+    last = node[n - 1]
+    for c in range(n_labels):
+        end_sums[c] += last[c]
+    return log_z
+
+
+@njit(cache=True)
+def _block_sums(w, layout, data, tables, k, boundary):
+    """The sentences of block k: their node marginals into tables.node; tables.block_sums[k] = their
+    expected transition counts (start row L included), end counts and sum of log Z. A sentence
+    whose rescaling fails is marked in tables.log_space and left out (``log_space_sums`` adds it)."""
+    n_labels = layout.n_labels
+    size_t = (n_labels + 1) * n_labels
+    sentence_offsets = data.sentence_offsets
+    first, stop = tables.block_offsets[k], tables.block_offsets[k + 1]
+    usable, node, sums, log_space = tables.usable, tables.node, tables.block_sums[k], tables.log_space
+    sums[:] = 0.0
+    longest = 0
+    for s in range(first, stop):
+        longest = max(longest, sentence_offsets[s + 1] - sentence_offsets[s])
+    scores = np.empty((longest, n_labels))
+    expo = np.empty((longest, n_labels))
+    alpha = np.empty((longest, n_labels))
+    beta = np.empty((longest, n_labels))
+    scale = np.empty(longest)
+    weighted = np.empty(n_labels)
+    work = (scores, expo, alpha, beta, scale, weighted)
+    loss = 0.0
+    for s in range(first, stop):
+        a, b = sentence_offsets[s], sentence_offsets[s + 1]
+        log_space[s] = False
+        if not usable[s]:
+            node[a:b] = 0.0
+            continue
+        log_z = _scaled_sentence(w, layout, data, (a, b), boundary, work, node[a:b], sums)
+        if np.isnan(log_z):
+            log_space[s] = True
+        else:
+            loss += log_z
+    sums[size_t + n_labels] = loss
+
+
+@njit(cache=True)
+def log_space_sums(w, layout, data, tables):
+    """The sentences marked in tables.log_space, in log space (``forward_backward``): their node
+    marginals into tables.node, their expected counts and log Z added to their block's sums, in
+    block and sentence order. Compiled only when some sentence needs it."""
+    n_labels = layout.n_labels
+    size_t = (n_labels + 1) * n_labels
+    log_transition, _, _, end, _, _ = _boundary_tables(w, layout)
+    sentence_offsets, feature_offsets = data.sentence_offsets, data.feature_offsets
+    for k in range(tables.block_offsets.shape[0] - 1):
+        sums = tables.block_sums[k]
+        for s in range(tables.block_offsets[k], tables.block_offsets[k + 1]):
+            if not tables.log_space[s]:
+                continue
+            a, b = sentence_offsets[s], sentence_offsets[s + 1]
+            scores = np.zeros((b - a, n_labels))
+            for t in range(b - a):
+                gather_features(w, layout, data.feature_ids, data.feature_values, feature_offsets[a + t],
+                                feature_offsets[a + t + 1], scores[t])
+            sums[size_t + n_labels] += _log_space_sentence(scores, log_transition, end, tables.node[a:b], sums,
+                                                           n_labels)
+
+
+@njit(cache=True)
+def _emission_gradient(w, c2, layout, tables, j, gradient):
+    """The gradient of the emission weights of the features of range j: g[(f, c)] = 2 c2 w[(f, c)] -
+    O[(f, c)] plus x P(y_t = c | x) for each occurrence of f, in token order."""
+    f_lo, f_hi = tables.feature_ranges[j], tables.feature_ranges[j + 1]
+    node, observed = tables.node, tables.observed
+    tokens, features, values = tables.occurrence_tokens, tables.occurrence_features, tables.occurrence_values
+    n_labels = layout.n_labels
+    emission_offsets = layout.emission_offsets
+    all_pairs = emission_offsets.shape[0] == 0
+    labels, full_before = layout.emission_labels, layout.emission_full_before
+    twice = 2.0 * c2
+    has_values = values.shape[0] > 0
+    lo = f_lo * n_labels if all_pairs else emission_offsets[f_lo]
+    hi = f_hi * n_labels if all_pairs else emission_offsets[f_hi]
+    for i in range(lo, hi):
+        gradient[i] = twice * w[i] - observed[i]
+    for k in range(tables.occurrence_offsets[j], tables.occurrence_offsets[j + 1]):
+        f = features[k]
+        x = np.float64(values[k]) if has_values else 1.0
+        marginal = node[tokens[k]]
+        if all_pairs:
+            row_lo, row_hi = f * n_labels, (f + 1) * n_labels
+        else:
+            row_lo, row_hi = emission_offsets[f], emission_offsets[f + 1]
+        out = gradient[row_lo: row_hi]
+        if row_hi - row_lo == n_labels:
+            for c in range(n_labels):
+                out[c] += x * marginal[c]
+        else:
+            start = row_lo - n_labels * np.int64(full_before[f])
+            for i in range(row_hi - row_lo):
+                out[i] += x * marginal[labels[start + i]]
+
+
+def scaled_objective(w, c2, layout, data, tables, gradient):
+    """f = -sum_i log P(y_i | x_i) + c2 ||w||² over the usable sentences of ``data``; its gradient is
+    written into ``gradient`` (float64 (size,)). ``scaled_applies`` must hold; tables:
+    ``ScaledTables`` (its node, block_sums and log_space are overwritten). Three kernels: the
+    blocks' forward-backward, the log-space one of the sentences it could not rescale (rare, and
+    compiled only then), and the gradient."""
+    scaled_sums(w, layout, data, tables)
+    if tables.log_space.any():
+        log_space_sums(w, layout, data, tables)
+    return scaled_gradient(w, c2, layout, tables, gradient)
+
+
+@njit(cache=True, parallel=True)
+def scaled_sums(w, layout, data, tables):
+    """``_block_sums`` of every block, the blocks in parallel."""
+    boundary = _boundary_tables(w, layout)
+    for k in prange(tables.block_offsets.shape[0] - 1):
+        # the index of a parallel loop is unsigned in its compiled body: one type for both compilations
+        _block_sums(w, layout, data, tables, np.int64(k), boundary)
+
+
+@njit(cache=True, parallel=True)
+def scaled_gradient(w, c2, layout, tables, gradient):
+    """The gradient into ``gradient`` (the emission block by the tables' ranges of features in
+    parallel, then the rest) and f, from the tables ``scaled_sums`` left."""
+    ranges = tables.feature_ranges
+    for j in prange(ranges.shape[0] - 1):
+        _emission_gradient(w, c2, layout, tables, np.int64(j), gradient)
+    return _finish(w, c2, layout, tables.observed, tables.block_sums, gradient)
+
+
+@njit(cache=True)
+def _boundary_tables(w, layout):
+    """(transition (1, L + 1, L) with the mask, its exp shifted by its largest entry, that entry,
+    end (L,), its exp shifted likewise, that entry): the tables every sentence shares."""
+    n_labels = layout.n_labels
+    size_t = (n_labels + 1) * n_labels
+    transition = np.empty((1, n_labels + 1, n_labels))
+    flat, mask = transition.reshape(size_t), layout.mask_penalty.reshape(size_t)
+    for i in range(size_t):
+        flat[i] = w[layout.off_trans + i] + mask[i]
+    exp_trans = np.empty((n_labels + 1, n_labels))
+    trans_top = _exp_shifted(flat, exp_trans.reshape(size_t))
+    end = np.empty(n_labels)
+    for c in range(n_labels):
+        end[c] = w[layout.off_end + c]
+    exp_end = np.empty(n_labels)
+    end_top = _exp_shifted(end, exp_end)
+    return transition, exp_trans, trans_top, end, exp_end, end_top
+
+
+@njit(cache=True)
+def _finish(w, c2, layout, observed, block_sums, gradient):
+    """The gradient past the emission block (the blocks' transition and end sums, in block order,
+    minus O, plus 2 c2 w) and f = sum_i log Z_i - w · O + c2 ||w||²."""
+    n_labels = layout.n_labels
+    size_t = (n_labels + 1) * n_labels
+    off_trans, off_end, size = layout.off_trans, layout.off_end, layout.size
+    twice = 2.0 * c2
+    for i in range(off_trans, size):
+        gradient[i] = twice * w[i] - observed[i]
+    loss = 0.0
+    for k in range(block_sums.shape[0]):
+        sums = block_sums[k]
+        for i in range(size_t):
+            gradient[off_trans + i] += sums[i]
+        for c in range(n_labels):
+            gradient[off_end + c] += sums[size_t + c]
+        loss += sums[size_t + n_labels]
+    gold = 0.0
+    norm = 0.0
+    for i in range(size):
+        gold += w[i] * observed[i]
+        norm += w[i] * w[i]
+    return loss - gold + c2 * norm
