@@ -75,6 +75,7 @@ def test_abbreviations_symbols_and_informal_contractions():
     assert tokenize("a counter-attack by neo-Nazis on alt.animals.open-forum") == \
         ["a", "counter-attack", "by", "neo-Nazis", "on", "alt.animals.open-forum"]
     assert tokenize("what...? ok.? ----== end") == ["what", "...", "?", "ok", ".?", "----==", "end"]
+    assert tokenize("‘’Yes,’’ he said") == ["‘’", "Yes", ",", "’’", "he", "said"]
     text = "get outta here, I dunno"
     assert tokenize(text) == ["get", "out", "ta", "here", ",", "I", "du", "n", "no"]
     assert [text[s.start:s.end] for s in word_spans(text) if s.joined] == ["ta", "n", "no"]

@@ -50,7 +50,8 @@ _UNIT = r"(?!(?i:st|nd|rd|th|s)\b)(?:[a-z]+|(?i:am|pm)|[KMB])\b"
 #   clitics                                       's 're 'll 've 'd 'm (any case, ' or ’)
 #   words, with kept prefixes and apostrophes     e-mail  non-profit  o'clock  (not it's: it 's)
 #   an ellipsis before ? or !, then the rest      ... ?  .... !
-#   runs of one punctuation mark, !? mixes, -=    ...  --  !!!  ***  ?!  .?  ``  ''  << >>  ----==
+#   runs of one punctuation mark, !? mixes, -=    ...  --  !!!  ***  ?!  .?  << >>  ----==
+#   double quotes written as two marks            ``  ''  ‘’  ’’
 #   any other non-space character alone           , . ; : ! ? ( ) " ' $ % - ...
 _TOKEN = re.compile(
     r"(?:https?://|www\.)\S+[^\s.,;:!?)\]}'\"]"
@@ -83,7 +84,7 @@ _TOKEN = re.compile(
     r"|" + _CLITIC +
     r"|(?<!\w)(?i:" + _KEPT_PREFIXES + r")-\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
     r"|\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
-    r"|\.{3,}(?=[!?])|[.!?]{2,}|[-=]{2,}|([*_~#<>+$])\1+|``|''"
+    r"|\.{3,}(?=[!?])|[.!?]{2,}|[-=]{2,}|([*_~#<>+$])\1+|``|''|[‘’]{2}"
     r"|\S"
 )
 # a word that UD writes in one multiword token with the word before it when nothing separates them
