@@ -2,6 +2,7 @@
 task scores them, with the most frequent word-level errors.
 
     python experiments/ewt_dev_tokens.py [--mirror ../shared/corpora] [--file en_ewt-ud-dev.conllu] [--top 40]
+                                         [--examples REGEX]
 
 The raw text is built as ``benchmarks/bench_rawtext.py`` builds it (each paragraph one line, its
 sentences' ``# text`` joined by a space) and split by ``estimator.text.text_corpus``; a word written
@@ -10,7 +11,10 @@ No tagger runs: tokens, words and sentences F1 need only the segmentation.
 
 An error is a stretch of words that the shared task's alignment leaves unaligned on either side (the
 overlapping unaligned words of both, merged); it is printed as ``gold words => system words`` and
-grouped by kind: the system splits what gold keeps in one word, merges what gold splits, or both.
+grouped by kind (the system splits what gold keeps in one word, merges what gold splits, or both) and
+by shape (letter runs a/A/Aa, digit runs 9: ``9 a => 9a`` is a unit written against its number).
+``--examples`` prints the errors whose gold words match a pattern, in context. The rules are tuned on
+the development (or training) file, never on the test file.
 """
 import argparse
 import os
