@@ -93,7 +93,7 @@ def system_segmentation(text, upos_tagger, xpos_tagger):
         tokens = []
         for i in range(a, b):
             word = (words[i], upos[i], xpos[i])
-            if i > a and starts[i] == ends[i - 1] and joins_previous(words[i]):
+            if i > a and starts[i] == ends[i - 1] and joins_previous(words[i], words[i - 1]):
                 form, parts = tokens[-1]
                 tokens[-1] = (form + words[i], parts + [word])
             else:

@@ -20,7 +20,7 @@ from structperc.evaluate.conll18 import Score, align_words, evaluate, segment, s
 from structperc.readers import read_corpus
 from structperc.readers.raw import paragraph_columns
 from structperc.readers.sentences import sentence_ends
-from structperc.readers.tokenize import tokenize, word_spans
+from structperc.readers.tokenize import joins_previous, tokenize, word_spans
 
 TEXT_ALPHABET = "abcXYZ019 .,!?'’-:;()\"$@/\t"
 
@@ -49,6 +49,41 @@ def test_ud_english_tokens_and_multiword_joins():
                                                                          False, False, False, False]
     # a clitic after a space is a word of its own, not part of a multiword token
     assert [s.joined for s in word_spans("rock 'n roll 's")] == [False, False, False, False, False]
+
+
+def test_numbers_ranges_units_and_decades():
+    # a range of two numbers is three words; a phone number or a ZIP+4 code is one
+    assert tokenize("5-10 days, 1969-1970, 5:00-8:30 pm; call 345-9945, 77415-0027 or 713-853-3989.") == \
+        ["5", "-", "10", "days", ",", "1969", "-", "1970", ",", "5:00", "-", "8:30", "pm", ";", "call", "345-9945",
+         ",", "77415-0027", "or", "713-853-3989", "."]
+    # a unit written against its number is a word of its own, not part of a multiword token; an
+    # ordinal's or a plural's ending and an upper-case code stay with the number
+    text = "at 5pm, 65k and 35mm on the 21st in the 1990s, 3D at 7:30PM or 10m"
+    assert tokenize(text) == ["at", "5", "pm", ",", "65", "k", "and", "35", "mm", "on", "the", "21st", "in", "the",
+                              "1990s", ",", "3D", "at", "7:30", "PM", "or", "10", "m"]
+    assert not any(s.joined for s in word_spans(text))
+    assert tokenize("the 80's and '72, +1 713") == ["the", "80's", "and", "'72", ",", "+1", "713"]
+
+
+def test_abbreviations_symbols_and_informal_contractions():
+    assert tokenize("AT&T and p&l, #audiobooks #1, the .doc file, mailto:a.b@c.com") == \
+        ["AT&T", "and", "p&l", ",", "#audiobooks", "#", "1", ",", "the", ".doc", "file", ",", "mailto:a.b@c.com"]
+    assert tokenize("in Ft. Worth vs. that, Jr. in charge, ext. 39938 on Wed. 6/14") == \
+        ["in", "Ft.", "Worth", "vs.", "that", ",", "Jr.", "in", "charge", ",", "ext.", "39938", "on", "Wed.", "6/14"]
+    # a day's abbreviation before a capital may end a sentence: its dot is a word
+    assert sentences_of("Come on Sun. Please call.") == ["Come on Sun .", "Please call ."]
+    assert tokenize("a counter-attack by neo-Nazis on alt.animals.open-forum") == \
+        ["a", "counter-attack", "by", "neo-Nazis", "on", "alt.animals.open-forum"]
+    assert tokenize("what...? ok.? ----== end") == ["what", "...", "?", "ok", ".?", "----==", "end"]
+    assert tokenize("‘’Yes,’’ he said") == ["‘’", "Yes", ",", "’’", "he", "said"]
+    text = "get outta here, I dunno"
+    assert tokenize(text) == ["get", "out", "ta", "here", ",", "I", "du", "n", "no"]
+    assert [text[s.start:s.end] for s in word_spans(text) if s.joined] == ["ta", "n", "no"]
+
+
+def test_a_clitic_joins_only_a_word_that_ends_in_a_letter():
+    assert joins_previous("n't", "do") and joins_previous("m", "I") and joins_previous("'s", "")
+    assert not joins_previous("m", "10") and not joins_previous("n", "'") and not joins_previous("the", "of")
 
 
 # ---------------------------------------------------------------------------------------- sentences

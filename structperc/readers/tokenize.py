@@ -12,60 +12,84 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-TOKENIZER = "structperc-en-2"
+TOKENIZER = "structperc-en-3"
 
 # prefixes written with a hyphen that UD English keeps in one token (e-mail, non-profit, re-read);
 # other hyphenated words are split (al - Sadr, well - known), as in EWT
-_KEPT_PREFIXES = "e|non|pre|post|anti|re|mid|co|over|pro|multi|ex|sub|semi|inter|un|cross|mis|bi|tri"
+_KEPT_PREFIXES = ("e|non|pre|post|anti|re|mid|co|over|pro|multi|ex|sub|semi|inter|un|cross|mis|bi|tri|counter|neo"
+                  "|vice|psycho")
 # titles keep their dot before a capital or a digit; the other abbreviations only where no sentence ends
-_TITLES = "Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Gen|Gov|Sen|Rep|Capt|Lt|Col|Sgt|Rev|Mt|No|vs"
+_TITLES = "Mr|Mrs|Ms|Dr|Prof|St|Ft|Jr|Sr|Gen|Gov|Sen|Rep|Capt|Lt|Col|Sgt|Rev|Mt|No|vs|eg|Attn"
 _ABBREVIATIONS = ("etc|Inc|Corp|Co|Ltd|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Ave|Blvd|approx|dept|est"
-                  "|fig|e\\.g|i\\.e|a\\.m|p\\.m")
+                  "|fig|e\\.g|i\\.e|a\\.m|p\\.m|St|Jr|Sr|vs|eg|ext|esp|hrs|yrs|mins|lbs?|oz|ft"
+                  "|Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun")
 _FILE_ENDINGS = "com|org|net|edu|gov|pdf|doc|docx|htm|html|txt|xls|xlsx|ppt|jpg|jpeg|gif|png|zip|exe|mp3|de|uk|ca"
 _CLITIC = r"['’`](?i:s|re|ll|ve|d|m)(?!\w)"
+# a number and what ends it as a word: no letter, digit, dot, comma, colon, slash or hyphen goes on with it
+_NUMBER = r"\d+(?:[.:]\d+)?"
+_NUMBER_ENDS = r"(?![\w.,:/-]*\w)"
+# letters written against a number that are a word of their own (5 pm, 65 k, 35 mm); not an ordinal's
+# or a plural's ending (21st, 1990s), nor an upper-case code (83N, 3D) other than AM, PM, K, M, B
+_UNIT = r"(?!(?i:st|nd|rd|th|s)\b)(?:[a-z]+|(?i:am|pm)|[KMB])\b"
 
 # Applied by ``re.finditer`` to a text, in order (the first alternative that matches wins):
-#   URLs, e-mail addresses                        http://x.org/a?b  a.b@c.com
-#   file and host names; b/c, w/                  paper.pdf  irc.example.net  alt.animals.cat
+#   URLs, e-mail addresses                        http://x.org/a?b  a.b@c.com  mailto:a.b@c.com
+#   file and host names, file endings; b/c, w/    paper.pdf  .doc  irc.example.net  alt.animals.open-forum
 #   abbreviations with inner dots, initials       U.S.  e.g.  J. Smith
-#   titles, abbreviations where no sentence ends  Mr.  Dr.  etc.,
+#   titles, abbreviations where no sentence ends  Mr.  Dr.  Ft. Worth  etc.,  vs. that  Wed. 6/14
+#   letters joined by &, hashtags                 AT&T  P&L  p&l  #audiobooks  (not # 1)
+#   a phone number's country code                 +1  +44
+#   a range of two numbers, split in three        5 - 10  1969 - 1970  5:00 - 8:30  (not 345-9945, 77415-0027)
 #   numbers with inner separators, phone numbers  1,000  3.5  12/25/2005  3:30  713-853-3989
+#   a number before a unit written against it     5 pm  65 k  35 mm  (not 21st  1990s  3D)
+#   a number's plural with 's, a year's 'NN       80's  1590's  '72  '60s
 #   emoticons                                     :)  :-(  ;)  :P  ^_^
 #   a word before n't, then n't                   do n't  ca n't  wo n't  is n't
-#   can|not, gon|na, wan|na, got|ta               as PTB and UD split them
+#   can|not, gon|na, wan|na, got|ta, out|ta, du|n|no   as PTB and UD split them
 #   contractions without apostrophe               do|nt  ca|nt  i|m  i|ve  that|s  a|lot  (as EWT splits them)
 #   clitics                                       's 're 'll 've 'd 'm (any case, ' or ’)
 #   words, with kept prefixes and apostrophes     e-mail  non-profit  o'clock  (not it's: it 's)
-#   runs of one punctuation mark, !? mixes        ...  --  !!!  ***  ?!  .?  ``  ''  << >>
+#   an ellipsis before ? or !, then the rest      ... ?  .... !
+#   runs of one punctuation mark, !? mixes, -=    ...  --  !!!  ***  ?!  .?  << >>  ----==
+#   double quotes written as two marks            ``  ''  ‘’  ’’
 #   any other non-space character alone           , . ; : ! ? ( ) " ' $ % - ...
 _TOKEN = re.compile(
     r"(?:https?://|www\.)\S+[^\s.,;:!?)\]}'\"]"
-    r"|[\w.+-]+@\w+(?:[.-]\w+)*"
+    r"|(?:mailto:)?[\w.+-]+@\w+(?:[.-]\w+)*"
     r"|\w+(?:[.-]\w+)*\.(?i:" + _FILE_ENDINGS + r")\b"
-    r"|[A-Za-z]\w*(?:\.[A-Za-z]\w*){2,}(?=[\s,;:)]|$)"
+    r"|(?<![\w.])\.(?i:" + _FILE_ENDINGS + r")\b"
+    r"|[A-Za-z]\w*(?:\.[A-Za-z]\w*(?:-\w+)*){2,}(?=[\s,;:)]|$)"
     r"|(?<!\w)(?i:b/c|w/o|w/)(?!\w)"
     r"|(?:[A-Za-z]\.){2,}"
     r"|(?<!\w)[A-Z]\.(?=\s+[A-Z])"
     r"|(?<!\w)(?:" + _TITLES + r")\.(?=\s+[A-Z0-9])"
     r"|(?<!\w)(?:" + _ABBREVIATIONS + r")\.(?=\s+[a-z0-9(]|[,;:)])"
+    r"|(?<![\w&])(?:[A-Z]+&[A-Z]+|[a-z]&[a-z])(?![\w&])"
+    r"|(?<![\w#])#[A-Za-z]\w*"
+    r"|(?<![\w+])\+\d+"
+    r"|(?<![\w.,:/-])(?!(?:\d{1,3}|\d{5,})-\d{4}\b)" + _NUMBER + r"(?=-" + _NUMBER + _NUMBER_ENDS + r")"
     r"|\d+(?:[.,:/-]\d+)+"
+    r"|(?<!\w)\d+(?=" + _UNIT + r")"
+    r"|(?<!\w)\d+['’]s(?!\w)|(?<![\w'’])['’]\d\ds?(?!\w)"
     r"|(?<![\w)])[:;=][-o^']?[)(\]\[DPpO/\\|*](?![\w(])"
     r"|\^_*\^"
     r"|\w+(?=(?i:n['’]t)(?!\w))"
     r"|(?i:n['’]t)(?!\w)"
     r"|(?i:can)(?=(?i:not)(?!\w))"
     r"|(?i:gon|wan)(?=(?i:na)(?!\w))"
-    r"|(?i:got)(?=(?i:ta)(?!\w))"
+    r"|(?i:got|out)(?=(?i:ta)(?!\w))"
+    r"|(?<!\w)(?i:du)(?=(?i:nno)(?!\w))|(?<=(?i:du))(?i:n)(?=(?i:no)(?!\w))"
     r"|(?<!\w)(?i:do|does|did|is|are|was|were|have|has|had|could|would|should|ca|wo|ai)(?=(?i:nt)(?!\w))"
     r"|(?<!\w)(?i:i)(?=(?i:m|ve)(?!\w))|(?<!\w)(?i:that|what|let|there|here|who)(?=s(?!\w))|(?<!\w)(?i:a)(?=lot(?!\w))"
     r"|" + _CLITIC +
     r"|(?<!\w)(?i:" + _KEPT_PREFIXES + r")-\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
     r"|\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
-    r"|[.!?]{2,}|([-*=_~#<>+$])\1+|``|''"
+    r"|\.{3,}(?=[!?])|[.!?]{2,}|[-=]{2,}|([*_~#<>+$])\1+|``|''|[‘’]{2}"
     r"|\S"
 )
 # a word that UD writes in one multiword token with the word before it when nothing separates them
-_JOINS = re.compile(r"(?i:n['’]t|['’`](?:s|re|ll|ve|d|m)|not|na|ta|nt|s|m|ve)")
+# (``joins_previous``: only after a letter; 10 m, 5 pm are two tokens)
+_JOINS = re.compile(r"(?i:n['’]t|['’`](?:s|re|ll|ve|d|m)|not|na|ta|nt|s|m|ve|n|no)")
 
 
 class WordSpan(NamedTuple):
@@ -76,9 +100,10 @@ class WordSpan(NamedTuple):
     joined: bool
 
 
-def joins_previous(word: str) -> bool:
-    """Whether ``word``, written against the word before it, forms one multiword token with it."""
-    return _JOINS.fullmatch(word) is not None
+def joins_previous(word: str, previous: str = "") -> bool:
+    """Whether ``word``, written against the word ``previous`` before it, forms one multiword token
+    with it: only after a letter (``10|m`` and ``'|n`` are two tokens each; "" : not known)."""
+    return _JOINS.fullmatch(word) is not None and (not previous or previous[-1].isalpha())
 
 
 def word_spans(text: str) -> list[WordSpan]:
@@ -90,7 +115,7 @@ def word_spans(text: str) -> list[WordSpan]:
     spans = []
     end = -1
     for match in _TOKEN.finditer(text):
-        joined = match.start() == end and (_JOINS.fullmatch(match.group()) is not None
+        joined = match.start() == end and (joins_previous(match.group(), text[match.start() - 1])
                                            or _plural_possessive(text, match))
         end = match.end()
         spans.append(WordSpan(match.start(), end, joined))
