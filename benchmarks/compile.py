@@ -55,11 +55,14 @@ STAGES = {
     "97bf1d6": "the thin decoder wrappers inlined by numba (inline=\"always\": no library of their own, whose "
                "callees LLVM optimized again); no reshape or slice assignment in the per-sentence kernels (their "
                "error messages compiled numba's string code)",
+    "8694342": "the data's flags (tag dictionary, partial labels) chosen by type as well: a corpus without them "
+               "compiles no candidate or partial-label code; the CRF objective in probability space, one parallel "
+               "kernel",
 }
-LATER = ("the data's flags (tag dictionary, partial labels) chosen by type as well: a corpus without them "
-         "compiles no candidate or partial-label code (forward-backward over candidates, constrained marginals)")
-# the kernels another change rewrites at the same time: their compile settings are left alone here
-NOT_TOUCHED = ("learn/crf_batch.py", "decode/forward_backward.py")
+LATER = ("the probability-space CRF objective as three kernels: the blocks' forward-backward (the index of its "
+         "parallel loop made int64, since numba compiles the loop's body with an unsigned index and compiled the "
+         "helper it calls twice), the log-space fallback (compiled only when a sentence needs it: its "
+         "forward-backward and numba's string code no longer compile on every path), and the gradient")
 
 
 def sentences(path, count):
@@ -187,9 +190,7 @@ def table(paths, kernels, earlier, rounds, commit, load):
         lines += ["", "The commits measured: " + "; ".join(f"{e['commit']}: {STAGES.get(e['commit'], '')}"
                                                        for e in earlier)
                   + f"; then, up to {commit}: {LATER}."]
-    lines += ["", "The compile settings of " + " and ".join(f"`_kernels/{f}`" for f in NOT_TOUCHED)
-              + " are another change's (the CRF objective's rewrite); their kernels are measured here all the same.",
-              ""]
+    lines.append("")
     return "\n".join(lines)
 
 

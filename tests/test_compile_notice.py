@@ -93,6 +93,28 @@ def test_blocks_cover_every_sentence_once_with_balanced_tokens():
     assert calls == [(0, threads.PARALLEL_FROM - 1)]  # a small batch stays in the calling thread
 
 
+def test_items_on_the_shared_threads_cover_every_item_once():
+    """``over_items`` hands out ranges to real threads of the shared pool: every item exactly once,
+    from more than one thread when a range waits; one thread stays in the calling thread."""
+    import threading
+    import time
+
+    for n_items, count in ((1, 2), (7, 2), (100, 2), (100, 3), (33, 1)):
+        seen, names = [], set()
+
+        def call(lo, hi):
+            names.add(threading.current_thread().name)
+            time.sleep(0.002)  # long enough that the other thread takes ranges too
+            seen.extend(range(lo, hi))
+
+        threads.over_items(call, n_items, threads=count)
+        assert sorted(seen) == list(range(n_items))
+        if count == 1 or n_items == 1:
+            assert names == {threading.current_thread().name}
+        else:
+            assert len(names) > 1 and threading.current_thread().name not in names
+
+
 @pytest.mark.parametrize("normalization", ["global", "local"])
 def test_kbest_and_marginals_on_threads_agree_with_each_sentence_alone(normalization):
     rng = np.random.default_rng(3)

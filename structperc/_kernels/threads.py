@@ -7,6 +7,8 @@ without numba's parallel backend (``parallel=True``, whose compilation of a loop
 costs several times the serial kernel's and loads a threading layer). Each sentence is computed on
 its own, so the result does not depend on the number of threads.
 """
+import itertools
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -48,3 +50,41 @@ def over_blocks(call, sentence_offsets, threads=None):
     with ThreadPoolExecutor(threads) as pool:
         for _ in pool.map(lambda k: call(int(cuts[k]), int(cuts[k + 1])), range(len(cuts) - 1)):
             pass
+
+
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def shared_pool():
+    """One pool of ``thread_count()`` threads for the process, started on first use: the kernels that
+    run many times a second (an objective's evaluations) reuse its threads instead of starting new
+    ones each call."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(thread_count(), thread_name_prefix="structperc")
+        return _pool
+
+
+def over_items(call, n_items, chunks_per_thread=8, threads=None):
+    """``call(lo, hi)`` on consecutive ranges [lo, hi) covering range(n_items), handed out one at a
+    time to ``threads`` threads of ``shared_pool()`` (None: ``thread_count()``) as each is done with
+    its last: a thread that shares its core with another process takes fewer. Each item must be
+    computed on its own (into its own part of the outputs), so that the result does not depend on
+    which thread took which range. One thread, or one item, runs in the calling thread."""
+    threads = thread_count() if threads is None else threads
+    if threads <= 1 or n_items <= 1:
+        call(0, n_items)
+        return
+    size = max(1, n_items // (threads * chunks_per_thread))
+    starts = itertools.count(0, size)  # next() on it is atomic under the GIL
+
+    def work(_):
+        for lo in starts:
+            if lo >= n_items:
+                return
+            call(lo, min(lo + size, n_items))
+
+    for _ in shared_pool().map(work, range(threads)):
+        pass

@@ -22,13 +22,14 @@ The gold counts O = sum_i Φ(x_i, y_i) are the same at every w and are counted o
 - ``log_space_sums``: a sentence whose rescaling under- or overflowed (weights far larger than an
   L2-regularized model has) is done in log space (``forward_backward``) and added to its block's
   row. It is called, and so compiled, only when some sentence needs it.
-- ``scaled_gradient``: the emission gradient, by ranges of features in parallel, each range reading
-  its own feature occurrences in token order (``feature_occurrences``), so that a weight (f, c)
-  sums x P(y_t = c | x) over the occurrences of f in token order; then the blocks' transition and
-  end sums are added in block order (``_finish``).
-f and g are thus the same, bit for bit, whatever the number of threads. (The same loops run from
-Python's threads over a serial kernel took 1.8 times as long per sentence, with one thread as with
-two.)
+- ``scaled_gradient``: the emission gradient, by ranges of features on the threads of
+  ``threads.over_items`` (a serial kernel with nogil, which compiles in a fraction of a parallel
+  one's time), each range reading its own feature occurrences in token order
+  (``feature_occurrences``), so that a weight (f, c) sums x P(y_t = c | x) over the occurrences of f
+  in token order; then the blocks' transition and end sums are added in block order (``finish``).
+f and g are thus the same, bit for bit, whatever the number of threads. (The blocks' loop run the
+same way, from Python's threads over a serial kernel, took 1.8 times as long per sentence, with one
+thread as with two: 126 against 70 ms per evaluation of ned.train on one thread. It stays parallel.)
 """
 from collections import namedtuple
 
@@ -37,16 +38,19 @@ from numba import njit, prange
 
 from ..decode.forward_backward import forward_backward
 from ..score.emission import emission_index, gather_features
+from ..threads import over_items
 
 # what scaled_objective reads beside the weights and the data: block_offsets int64 (B + 1,)
 # (``sentence_blocks``), usable bool (S,) (``usable_sentences``), observed float64 (size,)
-# (``observed_counts``), occurrence_offsets, occurrence_tokens, occurrence_values
-# (``feature_occurrences``), feature_ranges int64 (R + 1,)
-# (``feature_ranges``), and what it overwrites: node float64 (n_tokens, L), block_sums float64
-# (B, (L + 2) L + 1), log_space bool (S,) (the sentences whose rescaling failed at this w)
+# (``observed_counts``), occurrence_offsets, occurrence_tokens, occurrence_features,
+# occurrence_values (``feature_occurrences``), feature_ranges int64 (R + 1,) (``feature_ranges``);
+# and what it overwrites: node float64 (n_tokens, L), block_sums float64 (B, (L + 2) L + 1),
+# log_space bool (S,) (the sentences whose rescaling failed at this w), and the tables every sentence
+# shares (``_boundary_tables``): transition float64 (1, L + 1, L) with the mask, exp_transition
+# (L + 1, L), end (L,), exp_end (L,), tops (2,)
 ScaledTables = namedtuple("ScaledTables", "block_offsets usable observed occurrence_offsets occurrence_tokens "
                                           "occurrence_features occurrence_values feature_ranges node block_sums "
-                                          "log_space")
+                                          "log_space transition exp_transition end exp_end tops")
 
 
 def scaled_tables_for(layout, data, usable, observed, tokens=None):
@@ -58,7 +62,8 @@ def scaled_tables_for(layout, data, usable, observed, tokens=None):
     ranges = feature_ranges(np.concatenate([[0], np.cumsum(counts)]))
     return ScaledTables(blocks, usable, observed, *feature_occurrences(data, ranges), ranges,
                         np.empty((n_tokens, n_labels)), np.empty((len(blocks) - 1, (n_labels + 2) * n_labels + 1)),
-                        np.zeros(len(usable), dtype=np.bool_))
+                        np.zeros(len(usable), dtype=np.bool_), np.empty((1, n_labels + 1, n_labels)),
+                        np.empty((n_labels + 1, n_labels)), np.empty(n_labels), np.empty(n_labels), np.empty(2))
 
 
 def feature_ranges(occurrence_offsets, ranges=None):
@@ -105,7 +110,7 @@ def scaled_tables(layout, data):
     return usable, observed_counts(layout, data, usable)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def usable_sentences(layout, data):
     """bool (S,): the sentences with tokens whose gold labeling the transition mask allows (the
     others are skipped at every w, as their log P is -inf)."""
@@ -128,7 +133,7 @@ def usable_sentences(layout, data):
     return usable
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observed_counts(layout, data, usable):
     """float64 (size,): O = sum over the usable sentences of Φ(x_i, y_i), the gold counts."""
     n_labels = layout.n_labels
@@ -183,7 +188,7 @@ def feature_occurrences(data, ranges):
     return offsets, tokens, features, sorted_values
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _exp_shifted(scores, out):
     """out = exp(scores - max(scores)) over a flat block; the max (-inf when every entry is)."""
     top = -np.inf
@@ -214,14 +219,16 @@ def _log_space_sentence(emission, transition, end, node, sums, n_labels):
     return log_z
 
 
-@njit(cache=True)
-def _scaled_sentence(w, layout, data, span, boundary, work, node, sums):
+@njit(cache=True, inline="always")
+def _scaled_sentence(w, layout, data, span, tables, work, node, sums):
     """Forward-backward of tokens span = (a, b) in probability space: node marginals into node
     (n, L), expected transition counts (start row L included) and end counts added to sums; returns
-    log Z, or nan when a rescaling sum under- or overflows (nothing is added then). boundary:
-    ``_boundary_tables``; work: (scores, expo, alpha, beta) (n, L) each, scale (n,), weighted (L,)."""
+    log Z, or nan when a rescaling sum under- or overflows (nothing is added then). tables: the
+    ``ScaledTables`` whose boundary tables ``_boundary_tables`` filled; work: (scores, expo, alpha,
+    beta) (n, L) each, scale (n,), weighted (L,)."""
     a, b = span
-    _, exp_trans, trans_top, _, exp_end, end_top = boundary
+    exp_trans, exp_end = tables.exp_transition, tables.exp_end
+    trans_top, end_top = tables.tops[0], tables.tops[1]
     scores, expo, alpha, beta, scale, weighted = work
     n_labels = layout.n_labels
     n = b - a
@@ -318,7 +325,7 @@ def _scaled_sentence(w, layout, data, span, boundary, work, node, sums):
 
 
 @njit(cache=True)
-def _block_sums(w, layout, data, tables, k, boundary):
+def _block_sums(w, layout, data, tables, k):
     """The sentences of block k: their node marginals into tables.node; tables.block_sums[k] = their
     expected transition counts (start row L included), end counts and sum of log Z. A sentence
     whose rescaling fails is marked in tables.log_space and left out (``log_space_sums`` adds it)."""
@@ -345,7 +352,7 @@ def _block_sums(w, layout, data, tables, k, boundary):
         if not usable[s]:
             node[a:b] = 0.0
             continue
-        log_z = _scaled_sentence(w, layout, data, (a, b), boundary, work, node[a:b], sums)
+        log_z = _scaled_sentence(w, layout, data, (a, b), tables, work, node[a:b], sums)
         if np.isnan(log_z):
             log_space[s] = True
         else:
@@ -360,7 +367,7 @@ def log_space_sums(w, layout, data, tables):
     block and sentence order. Compiled only when some sentence needs it."""
     n_labels = layout.n_labels
     size_t = (n_labels + 1) * n_labels
-    log_transition, _, _, end, _, _ = _boundary_tables(w, layout)
+    log_transition, end = tables.transition, tables.end  # as ``scaled_sums`` left them
     sentence_offsets, feature_offsets = data.sentence_offsets, data.feature_offsets
     for k in range(tables.block_offsets.shape[0] - 1):
         sums = tables.block_sums[k]
@@ -426,44 +433,51 @@ def scaled_objective(w, c2, layout, data, tables, gradient):
 @njit(cache=True, parallel=True)
 def scaled_sums(w, layout, data, tables):
     """``_block_sums`` of every block, the blocks in parallel."""
-    boundary = _boundary_tables(w, layout)
+    _boundary_tables(w, layout, tables)
     for k in prange(tables.block_offsets.shape[0] - 1):
         # the index of a parallel loop is unsigned in its compiled body: one type for both compilations
-        _block_sums(w, layout, data, tables, np.int64(k), boundary)
+        _block_sums(w, layout, data, tables, np.int64(k))
 
 
-@njit(cache=True, parallel=True)
 def scaled_gradient(w, c2, layout, tables, gradient):
-    """The gradient into ``gradient`` (the emission block by the tables' ranges of features in
-    parallel, then the rest) and f, from the tables ``scaled_sums`` left."""
-    ranges = tables.feature_ranges
-    for j in prange(ranges.shape[0] - 1):
-        _emission_gradient(w, c2, layout, tables, np.int64(j), gradient)
-    return _finish(w, c2, layout, tables.observed, tables.block_sums, gradient)
+    """The gradient into ``gradient`` (the emission block by the tables' ranges of features, on the
+    threads of ``threads.over_items``, then the rest) and f, from the tables ``scaled_sums`` left."""
+    over_items(lambda lo, hi: range_gradients(w, c2, layout, tables, lo, hi, gradient), len(tables.feature_ranges) - 1,
+               chunks_per_thread=2)
+    return finish(w, c2, layout, tables.observed, tables.block_sums, gradient)
 
 
-@njit(cache=True)
-def _boundary_tables(w, layout):
-    """(transition (1, L + 1, L) with the mask, its exp shifted by its largest entry, that entry,
-    end (L,), its exp shifted likewise, that entry): the tables every sentence shares."""
+@njit(cache=True, nogil=True)
+def range_gradients(w, c2, layout, tables, first, stop, gradient):
+    """``_emission_gradient`` of the ranges of features [first, stop)."""
+    for j in range(first, stop):
+        _emission_gradient(w, c2, layout, tables, j, gradient)
+
+
+@njit(cache=True, inline="always")
+def _boundary_tables(w, layout, tables):
+    """The tables every sentence shares, into ``tables``: transition (the start row L included) with
+    the mask; its exp shifted by its largest entry, tops[0]; end; its exp shifted likewise, tops[1]."""
     n_labels = layout.n_labels
-    size_t = (n_labels + 1) * n_labels
-    transition = np.empty((1, n_labels + 1, n_labels))
-    flat, mask = transition.reshape(size_t), layout.mask_penalty.reshape(size_t)
-    for i in range(size_t):
-        flat[i] = w[layout.off_trans + i] + mask[i]
-    exp_trans = np.empty((n_labels + 1, n_labels))
-    trans_top = _exp_shifted(flat, exp_trans.reshape(size_t))
-    end = np.empty(n_labels)
+    transition, exp_transition, mask = tables.transition[0], tables.exp_transition, layout.mask_penalty
+    top = -np.inf
+    for p in range(n_labels + 1):
+        row, masked = transition[p], mask[p]
+        for c in range(n_labels):
+            row[c] = w[layout.off_trans + p * n_labels + c] + masked[c]
+            top = max(top, row[c])
+    for p in range(n_labels + 1):
+        row, out = transition[p], exp_transition[p]
+        for c in range(n_labels):
+            out[c] = 0.0 if top == -np.inf else np.exp(row[c] - top)
+    end, exp_end = tables.end, tables.exp_end
     for c in range(n_labels):
         end[c] = w[layout.off_end + c]
-    exp_end = np.empty(n_labels)
-    end_top = _exp_shifted(end, exp_end)
-    return transition, exp_trans, trans_top, end, exp_end, end_top
+    tables.tops[0], tables.tops[1] = top, _exp_shifted(end, exp_end)
 
 
 @njit(cache=True)
-def _finish(w, c2, layout, observed, block_sums, gradient):
+def finish(w, c2, layout, observed, block_sums, gradient):
     """The gradient past the emission block (the blocks' transition and end sums, in block order,
     minus O, plus 2 c2 w) and f = sum_i log Z_i - w · O + c2 ||w||²."""
     n_labels = layout.n_labels
