@@ -8,16 +8,16 @@ import pytest
 import naive
 from structperc import Tagger
 from structperc._kernels.decode.forward_backward import forward_backward, forward_backward_scaled
-from structperc._kernels.learn import crf_scaled, quasi_newton
+from structperc._kernels.learn import crf_scaled, crf_tables, quasi_newton
 from test_lbfgs import brute_force_objective, dict_corpus
 
 
 def scaled(model, data, w, c2, tokens=None):
     """(f, g, skipped) of ``scaled_objective`` with every table built as the solver builds them."""
     layout = model.layout()
-    assert crf_scaled.scaled_applies(layout, data)
-    usable, observed = crf_scaled.scaled_tables(layout, data)
-    tables = crf_scaled.scaled_tables_for(layout, data, usable, observed, tokens)
+    assert crf_tables.scaled_applies(layout, data)
+    usable, observed = crf_tables.scaled_tables(layout, data)
+    tables = crf_tables.scaled_tables_for(layout, data, usable, observed, tokens)
     gradient = np.full(layout.size, np.nan)
     f = crf_scaled.scaled_objective(w, c2, layout, data, tables, gradient)
     skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
@@ -135,7 +135,7 @@ def test_the_same_bits_on_one_thread_and_on_two(monkeypatch):
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("numba has one thread here")
-    monkeypatch.setattr(crf_scaled, "BLOCK_TOKENS", 16)
+    monkeypatch.setattr(crf_tables, "BLOCK_TOKENS", 16)
     model, enc = fitted(5, False, n_sentences=80, max_len=8)
     data = model.data(enc)
     w = np.random.default_rng(5).normal(size=model.weights.shape)
@@ -159,10 +159,10 @@ def test_the_same_bits_on_one_thread_and_on_two(monkeypatch):
 
 def test_sentence_blocks_depend_on_the_data_only():
     offsets = np.array([0, 3, 3, 10, 12, 30, 31], dtype=np.int64)
-    blocks = crf_scaled.sentence_blocks(offsets, 10)
+    blocks = crf_tables.sentence_blocks(offsets, 10)
     assert blocks[0] == 0 and blocks[-1] == 6 and (np.diff(blocks) > 0).all()
     assert len(blocks) - 1 == 3
-    assert crf_scaled.sentence_blocks(offsets, 1000).tolist() == [0, 6]
+    assert crf_tables.sentence_blocks(offsets, 1000).tolist() == [0, 6]
 
 
 # ------------------------------------------------------------------ the solver's vector steps

@@ -35,15 +35,15 @@ class CRFObjective:
 
     def __init__(self, layout, data, c2, frozen=None, n_blocks=None):
         # here, not at import: `tag` needs none
-        from structperc._kernels.learn import crf_batch, crf_scaled, quasi_newton
+        from structperc._kernels.learn import crf_batch, crf_scaled, crf_tables, quasi_newton
 
         self.layout, self.data, self.c2 = layout, data, float(c2)
         self.frozen = frozen if frozen is not None and len(frozen) else None
         n_tokens = int(data.sentence_offsets[-1])
-        self.scaled = bool(crf_scaled.scaled_applies(layout, data)) and n_tokens * layout.n_labels * 8 <= NODE_BYTES
+        self.scaled = bool(crf_tables.scaled_applies(layout, data)) and n_tokens * layout.n_labels * 8 <= NODE_BYTES
         if self.scaled:
-            usable, observed = crf_scaled.scaled_tables(layout, data)
-            self.tables = crf_scaled.scaled_tables_for(layout, data, usable, observed)
+            usable, observed = crf_tables.scaled_tables(layout, data)
+            self.tables = crf_tables.scaled_tables_for(layout, data, usable, observed)
             self.skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
             self.kernel = crf_scaled.scaled_objective
         else:

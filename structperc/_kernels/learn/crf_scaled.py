@@ -1,6 +1,6 @@
 """The CRF's negative log-likelihood and its gradient over the whole corpus in probability space, as
 CRFsuite computes it, for the batch solvers (L-BFGS) in the common case: first order, every label
-allowed at every token, no pair features, every label known (``scaled_applies``;
+allowed at every token, no pair features, every label known (``crf_tables.scaled_applies``;
 ``crf_batch.crf_objective`` takes the others).
 
 At the weights w, with N sentences,
@@ -8,9 +8,9 @@ At the weights w, with N sentences,
     f(w) = -sum_i log P(y_i | x_i) + c2 ||w||²
     g(w) = sum_i E_{P(y' | x_i)}[Φ(x_i, y')] - Φ(x_i, y_i) + 2 c2 w
 
-A sentence whose gold labeling the transition mask forbids adds nothing (``usable_sentences``).
-The gold counts O = sum_i Φ(x_i, y_i) are the same at every w and are counted once
-(``observed_counts``), so that f = sum_i log Z_i - w · O and g = E - O.
+A sentence whose gold labeling the transition mask forbids adds nothing
+(``crf_tables.usable_sentences``). The gold counts O = sum_i Φ(x_i, y_i) are the same at every w
+and are counted once (``crf_tables.observed_counts``), so that f = sum_i log Z_i - w · O and g = E - O.
 
 ``scaled_objective`` runs three kernels per evaluation:
 - ``scaled_sums``: the blocks of sentences in parallel (``prange``). Per evaluation the transitions
@@ -18,174 +18,28 @@ The gold counts O = sum_i Φ(x_i, y_i) are the same at every w and are counted o
   token's largest, and forward-backward rescales alpha and beta at each position
   (``decode.forward_backward.forward_backward_scaled`` describes the recursion). Each token's node
   marginals are kept (n_tokens x L); each block's transition and end sums and log Z are kept in
-  its row of block_sums. The blocks are fixed by the data alone (``sentence_blocks``).
+  its row of block_sums. The blocks are fixed by the data alone (``crf_tables.sentence_blocks``).
 - ``log_space_sums``: a sentence whose rescaling under- or overflowed (weights far larger than an
   L2-regularized model has) is done in log space (``forward_backward``) and added to its block's
   row. It is called, and so compiled, only when some sentence needs it.
 - ``scaled_gradient``: the emission gradient, by ranges of features on the threads of
   ``threads.over_items`` (a serial kernel with nogil, which compiles in a fraction of a parallel
   one's time), each range reading its own feature occurrences in token order
-  (``feature_occurrences``), so that a weight (f, c) sums x P(y_t = c | x) over the occurrences of f
+  (``crf_tables.feature_occurrences``), so that a weight (f, c) sums x P(y_t = c | x) over the occurrences of f
   in token order; then the blocks' transition and end sums are added in block order (``finish``).
 f and g are thus the same, bit for bit, whatever the number of threads. (The blocks' loop run the
 same way, from Python's threads over a serial kernel, took 1.8 times as long per sentence, with one
 thread as with two: 126 against 70 ms per evaluation of ned.train on one thread. It stays parallel.)
 """
-from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange
 
 from ..decode.forward_backward import forward_backward
-from ..score.emission import emission_index, gather_features
+from ..score.emission import gather_features
 from ..threads import over_items
 
-# what scaled_objective reads beside the weights and the data: block_offsets int64 (B + 1,)
-# (``sentence_blocks``), usable bool (S,) (``usable_sentences``), observed float64 (size,)
-# (``observed_counts``), occurrence_offsets, occurrence_tokens, occurrence_features,
-# occurrence_values (``feature_occurrences``), feature_ranges int64 (R + 1,) (``feature_ranges``);
-# and what it overwrites: node float64 (n_tokens, L), block_sums float64 (B, (L + 2) L + 1),
-# log_space bool (S,) (the sentences whose rescaling failed at this w), and the tables every sentence
-# shares (``_boundary_tables``): transition float64 (1, L + 1, L) with the mask, exp_transition
-# (L + 1, L), end (L,), exp_end (L,), tops (2,)
-ScaledTables = namedtuple("ScaledTables", "block_offsets usable observed occurrence_offsets occurrence_tokens "
-                                          "occurrence_features occurrence_values feature_ranges node block_sums "
-                                          "log_space transition exp_transition end exp_end tops")
-
-
-def scaled_tables_for(layout, data, usable, observed, tokens=None):
-    """The ``ScaledTables`` of ``data``, from the tables of ``scaled_tables``; its blocks of about
-    ``tokens`` tokens (``sentence_blocks``)."""
-    n_tokens, n_labels = int(data.sentence_offsets[-1]), layout.n_labels
-    blocks = sentence_blocks(data.sentence_offsets, tokens)
-    counts = np.bincount(data.feature_ids, minlength=layout.n_features)
-    ranges = feature_ranges(np.concatenate([[0], np.cumsum(counts)]))
-    return ScaledTables(blocks, usable, observed, *feature_occurrences(data, ranges), ranges,
-                        np.empty((n_tokens, n_labels)), np.empty((len(blocks) - 1, (n_labels + 2) * n_labels + 1)),
-                        np.zeros(len(usable), dtype=np.bool_), np.empty((1, n_labels + 1, n_labels)),
-                        np.empty((n_labels + 1, n_labels)), np.empty(n_labels), np.empty(n_labels), np.empty(2))
-
-
-def feature_ranges(occurrence_offsets, ranges=None):
-    """int64 (R + 1,): the features cut into ``ranges`` (None: ``FEATURE_RANGES``) consecutive
-    ranges of about equal occurrences, the tasks of the emission gradient; from the data alone."""
-    ranges = FEATURE_RANGES if ranges is None else ranges
-    offsets = np.asarray(occurrence_offsets, dtype=np.int64)
-    n_features = len(offsets) - 1
-    targets = np.linspace(0, offsets[-1], max(1, min(ranges, n_features)) + 1)[1:-1]
-    cuts = np.searchsorted(offsets, targets)
-    return np.unique(np.concatenate([[0], cuts, [n_features]])).astype(np.int64)
-
-
-BLOCK_TOKENS = 1024  # tokens per block of sentences of ``scaled_objective`` (about)
-FEATURE_RANGES = 8  # ranges of features of the emission gradient, one task each (any count gives the same sums)
 TINY = 1e-280  # a rescaling sum below this (or not finite) sends the sentence to log space
-
-
-def sentence_blocks(sentence_offsets, tokens=None):
-    """int64 (B + 1,): consecutive sentences cut into blocks of about ``tokens`` tokens each
-    (None: ``BLOCK_TOKENS``; a sentence is never split), from the data alone."""
-    tokens = BLOCK_TOKENS if tokens is None else tokens
-    offsets = np.asarray(sentence_offsets, dtype=np.int64)
-    n_sentences = len(offsets) - 1
-    n_blocks = max(1, min(n_sentences, -(-int(offsets[-1]) // tokens)))
-    targets = np.linspace(0, offsets[-1], n_blocks + 1)[1:-1]
-    cuts = np.searchsorted(offsets, targets)
-    return np.unique(np.concatenate([[0], cuts, [n_sentences]])).astype(np.int64)
-
-
-def scaled_applies(layout, data):
-    """True when ``scaled_objective`` computes the objective of ``data``: first order, every label
-    allowed at every token (no tag dictionary), no pair feature, every gold label known."""
-    gold = data.gold
-    return (layout.order == 1 and data.cand_offsets.shape[0] == 0 and data.pair_ids.shape[0] == 0
-            and gold.shape[0] == data.feature_offsets.shape[0] - 1 and not (gold < 0).any())
-
-
-@njit(cache=True)
-def scaled_tables(layout, data):
-    """(usable, observed): what ``scaled_objective`` reads beside the weights and the data, the
-    same at every w (``usable_sentences``, ``observed_counts``)."""
-    usable = usable_sentences(layout, data)
-    return usable, observed_counts(layout, data, usable)
-
-
-@njit(cache=True, inline="always")
-def usable_sentences(layout, data):
-    """bool (S,): the sentences with tokens whose gold labeling the transition mask allows (the
-    others are skipped at every w, as their log P is -inf)."""
-    n_labels = layout.n_labels
-    mask = layout.mask_penalty
-    offsets, gold = data.sentence_offsets, data.gold
-    n_sentences = offsets.shape[0] - 1
-    usable = np.zeros(n_sentences, dtype=np.bool_)
-    for s in range(n_sentences):
-        if offsets[s + 1] == offsets[s]:
-            continue
-        allowed = True
-        prev = n_labels
-        for i in range(offsets[s], offsets[s + 1]):
-            if mask[prev, gold[i]] == -np.inf:
-                allowed = False
-                break
-            prev = gold[i]
-        usable[s] = allowed
-    return usable
-
-
-@njit(cache=True, inline="always")
-def observed_counts(layout, data, usable):
-    """float64 (size,): O = sum over the usable sentences of Φ(x_i, y_i), the gold counts."""
-    n_labels = layout.n_labels
-    observed = np.zeros(layout.size)
-    offsets, gold = data.sentence_offsets, data.gold
-    feature_offsets, feature_ids, values = data.feature_offsets, data.feature_ids, data.feature_values
-    has_values = values.shape[0] > 0
-    for s in range(offsets.shape[0] - 1):
-        if not usable[s]:
-            continue
-        prev = n_labels
-        for i in range(offsets[s], offsets[s + 1]):
-            c = gold[i]
-            for k in range(feature_offsets[i], feature_offsets[i + 1]):
-                index = emission_index(layout, feature_ids[k], c)
-                if index >= 0:
-                    observed[index] += np.float64(values[k]) if has_values else 1.0
-            observed[layout.off_trans + prev * n_labels + c] += 1.0
-            prev = c
-        observed[layout.off_end + prev] += 1.0
-    return observed
-
-
-@njit(cache=True)
-def feature_occurrences(data, ranges):
-    """(offsets int64 (R + 1,), tokens int32 (K,), features int32 (K,), values float32 (K,) or (0,)):
-    the feature occurrences of ``data`` grouped by range of features (``ranges``, int64 (R + 1,)),
-    each range's in token order: the task of a range reads its own occurrences only."""
-    feature_offsets, feature_ids, values = data.feature_offsets, data.feature_ids, data.feature_values
-    has_values = values.shape[0] > 0
-    n_ranges = ranges.shape[0] - 1
-    range_of = np.empty(ranges[-1], dtype=np.int32)
-    for r in range(n_ranges):
-        range_of[ranges[r]: ranges[r + 1]] = r
-    offsets = np.zeros(n_ranges + 1, dtype=np.int64)
-    for k in range(feature_ids.shape[0]):
-        offsets[range_of[feature_ids[k]] + 1] += 1
-    for r in range(n_ranges):
-        offsets[r + 1] += offsets[r]
-    filled = offsets[:-1].copy()
-    tokens = np.empty(feature_ids.shape[0], dtype=np.int32)
-    features = np.empty(feature_ids.shape[0], dtype=np.int32)
-    sorted_values = np.empty(feature_ids.shape[0] if has_values else 0, dtype=np.float32)
-    for t in range(feature_offsets.shape[0] - 1):
-        for k in range(feature_offsets[t], feature_offsets[t + 1]):
-            f = feature_ids[k]
-            at = filled[range_of[f]]
-            tokens[at], features[at] = t, f
-            if has_values:
-                sorted_values[at] = values[k]
-            filled[range_of[f]] = at + 1
-    return offsets, tokens, features, sorted_values
 
 
 @njit(cache=True, inline="always")
@@ -224,7 +78,7 @@ def _scaled_sentence(w, layout, data, span, tables, work, node, sums):
     """Forward-backward of tokens span = (a, b) in probability space: node marginals into node
     (n, L), expected transition counts (start row L included) and end counts added to sums; returns
     log Z, or nan when a rescaling sum under- or overflows (nothing is added then). tables: the
-    ``ScaledTables`` whose boundary tables ``_boundary_tables`` filled; work: (scores, expo, alpha,
+    ``crf_tables.ScaledTables`` whose boundary tables ``_boundary_tables`` filled; work: (scores, expo, alpha,
     beta) (n, L) each, scale (n,), weighted (L,)."""
     a, b = span
     exp_trans, exp_end = tables.exp_transition, tables.exp_end
@@ -420,8 +274,8 @@ def _emission_gradient(w, c2, layout, tables, j, gradient):
 
 def scaled_objective(w, c2, layout, data, tables, gradient):
     """f = -sum_i log P(y_i | x_i) + c2 ||w||² over the usable sentences of ``data``; its gradient is
-    written into ``gradient`` (float64 (size,)). ``scaled_applies`` must hold; tables:
-    ``ScaledTables`` (its node, block_sums and log_space are overwritten). Three kernels: the
+    written into ``gradient`` (float64 (size,)). ``crf_tables.scaled_applies`` must hold; tables:
+    ``crf_tables.ScaledTables`` (its node, block_sums and log_space are overwritten). Three kernels: the
     blocks' forward-backward, the log-space one of the sentences it could not rescale (rare, and
     compiled only then), and the gradient."""
     scaled_sums(w, layout, data, tables)
