@@ -59,10 +59,12 @@ STAGES = {
                "compiles no candidate or partial-label code; the CRF objective in probability space, one parallel "
                "kernel",
 }
-LATER = ("the probability-space CRF objective as three kernels: the blocks' forward-backward (the index of its "
-         "parallel loop made int64, since numba compiles the loop's body with an unsigned index and compiled the "
-         "helper it calls twice), the log-space fallback (compiled only when a sentence needs it: its "
-         "forward-backward and numba's string code no longer compile on every path), and the gradient")
+LATER = ("the probability-space CRF objective split: the blocks' forward-backward stays one parallel kernel (the "
+         "index of its parallel loop made int64, since numba compiles the loop's body with an unsigned index and "
+         "compiled the helper it calls twice; the sentence's recursion inlined into the block's kernel; the "
+         "boundary tables in the tables record), the log-space fallback is compiled only when a sentence needs it "
+         "(its forward-backward and numba's string code no longer compile on every path), the emission gradient is "
+         "a serial nogil kernel on Python threads")
 
 
 def sentences(path, count):
