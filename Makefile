@@ -51,7 +51,7 @@ demo: $(BIN)/.core
 	  echo "Mary left early. She was tired." | $(SP) tag - --model en-ewt-upos --output-format jsonl; \
 	else \
 	  echo "Next, raw text: echo 'Mary left early.' | $(SP) tag - --model en-ewt-upos --output-format jsonl"; \
-	  echo "(the named model en-ewt-upos is built on first use, about 40 s, or now by:"; \
+	  echo "(the named model en-ewt-upos is built on first use, or now by:"; \
 	  echo " $(SP) models build en-ewt-upos $(MIRROR))"; \
 	fi
 
