@@ -29,7 +29,8 @@ def thread_count():
 
 def token_blocks(sentence_offsets, n_blocks):
     """int64 (B + 1,): sentence boundaries of ``n_blocks`` blocks with about equal token counts
-    (fewer when there are fewer sentences)."""
+    (fewer when there are fewer sentences). Any offsets cut the same way: the features of the CRF's
+    emission gradient by their occurrences (``learn.crf_tables.feature_ranges``)."""
     n_sentences = len(sentence_offsets) - 1
     n_blocks = max(1, min(n_blocks, n_sentences))
     targets = np.linspace(0, sentence_offsets[-1], n_blocks + 1)[1:-1]

@@ -10,18 +10,10 @@ the others. Both sum in an order fixed by the data: f and g are the same whateve
 """
 import numpy as np
 
+from structperc._kernels.threads import token_blocks
+
 NODE_BYTES = 1 << 29  # the largest node-marginal table (tokens x labels float64) of scaled_objective
 GENERAL_BLOCKS = 4  # sentence blocks of crf_objective: each holds a gradient the size of w
-
-
-def token_blocks(sentence_offsets, n_blocks):
-    """int64 (B + 1,): sentence boundaries of ``n_blocks`` blocks with about equal token counts
-    (fewer when there are fewer sentences)."""
-    n_sentences = len(sentence_offsets) - 1
-    n_blocks = max(1, min(n_blocks, n_sentences))
-    targets = np.linspace(0, sentence_offsets[-1], n_blocks + 1)[1:-1]
-    cuts = np.searchsorted(sentence_offsets, targets)
-    return np.unique(np.concatenate([[0], cuts, [n_sentences]])).astype(np.int64)
 
 
 class CRFObjective:

@@ -2,12 +2,13 @@
 import numpy as np
 
 from structperc.errors import ConfigError
-from structperc.train.base import LearningRule, Param
+from structperc.train.base import Param
+from structperc.train.perceptron import PerceptronRule
 
 VARIANTS = (0, 1, 2)
 
 
-class PassiveAggressiveRule(LearningRule):
+class PassiveAggressiveRule(PerceptronRule):
     """On a mistake, the smallest change of w that scores the gold labeling above the guess by a
     margin of √(wrong tokens) (or 1), its step capped (PA-I) or damped (PA-II) by the
     aggressiveness C (``_kernels/learn/passive_aggressive.py``). The options and their defaults
@@ -19,6 +20,8 @@ class PassiveAggressiveRule(LearningRule):
     aggressiveness : C > 0 (CRFsuite's ``c``; PA-I and PA-II)
     error_sensitive : the margin is √(wrong tokens), not 1
     average : average the weights over every example visit, kept lazily as the perceptron's
+
+    The raw weights, the lazy average and their saved state are the perceptron's.
     """
 
     name = "pa"
@@ -32,24 +35,15 @@ class PassiveAggressiveRule(LearningRule):
     mistakes = "sentence_errors"
     supports = frozenset({"checkpoint", "mixing"})
     epochs = 100  # CRFsuite's max_iterations for pa
+    stopping = None
 
     def begin(self, problem):
         if self.pa_type not in VARIANTS:
             raise ConfigError(f"pa_type must be one of {', '.join(map(str, VARIANTS))}, got {self.pa_type!r}")
         if not self.aggressiveness > 0:
             raise ConfigError(f"aggressiveness must be > 0, got {self.aggressiveness!r}")
-        self.problem = problem
-        self.layout = problem.model.layout()
-        self.w = problem.model.weights  # trained in place
-        self.u = np.zeros(self.w.shape) if self.average else np.zeros(0)
+        super().begin(problem)
         self.delta = np.zeros(self.w.shape)
-        self.counter = 0.0
-        resume = problem.resume or {}
-        if "w" in resume:  # continue a saved run: its raw weights and averaging state
-            self.w[:] = resume["w"]
-            self.counter = float(resume["counter"])
-            if self.average and len(resume["u"]) == len(self.u):
-                self.u[:] = resume["u"]
 
     def run(self, visit_order):
         # here, not at import: `tag` needs no training kernel
@@ -60,39 +54,3 @@ class PassiveAggressiveRule(LearningRule):
             PAVectors(self.w, self.u, self.delta), self.counter, settings, self.layout, self.problem.data,
             visit_order)
         return {"loss": loss, "sentence_errors": sentence_errors, "token_errors": token_errors}
-
-    def weights(self):
-        if self.average and self.counter > 0:
-            return self.w - self.u / self.counter
-        return self.w.copy()
-
-    def final_weights(self):
-        if self.average and self.counter > 0:
-            self.u /= -self.counter
-            self.u += self.w
-            return self.u
-        return self.w
-
-    def raw_weights(self):
-        """(w, 1.0); w is the rule's own buffer, valid until the next ``run`` or ``reset_weights``."""
-        return self.w, 1.0
-
-    def reset_weights(self, weights):
-        """Continue from ``weights`` (parameter mixing), the jump counted in the lazy average as the
-        perceptron counts it (``PerceptronRule.reset_weights``)."""
-        from structperc._kernels.learn.mixing import jump
-
-        jump(self.w, self.u if self.average else self.u[:0], float(self.counter), weights, 1.0)
-
-    def save_state(self):
-        return {"w": self.w, "u": self.u, "counter": self.counter}
-
-    def training_state(self):
-        """The raw weights, the averaging sums and the example counter: ``begin`` continues from them."""
-        return {"w": self.w.copy(), "u": self.u.copy(), "counter": float(self.counter)}
-
-    def load_state(self, problem, state):
-        self.begin(problem)
-        self.w[:] = state["w"]
-        self.u[:] = state["u"]
-        self.counter = float(state["counter"])

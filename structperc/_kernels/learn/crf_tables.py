@@ -8,6 +8,7 @@ import numpy as np
 from numba import njit
 
 from ..score.emission import emission_index
+from ..threads import token_blocks
 
 # what scaled_objective reads beside the weights and the data: block_offsets int64 (B + 1,)
 # (``sentence_blocks``), usable bool (S,) (``usable_sentences``), observed float64 (size,)
@@ -38,12 +39,7 @@ def scaled_tables_for(layout, data, usable, observed, tokens=None):
 def feature_ranges(occurrence_offsets, ranges=None):
     """int64 (R + 1,): the features cut into ``ranges`` (None: ``FEATURE_RANGES``) consecutive
     ranges of about equal occurrences, the tasks of the emission gradient; from the data alone."""
-    ranges = FEATURE_RANGES if ranges is None else ranges
-    offsets = np.asarray(occurrence_offsets, dtype=np.int64)
-    n_features = len(offsets) - 1
-    targets = np.linspace(0, offsets[-1], max(1, min(ranges, n_features)) + 1)[1:-1]
-    cuts = np.searchsorted(offsets, targets)
-    return np.unique(np.concatenate([[0], cuts, [n_features]])).astype(np.int64)
+    return token_blocks(occurrence_offsets, FEATURE_RANGES if ranges is None else ranges)
 
 
 BLOCK_TOKENS = 1024  # tokens per block of sentences of ``scaled_objective`` (about)
@@ -55,11 +51,7 @@ def sentence_blocks(sentence_offsets, tokens=None):
     (None: ``BLOCK_TOKENS``; a sentence is never split), from the data alone."""
     tokens = BLOCK_TOKENS if tokens is None else tokens
     offsets = np.asarray(sentence_offsets, dtype=np.int64)
-    n_sentences = len(offsets) - 1
-    n_blocks = max(1, min(n_sentences, -(-int(offsets[-1]) // tokens)))
-    targets = np.linspace(0, offsets[-1], n_blocks + 1)[1:-1]
-    cuts = np.searchsorted(offsets, targets)
-    return np.unique(np.concatenate([[0], cuts, [n_sentences]])).astype(np.int64)
+    return token_blocks(offsets, -(-int(offsets[-1]) // tokens))
 
 
 def scaled_applies(layout, data):
