@@ -70,10 +70,11 @@ def shared_pool():
 
 def over_items(call, n_items, chunks_per_thread=8, threads=None):
     """``call(lo, hi)`` on consecutive ranges [lo, hi) covering range(n_items), handed out one at a
-    time to ``threads`` threads of ``shared_pool()`` (None: ``thread_count()``) as each is done with
-    its last: a thread that shares its core with another process takes fewer. Each item must be
-    computed on its own (into its own part of the outputs), so that the result does not depend on
-    which thread took which range. One thread, or one item, runs in the calling thread."""
+    time to ``threads`` threads (None: ``thread_count()``), the calling thread and threads - 1 of
+    ``shared_pool()``, as each is done with its last: a thread that shares its core with another
+    process takes fewer. Each item must be computed on its own (into its own part of the outputs),
+    so that the result does not depend on which thread took which range. One thread, or one item,
+    runs in the calling thread."""
     threads = thread_count() if threads is None else threads
     if threads <= 1 or n_items <= 1:
         call(0, n_items)
@@ -87,5 +88,9 @@ def over_items(call, n_items, chunks_per_thread=8, threads=None):
                 return
             call(lo, min(lo + size, n_items))
 
-    for _ in shared_pool().map(work, range(threads)):
-        pass
+    helpers = [shared_pool().submit(work, k) for k in range(threads - 1)]
+    try:
+        work(threads - 1)  # the calling thread takes ranges too
+    finally:
+        for helper in helpers:
+            helper.result()

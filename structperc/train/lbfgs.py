@@ -242,7 +242,8 @@ class LBFGSRule(LearningRule):
     batch = True
     # the objective's kernels and their tables (``objective.py``; the log-space one of crf_scaled is
     # compiled only when weights too large for its rescaling need it), the solver's vector steps
-    kernels = ("learn.crf_scaled.scaled_sums", "learn.crf_scaled.range_gradients", "learn.crf_scaled.finish",
+    kernels = ("learn.crf_scaled.boundary_tables", "learn.crf_scaled.range_sums", "learn.crf_scaled.range_gradients",
+               "learn.crf_scaled.finish",
                "learn.crf_tables.scaled_tables", "learn.crf_tables.feature_occurrences",
                "learn.crf_batch.crf_objective", "learn.quasi_newton.orthant_point", "learn.quasi_newton.owlqn_update",
                "learn.quasi_newton.norm")

@@ -11,6 +11,7 @@ inference file, a function here and a line in ``DECODERS``.
 import numpy as np
 from numba import njit
 
+from ..borrow import borrowed
 from ..score.scoring import (local_context_scores2, local_scores, second_order_scores, sentence_candidates,
                              sentence_scores)
 from .second_order import viterbi2, viterbi2_context
@@ -103,6 +104,7 @@ def decode_sentence(w, layout, data, a, b, extra_emission):
 @njit(cache=True, nogil=True)
 def decode_block(w, layout, data, lo, hi, labels, scores):
     """Decode sentences lo..hi-1 into ``labels`` (n_tokens,) and ``scores`` (n_sentences,)."""
+    w, layout, data, labels, scores = borrowed((w, layout, data, labels, scores))
     sentence_offsets = data.sentence_offsets
     no_extra = np.zeros((0, layout.n_labels))
     for s in range(lo, hi):

@@ -3,6 +3,7 @@ MEMM's forward recursion over its local distributions, picked by the model's dec
 import numpy as np
 from numba import njit
 
+from ..borrow import borrowed
 from ..learn.crf import crf_sentence_marginals
 from .decoders import decode_sentence
 from ..learn.memm import memm_sentence_marginals
@@ -25,6 +26,7 @@ def sentence_marginals(local, w, layout, data, a, b, best):
 @njit(cache=True, nogil=True)
 def marginals_block(w, layout, data, lo, hi, node_all, best_log_probability):
     """``corpus_marginals`` of sentences lo..hi-1, into its outputs."""
+    w, layout, data, node_all, best_log_probability = borrowed((w, layout, data, node_all, best_log_probability))
     sentence_offsets = data.sentence_offsets
     no_extra = np.zeros((0, layout.n_labels))
     for s in range(lo, hi):

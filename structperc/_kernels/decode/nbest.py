@@ -14,6 +14,7 @@ Output layout (S sentences, C candidates in all)::
 import numpy as np
 from numba import njit
 
+from ..borrow import borrowed
 from .kbest import kbest_candidates, kbest_viterbi
 from ..score.scoring import decoder_tables, sentence_candidates, sentence_scores
 from ..threads import over_blocks
@@ -44,6 +45,7 @@ def kbest_block(w, layout, data, k, lo, hi, slab):
     """The k best labelings of sentences lo..hi-1 into ``slab`` = (slab_paths, slab_scores, counts),
     with room for k candidates each: sentence s owns paths [k * a_s, k * b_s) (candidate j at
     k * a_s + j * n_s) and scores [k * s, k * (s + 1)); counts[s] is its number of candidates."""
+    w, layout, data, slab = borrowed((w, layout, data, slab))
     slab_paths, slab_scores, counts = slab
     sentence_offsets = data.sentence_offsets
     for s in range(lo, hi):

@@ -22,6 +22,7 @@ from collections import namedtuple
 
 from numba import njit
 
+from ..borrow import borrowed
 from .difference import find_mistake, mistake_features, sparse_difference
 
 # float64 (n_weights,) each: the mean μ (what decoding reads), the diagonal of Σ, and zero
@@ -55,6 +56,7 @@ def arow_epoch(vectors, gamma, layout, data, visit_order):
     vectors : ``ArowVectors``; gamma : γ > 0. Returns (sum of the losses of the updates, number of
     sentences with a mistake, number of wrong tokens).
     """
+    vectors, layout, data, visit_order = borrowed((vectors, layout, data, visit_order))
     w = vectors.w
     total_loss = 0.0
     sentence_errors = 0

@@ -23,6 +23,7 @@ and the two agree. A sentence with no known label contributes nothing (log P = 0
 import numpy as np
 from numba import njit
 
+from ..borrow import borrowed
 from ..score.emission import scatter_features
 from ..decode.forward_backward import forward_backward, forward_backward_candidates, forward_backward_scaled
 from ..score.scoring import has_missing, known_label_penalty, sentence_candidates, sentence_scores
@@ -187,6 +188,7 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
     with t the examples seen before the step. Returns (sum of log P(y | x) at the weights each
     sentence was visited with, number of sentences skipped because their gold labeling is forbidden).
     """
+    v, u, state, layout, data, visit_order = borrowed((v, u, state, layout, data, visit_order))
     n_labels = layout.n_labels
     sentence_offsets = data.sentence_offsets
     log_likelihood = 0.0

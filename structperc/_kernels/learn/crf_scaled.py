@@ -12,29 +12,33 @@ A sentence whose gold labeling the transition mask forbids adds nothing
 (``crf_tables.usable_sentences``). The gold counts O = sum_i Φ(x_i, y_i) are the same at every w
 and are counted once (``crf_tables.observed_counts``), so that f = sum_i log Z_i - w · O and g = E - O.
 
-``scaled_objective`` runs three kernels per evaluation:
-- ``scaled_sums``: the blocks of sentences in parallel (``prange``). Per evaluation the transitions
-  are exponentiated once; per sentence the emission scores are exponentiated once, shifted by each
-  token's largest, and forward-backward rescales alpha and beta at each position
-  (``decode.forward_backward.forward_backward_scaled`` describes the recursion). Each token's node
-  marginals are kept (n_tokens x L); each block's transition and end sums and log Z are kept in
-  its row of block_sums. The blocks are fixed by the data alone (``crf_tables.sentence_blocks``).
+``scaled_objective`` takes three steps per evaluation:
+- ``scaled_sums``: the blocks of sentences (``range_sums``, a serial kernel with nogil, on the
+  threads of ``threads.over_items``, which hand the blocks out a few at a time as each thread is
+  free: a thread that shares its core with another process takes fewer). Per evaluation the
+  transitions are exponentiated once (``boundary_tables``); per sentence the emission scores are
+  exponentiated once, shifted by each token's largest, and forward-backward rescales alpha and
+  beta at each position (``decode.forward_backward.forward_backward_scaled`` describes the
+  recursion). Each token's node marginals are kept (n_tokens x L); each block's transition and
+  end sums and log Z are kept in its row of block_sums. The blocks are fixed by the data alone
+  (``crf_tables.sentence_blocks``).
 - ``log_space_sums``: a sentence whose rescaling under- or overflowed (weights far larger than an
   L2-regularized model has) is done in log space (``forward_backward``) and added to its block's
   row. It is called, and so compiled, only when some sentence needs it.
-- ``scaled_gradient``: the emission gradient, by ranges of features on the threads of
-  ``threads.over_items`` (a serial kernel with nogil, which compiles in a fraction of a parallel
-  one's time), each range reading its own feature occurrences in token order
+- ``scaled_gradient``: the emission gradient, by ranges of features on the same threads
+  (``range_gradients``), each range reading its own feature occurrences in token order
   (``crf_tables.feature_occurrences``), so that a weight (f, c) sums x P(y_t = c | x) over the occurrences of f
   in token order; then the blocks' transition and end sums are added in block order (``finish``).
-f and g are thus the same, bit for bit, whatever the number of threads. (The blocks' loop run the
-same way, from Python's threads over a serial kernel, took 1.8 times as long per sentence, with one
-thread as with two: 126 against 70 ms per evaluation of ned.train on one thread. It stays parallel.)
+f and g are thus the same, bit for bit, whatever the number of threads. The kernels on threads
+borrow their arguments (``borrow.py``): with the reference counts of the many rows they take, the
+same forward-backward ran 1.8 times as long (126 against 70 ms per evaluation of ned.train on one
+thread).
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from ..borrow import borrowed
 from ..decode.forward_backward import forward_backward
 from ..score.emission import gather_features
 from ..threads import over_items
@@ -78,7 +82,7 @@ def _scaled_sentence(w, layout, data, span, tables, work, node, sums):
     """Forward-backward of tokens span = (a, b) in probability space: node marginals into node
     (n, L), expected transition counts (start row L included) and end counts added to sums; returns
     log Z, or nan when a rescaling sum under- or overflows (nothing is added then). tables: the
-    ``crf_tables.ScaledTables`` whose boundary tables ``_boundary_tables`` filled; work: (scores, expo, alpha,
+    ``crf_tables.ScaledTables`` whose boundary tables ``boundary_tables`` filled; work: (scores, expo, alpha,
     beta) (n, L) each, scale (n,), weighted (L,)."""
     a, b = span
     exp_trans, exp_end = tables.exp_transition, tables.exp_end
@@ -275,7 +279,7 @@ def _emission_gradient(w, c2, layout, tables, j, gradient):
 def scaled_objective(w, c2, layout, data, tables, gradient):
     """f = -sum_i log P(y_i | x_i) + c2 ||w||² over the usable sentences of ``data``; its gradient is
     written into ``gradient`` (float64 (size,)). ``crf_tables.scaled_applies`` must hold; tables:
-    ``crf_tables.ScaledTables`` (its node, block_sums and log_space are overwritten). Three kernels: the
+    ``crf_tables.ScaledTables`` (its node, block_sums and log_space are overwritten). Three steps: the
     blocks' forward-backward, the log-space one of the sentences it could not rescale (rare, and
     compiled only then), and the gradient."""
     scaled_sums(w, layout, data, tables)
@@ -284,13 +288,20 @@ def scaled_objective(w, c2, layout, data, tables, gradient):
     return scaled_gradient(w, c2, layout, tables, gradient)
 
 
-@njit(cache=True, parallel=True)
 def scaled_sums(w, layout, data, tables):
-    """``_block_sums`` of every block, the blocks in parallel."""
-    _boundary_tables(w, layout, tables)
-    for k in prange(tables.block_offsets.shape[0] - 1):
-        # the index of a parallel loop is unsigned in its compiled body: one type for both compilations
-        _block_sums(w, layout, data, tables, np.int64(k))
+    """``_block_sums`` of every block, on the threads of ``threads.over_items``, after the tables the
+    sentences share."""
+    boundary_tables(w, layout, tables)
+    over_items(lambda lo, hi: range_sums(w, layout, data, tables, lo, hi), len(tables.block_offsets) - 1,
+               chunks_per_thread=8)
+
+
+@njit(cache=True, nogil=True)
+def range_sums(w, layout, data, tables, first, stop):
+    """``_block_sums`` of the blocks [first, stop), on borrowed arrays (``borrow.py``)."""
+    w, layout, data, tables = borrowed((w, layout, data, tables))
+    for k in range(first, stop):
+        _block_sums(w, layout, data, tables, k)
 
 
 def scaled_gradient(w, c2, layout, tables, gradient):
@@ -303,13 +314,14 @@ def scaled_gradient(w, c2, layout, tables, gradient):
 
 @njit(cache=True, nogil=True)
 def range_gradients(w, c2, layout, tables, first, stop, gradient):
-    """``_emission_gradient`` of the ranges of features [first, stop)."""
+    """``_emission_gradient`` of the ranges of features [first, stop), on borrowed arrays."""
+    w, layout, tables, gradient = borrowed((w, layout, tables, gradient))
     for j in range(first, stop):
         _emission_gradient(w, c2, layout, tables, j, gradient)
 
 
-@njit(cache=True, inline="always")
-def _boundary_tables(w, layout, tables):
+@njit(cache=True)
+def boundary_tables(w, layout, tables):
     """The tables every sentence shares, into ``tables``: transition (the start row L included) with
     the mask; its exp shifted by its largest entry, tops[0]; end; its exp shifted likewise, tops[1]."""
     n_labels = layout.n_labels

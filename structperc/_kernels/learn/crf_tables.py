@@ -16,7 +16,7 @@ from ..threads import token_blocks
 # occurrence_values (``feature_occurrences``), feature_ranges int64 (R + 1,) (``feature_ranges``);
 # and what it overwrites: node float64 (n_tokens, L), block_sums float64 (B, (L + 2) L + 1),
 # log_space bool (S,) (the sentences whose rescaling failed at this w), and the tables every sentence
-# shares (``_boundary_tables``): transition float64 (1, L + 1, L) with the mask, exp_transition
+# shares (``crf_scaled.boundary_tables``): transition float64 (1, L + 1, L) with the mask, exp_transition
 # (L + 1, L), end (L,), exp_end (L,), tops (2,)
 ScaledTables = namedtuple("ScaledTables", "block_offsets usable observed occurrence_offsets occurrence_tokens "
                                           "occurrence_features occurrence_values feature_ranges node block_sums "

@@ -17,6 +17,7 @@ against that y. A sentence with no known label is skipped.
 import numpy as np
 from numba import njit
 
+from ..borrow import borrowed
 from ..decode.cost import hamming_cost
 from ..decode.decoders import decode_sentence
 from ..score.scoring import has_missing, known_label_penalty, phi_dot, phi_indices, phi_values
@@ -62,6 +63,7 @@ def hinge_epoch(v, u, state, layout, data, visit_order, rate, cost):
     with a positive loss (updated), Hamming errors of their loss-augmented labelings, sentences
     skipped because their gold labeling is forbidden).
     """
+    v, u, state, layout, data, visit_order = borrowed((v, u, state, layout, data, visit_order))
     sentence_offsets, gold = data.sentence_offsets, data.gold
     total_loss = 0.0
     violations = 0

@@ -27,6 +27,7 @@ MEMM's objective is a sum of per-token terms, and only the fully observed ones a
 import numpy as np
 from numba import njit
 
+from ..borrow import borrowed
 from ..score.emission import scatter_features
 from ..score.scoring import local_context_scores2, local_log_probabilities, second_order_scores, sentence_scores
 from ..decode.second_order import history_block
@@ -139,6 +140,7 @@ def memm_epoch(v, u, state, layout, data, visit_order, rate):
     v, u, state, rate as in ``crf.crf_epoch``. Returns (sum of log q_t(y_t) over the usable tokens at the
     weights each sentence was visited with, number of tokens skipped because their gold label is
     impossible after the gold history)."""
+    v, u, state, layout, data, visit_order = borrowed((v, u, state, layout, data, visit_order))
     sentence_offsets = data.sentence_offsets
     log_likelihood = 0.0
     skipped = 0

@@ -26,6 +26,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from ..borrow import borrowed
 from .difference import find_mistake, mistake_features, sparse_difference
 
 # float64 (n_weights,) each: the weights w (what decoding reads), the averaging accumulator u
@@ -73,6 +74,7 @@ def pa_epoch(vectors, counter, settings, layout, data, visit_order):
     Returns (counter, sum of the losses of the updates, number of sentences with a mistake, number
     of wrong tokens).
     """
+    vectors, settings, layout, data, visit_order = borrowed((vectors, settings, layout, data, visit_order))
     w = vectors.w
     total_loss = 0.0
     sentence_errors = 0

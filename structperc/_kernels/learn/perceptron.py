@@ -11,6 +11,7 @@ and the update is w += Φ(x, y*) - Φ(x, ŷ). A sentence with no known label is 
 import numpy as np
 from numba import njit
 
+from ..borrow import borrowed
 from ..decode.decoders import decode_sentence
 from ..score.scoring import add_phi_difference, has_missing, known_label_penalty
 
@@ -32,6 +33,7 @@ def perceptron_epoch(w, u, counter, layout, data, visit_order):
     averaging). counter : float, examples seen so far in the run. Returns (counter, number of
     sentences with a mistake, number of wrong tokens).
     """
+    w, u, layout, data, visit_order = borrowed((w, u, layout, data, visit_order))
     sentence_offsets, gold = data.sentence_offsets, data.gold
     no_extra = np.zeros((0, layout.n_labels))
     averaging = u.shape[0] > 0
