@@ -196,13 +196,9 @@ def _block_sums(w, layout, data, tables, k):
     longest = 0
     for s in range(first, stop):
         longest = max(longest, sentence_offsets[s + 1] - sentence_offsets[s])
-    scores = np.empty((longest, n_labels))
-    expo = np.empty((longest, n_labels))
-    alpha = np.empty((longest, n_labels))
-    beta = np.empty((longest, n_labels))
-    scale = np.empty(longest)
-    weighted = np.empty(n_labels)
-    work = (scores, expo, alpha, beta, scale, weighted)
+    owned = (np.empty((longest, n_labels)), np.empty((longest, n_labels)), np.empty((longest, n_labels)),
+             np.empty((longest, n_labels)), np.empty(longest), np.empty(n_labels))
+    work = borrowed(owned)  # (scores, expo, alpha, beta, scale, weighted), their rows taken per token
     loss = 0.0
     for s in range(first, stop):
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
@@ -216,6 +212,7 @@ def _block_sums(w, layout, data, tables, k):
         else:
             loss += log_z
     sums[size_t + n_labels] = loss
+    return owned  # a use after the loop: the buffers that work borrows live until here
 
 
 @njit(cache=True)
