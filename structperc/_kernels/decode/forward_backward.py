@@ -3,6 +3,7 @@ import numpy as np
 from numba import njit
 
 from structperc._kernels.decode.viterbi import largest_set
+from ..borrow import borrowed
 
 
 @njit(cache=True)
@@ -157,14 +158,31 @@ def forward_backward_scaled(emission, transition, end):
     larger than an L2-regularized model has) falls back to the log-space recursion.
     """
     n, n_labels = emission.shape
+    m = transition.shape[0]
     node = np.zeros((n, n_labels))
     edge = np.zeros((n, n_labels + 1, n_labels))
     if n == 0:
         return 0.0, node, edge
+    # exp_emission, exp_transition, transition_top, exp_end, alpha, scale, beta, weighted
+    work = (np.empty((n, n_labels)), np.empty((m, n_labels + 1, n_labels)), np.empty(m), np.empty(n_labels),
+            np.zeros((n, n_labels)), np.empty(n), np.empty((n, n_labels)), np.empty(n_labels))
+    log_z = _scaled_recursion(emission, transition, end, node, edge, work)
+    if np.isnan(log_z):
+        return forward_backward(emission, transition, end)
+    return log_z, node, edge
+
+
+@njit(cache=True)
+def _scaled_recursion(emission, transition, end, node, edge, work):
+    """``forward_backward_scaled``'s recursion into node and edge, on borrowed arrays (``borrow.py``;
+    the caller holds them); log Z, -inf when every labeling is forbidden, nan when a scale under-
+    or overflows."""
+    emission, transition, end, node, edge, work = borrowed((emission, transition, end, node, edge, work))
+    exp_emission, exp_transition, transition_top, exp_end, alpha, scale, beta, weighted = work
+    n, n_labels = emission.shape
     m = transition.shape[0]
     per_token = m > 1
     shift = 0.0
-    exp_emission = np.empty((n, n_labels))
     # rows are taken as views indexed from 0: an index like [t, c] makes numba check for negative
     # indices at every step, which keeps the label loops from vectorizing
     for t in range(n):
@@ -173,19 +191,17 @@ def forward_backward_scaled(emission, transition, end):
         for c in range(n_labels):
             top = max(top, row[c])
         if top == -np.inf:
-            return -np.inf, node, edge
+            return -np.inf
         shift += top
         for c in range(n_labels):
             out[c] = np.exp(row[c] - top)
-    exp_transition = np.empty((m, n_labels + 1, n_labels))
-    transition_top = np.empty(m)
     for tt in range(m):
         top = -np.inf
         for p in range(n_labels + 1):
             for c in range(n_labels):
                 top = max(top, transition[tt, p, c])
         if top == -np.inf:
-            return -np.inf, node, edge
+            return -np.inf
         transition_top[tt] = top
         for p in range(n_labels + 1):
             for c in range(n_labels):
@@ -196,14 +212,11 @@ def forward_backward_scaled(emission, transition, end):
     for c in range(n_labels):
         end_top = max(end_top, end[c])
     if end_top == -np.inf:
-        return -np.inf, node, edge
-    exp_end = np.empty(n_labels)
+        return -np.inf
     for c in range(n_labels):
         exp_end[c] = np.exp(end[c] - end_top)
     shift += end_top
 
-    alpha = np.zeros((n, n_labels))
-    scale = np.empty(n)
     log_scale = 0.0
     for t in range(n):
         tt = t if per_token else 0
@@ -226,7 +239,7 @@ def forward_backward_scaled(emission, transition, end):
         for c in range(n_labels):
             total += current[c]
         if not (total > 1e-280) or not np.isfinite(total):
-            return forward_backward(emission, transition, end)
+            return np.nan
         scale[t] = total
         log_scale += np.log(total)
         for c in range(n_labels):
@@ -235,13 +248,11 @@ def forward_backward_scaled(emission, transition, end):
     for c in range(n_labels):
         z += alpha[n - 1, c] * exp_end[c]
     if not (z > 1e-280):
-        return forward_backward(emission, transition, end)
+        return np.nan
     log_z = np.log(z) + log_scale + shift
 
-    beta = np.empty((n, n_labels))
     for p in range(n_labels):
         beta[n - 1, p] = exp_end[p]
-    weighted = np.empty(n_labels)
     for t in range(n - 2, -1, -1):
         tt = t + 1 if per_token else 0
         row, following = exp_emission[t + 1], beta[t + 1]
@@ -271,7 +282,7 @@ def forward_backward_scaled(emission, transition, end):
             row, out = exp_transition[tt, p], edge[t, p]
             for c in range(n_labels):
                 out[c] = ap * row[c] * weighted[c]
-    return log_z, node, edge
+    return log_z
 
 
 @njit(cache=True)

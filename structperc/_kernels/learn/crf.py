@@ -80,7 +80,9 @@ def add_edge_block(v, u, base, x, y, edge):
 def add_counts(update, layout, data, a, b, node, edge):
     """v += x * C and, when u is not empty, u += y * C (``sgd.Update``), in one pass, where C are the counts of
     tokens [a, b) weighted by node (n, L) and edge (n, L + 1, L): an emission feature f at token t
-    counts node[t, c] for (f, c), as in E[Φ(x, y')] = C(marginals) and Φ(x, y) = C(one-hot gold)."""
+    counts node[t, c] for (f, c), as in E[Φ(x, y')] = C(marginals) and Φ(x, y) = C(one-hot gold). On
+    borrowed arrays (``borrow.py``): a row of node and edge is taken per token."""
+    update, layout, data, node, edge = borrowed((update, layout, data, node, edge))
     v, u, x, y = update
     n_labels = layout.n_labels
     pair_offsets, pair_ids = data.pair_offsets, data.pair_ids
