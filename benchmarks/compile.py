@@ -58,13 +58,16 @@ STAGES = {
     "8694342": "the data's flags (tag dictionary, partial labels) chosen by type as well: a corpus without them "
                "compiles no candidate or partial-label code; the CRF objective in probability space, one parallel "
                "kernel",
+    "5a43fed": "the probability-space CRF objective split: the blocks' forward-backward stays one parallel "
+               "kernel (the index of its parallel loop made int64, since numba compiles the loop's body with an "
+               "unsigned index and compiled the helper it calls twice; the sentence's recursion inlined into the "
+               "block's kernel; the boundary tables in the tables record), the log-space fallback is compiled only "
+               "when a sentence needs it (its forward-backward and numba's string code no longer compile on every "
+               "path), the emission gradient is a serial nogil kernel on Python threads",
 }
-LATER = ("the probability-space CRF objective split: the blocks' forward-backward stays one parallel kernel (the "
-         "index of its parallel loop made int64, since numba compiles the loop's body with an unsigned index and "
-         "compiled the helper it calls twice; the sentence's recursion inlined into the block's kernel; the "
-         "boundary tables in the tables record), the log-space fallback is compiled only when a sentence needs it "
-         "(its forward-backward and numba's string code no longer compile on every path), the emission gradient is "
-         "a serial nogil kernel on Python threads")
+LATER = ("the kernels borrow their arguments and buffers (numba counts no references on the rows they take); the "
+         "objective's blocks run as a serial nogil kernel on Python threads, so the CRF path compiles no parallel "
+         "kernel")
 
 
 def sentences(path, count):
