@@ -7,6 +7,7 @@ returns, summed over the steps. ``vectors`` is a ``sgd.Penalized`` (v, u, q, sta
 """
 from numba import njit
 
+from ..borrow import borrowed
 from .crf import crf_epoch
 from .hinge import hinge_epoch
 from .memm import memm_epoch
@@ -15,6 +16,7 @@ from .sgd import EXAMPLES, SCALE_SUM, l1_after_step, l1_batch, learning_rate
 
 @njit(cache=True)
 def crf_l1_epoch(vectors, layout, data, visit_order, rate, batch_size, l1):
+    vectors, layout, data, visit_order = borrowed((vectors, layout, data, visit_order))
     v, u, state = vectors.v, vectors.u, vectors.state
     log_likelihood, skipped = 0.0, 0
     for lo in range(0, visit_order.shape[0], batch_size):
@@ -30,6 +32,7 @@ def crf_l1_epoch(vectors, layout, data, visit_order, rate, batch_size, l1):
 
 @njit(cache=True)
 def memm_l1_epoch(vectors, layout, data, visit_order, rate, l1):
+    vectors, layout, data, visit_order = borrowed((vectors, layout, data, visit_order))
     v, u, state = vectors.v, vectors.u, vectors.state
     log_likelihood, skipped = 0.0, 0
     for j in range(visit_order.shape[0]):
@@ -45,6 +48,7 @@ def memm_l1_epoch(vectors, layout, data, visit_order, rate, l1):
 
 @njit(cache=True)
 def hinge_l1_epoch(vectors, layout, data, visit_order, rate, cost, l1):
+    vectors, layout, data, visit_order = borrowed((vectors, layout, data, visit_order))
     v, u, state = vectors.v, vectors.u, vectors.state
     total_loss, violations, token_errors, skipped = 0.0, 0, 0, 0
     for j in range(visit_order.shape[0]):
