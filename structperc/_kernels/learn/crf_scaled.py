@@ -44,6 +44,7 @@ from ..score.emission import gather_features
 from ..threads import over_items
 
 TINY = 1e-280  # a rescaling sum below this (or not finite) sends the sentence to log space
+PRODUCT_FLOOR = 1e-20  # the running product of the scales is logged once below this (times TINY: still normal)
 
 
 @njit(cache=True, inline="always")
@@ -83,11 +84,12 @@ def _scaled_sentence(w, layout, data, span, tables, work, node, sums):
     (n, L), expected transition counts (start row L included) and end counts added to sums; returns
     log Z, or nan when a rescaling sum under- or overflows (nothing is added then). tables: the
     ``crf_tables.ScaledTables`` whose boundary tables ``boundary_tables`` filled; work: (scores, expo, alpha,
-    beta) (n, L) each, scale (n,), weighted (L,)."""
+    beta) (n, L) each, scale (n,), weighted (L,), pairs (L, L): the block's expected transition counts
+    divided by exp_transition (``_block_sums`` multiplies them in once per block)."""
     a, b = span
     exp_trans, exp_end = tables.exp_transition, tables.exp_end
     trans_top, end_top = tables.tops[0], tables.tops[1]
-    scores, expo, alpha, beta, scale, weighted = work
+    scores, expo, alpha, beta, scale, weighted, pairs = work
     n_labels = layout.n_labels
     n = b - a
     feature_offsets, feature_ids, values = data.feature_offsets, data.feature_ids, data.feature_values
@@ -106,6 +108,7 @@ def _scaled_sentence(w, layout, data, span, tables, work, node, sums):
             out[c] = np.exp(row[c] - top)
     start = exp_trans[n_labels]
     log_scale = 0.0
+    product = 1.0  # of the scales since log_scale last took them: one log per several tokens
     for t in range(n):
         current, e_t = alpha[t], expo[t]
         if t == 0:
@@ -128,7 +131,10 @@ def _scaled_sentence(w, layout, data, span, tables, work, node, sums):
         if not (total > TINY) or not np.isfinite(total):
             return np.nan
         scale[t] = total
-        log_scale += np.log(total)
+        product *= total  # total <= L (alpha[t - 1] sums to 1, the exps are at most 1): no overflow
+        if product < PRODUCT_FLOOR:
+            log_scale += np.log(product)
+            product = 1.0
         inverse = 1.0 / total
         for c in range(n_labels):
             current[c] *= inverse
@@ -138,7 +144,7 @@ def _scaled_sentence(w, layout, data, span, tables, work, node, sums):
         z += last[c] * exp_end[c]
     if not (z > TINY):
         return np.nan
-    log_z = np.log(z) + log_scale + shift
+    log_z = np.log(z * product) + log_scale + shift
 
     following = beta[n - 1]
     for c in range(n_labels):
@@ -172,9 +178,9 @@ def _scaled_sentence(w, layout, data, span, tables, work, node, sums):
         for p in range(n_labels):
             ap = previous[p]
             if ap != 0.0:
-                row, out = exp_trans[p], sums[p * n_labels: (p + 1) * n_labels]
+                out = pairs[p]
                 for c in range(n_labels):
-                    out[c] += ap * row[c] * weighted[c]
+                    out[c] += ap * weighted[c]
     end_sums = sums[size + n_labels: size + 2 * n_labels]
     last = node[n - 1]
     for c in range(n_labels):
@@ -197,8 +203,8 @@ def _block_sums(w, layout, data, tables, k):
     for s in range(first, stop):
         longest = max(longest, sentence_offsets[s + 1] - sentence_offsets[s])
     owned = (np.empty((longest, n_labels)), np.empty((longest, n_labels)), np.empty((longest, n_labels)),
-             np.empty((longest, n_labels)), np.empty(longest), np.empty(n_labels))
-    work = borrowed(owned)  # (scores, expo, alpha, beta, scale, weighted), their rows taken per token
+             np.empty((longest, n_labels)), np.empty(longest), np.empty(n_labels), np.zeros((n_labels, n_labels)))
+    work = borrowed(owned)  # (scores, expo, alpha, beta, scale, weighted, pairs), their rows taken per token
     loss = 0.0
     for s in range(first, stop):
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
@@ -212,6 +218,11 @@ def _block_sums(w, layout, data, tables, k):
         else:
             loss += log_z
     sums[size_t + n_labels] = loss
+    pairs, exp_trans = work[6], tables.exp_transition
+    for p in range(n_labels):
+        counted, row, out = pairs[p], exp_trans[p], sums[p * n_labels: (p + 1) * n_labels]
+        for c in range(n_labels):
+            out[c] += counted[c] * row[c]
     return owned  # a use after the loop: the buffers that work borrows live until here
 
 
