@@ -27,7 +27,7 @@ class CRFObjective:
 
     def __init__(self, layout, data, c2, frozen=None, n_blocks=None):
         # here, not at import: `tag` needs none
-        from structperc._kernels.learn import crf_batch, crf_scaled, crf_tables, quasi_newton
+        from structperc._kernels.learn import crf_scaled, crf_tables
 
         self.layout, self.data, self.c2 = layout, data, float(c2)
         self.frozen = frozen if frozen is not None and len(frozen) else None
@@ -39,6 +39,8 @@ class CRFObjective:
             self.skipped = int((~usable & (np.diff(data.sentence_offsets) > 0)).sum())
             self.kernel = crf_scaled.scaled_objective
         else:
+            from structperc._kernels.learn import crf_batch, quasi_newton  # the general case only
+
             self.blocks = token_blocks(data.sentence_offsets, GENERAL_BLOCKS if n_blocks is None else n_blocks)
             self.gradients = np.empty((len(self.blocks) - 1, layout.size))
             self.skipped = 0
