@@ -24,6 +24,7 @@ import numpy as np
 
 from structperc.features.encoded import EncodedCorpus
 from structperc.errors import ConfigError, DataError
+from structperc.utils.collector import collector_paused
 from structperc.utils.interning import Index, Interner
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -165,16 +166,17 @@ class AttributeEncoder:
     def _encode(self, X, index, labels):
         """(ids, values, sentence_offsets, feature_offsets, gold, zeros): the attributes of value 0
         apart, ``zeros`` = (zero_ids, zero_offsets)."""
-        (names, name_of), values, sentence_offsets, feature_offsets = read_dicts(X)
-        # names[name_of[k]] is the attribute of occurrence k; look each distinct name up once
-        get = index.__getitem__
-        ids = np.fromiter((get(name) if name is not None else -1 for name in names), dtype=np.int64,
-                          count=len(names))[name_of]
-        gold = None
-        if labels is not None:
-            if len(labels) != int(feature_offsets.shape[0] - 1):
-                raise DataError("y must give one label per token")
-            gold = self.label_ids(labels)
+        with collector_paused():  # the items of every token, interned: millions of short-lived tuples
+            (names, name_of), values, sentence_offsets, feature_offsets = read_dicts(X)
+            # names[name_of[k]] is the attribute of occurrence k; look each distinct name up once
+            get = index.__getitem__
+            ids = np.fromiter((get(name) if name is not None else -1 for name in names), dtype=np.int64,
+                              count=len(names))[name_of]
+            gold = None
+            if labels is not None:
+                if len(labels) != int(feature_offsets.shape[0] - 1):
+                    raise DataError("y must give one label per token")
+                gold = self.label_ids(labels)
         zeros = (_EMPTY, None)
         if values is not None:
             zero = values == 0.0

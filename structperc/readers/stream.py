@@ -12,8 +12,6 @@
 from __future__ import annotations
 
 import codecs
-import contextlib
-import gc
 import re
 import sys
 import warnings
@@ -27,6 +25,7 @@ from structperc.errors import ConfigError, DataError, InputFormatError, Structpe
 from structperc.readers.base import STDIN_NAME
 from structperc.readers.encodings import likely_encoding
 from structperc.readers.registry import FORMATS, resolve_format
+from structperc.utils.collector import collector_paused
 
 _CHUNK_BYTES = 1 << 20
 _TRAILING_SPACE = re.compile(r"[^\S\n]\n|[^\S\n]\Z")
@@ -215,19 +214,6 @@ class SentenceBuilder:
                       format=self.format)
 
 
-@contextlib.contextmanager
-def _gc_paused():
-    """Pause the cyclic garbage collector: parsing allocates millions of acyclic objects, and
-    the collections they trigger would otherwise dominate reading time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _format_options(format: str, tag_sep: str | None) -> dict[str, object]:
     """The reader options given, checked against what `format` takes."""
     options = {} if tag_sep is None else {"tag_sep": tag_sep}
@@ -297,16 +283,16 @@ def iter_corpus(path, format: str | None = None, columns: Sequence[str] | None =
         return builder.take(n, parser.names, parser.label, only_types)
 
     for first_line, lines in read_chunks(path, encoding, byte_range=byte_range):
-        with _gc_paused():
+        with collector_paused():
             parser.feed(first_line, lines)
         # keep one closed sentence back: the parser may still reopen it
         while batch_sentences is not None and builder.n_closed > batch_sentences:
-            with _gc_paused():
+            with collector_paused():
                 batch = take(batch_sentences)
             yield batch
     parser.finish()
     while builder.n_closed:
-        with _gc_paused():
+        with collector_paused():
             batch = take(builder.n_closed if batch_sentences is None
                          else min(batch_sentences, builder.n_closed))
         yield batch
