@@ -38,7 +38,7 @@ class TaggerCore(Estimator):
     trainer : "perceptron" (or any other registered learning rule)
     epochs : passes over the training data; None: until the rule's stopping rule ends the run, at
         most ``n_epochs()`` (perceptron: until the training mistakes stop falling, at most 25; crf
-        with SGD: until the objective stops rising by 1 % an epoch, at most 12; the others: 10)
+        with SGD: until the objective stops rising by 1 % an epoch, at most 14; the others: 10)
     min_count : feature count cut-off (Collins' cc)
     rare_threshold : training count below which a word is rare (``@rare`` templates)
     constrain : None (chosen from the training data: the chunk scheme the gold labels keep, "bioes",
