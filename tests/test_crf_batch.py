@@ -130,28 +130,23 @@ def test_scaled_objective_and_log_space_agree_on_long_sentences():
 
 
 def test_the_same_bits_on_one_thread_and_on_two(monkeypatch):
-    """The solver's objective (``CRFObjective``) with numba's thread count 1, then 2."""
+    """The solver's objective (``CRFObjective``) on 1, 2 and 3 threads of ``threads.over_items`` (the
+    blocks and the ranges of features handed out in other orders): the same bits."""
+    from structperc._kernels import threads
     from structperc.train.objective import CRFObjective
 
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("numba has one thread here")
     monkeypatch.setattr(crf_tables, "BLOCK_TOKENS", 16)
     model, enc = fitted(5, False, n_sentences=80, max_len=8)
     data = model.data(enc)
     w = np.random.default_rng(5).normal(size=model.weights.shape)
-    before = numba.get_num_threads()
     results = []
-    try:
-        for threads in (1, 2):
-            numba.set_num_threads(threads)
-            objective = CRFObjective(model.layout(), data, 0.1)
-            assert objective.scaled and len(objective.tables[0]) > 8
-            results.append(objective(w))
-    finally:
-        numba.set_num_threads(before)
-    (f1, g1), (f2, g2) = results
-    assert f1 == f2
-    assert np.array_equal(g1, g2)
+    for count in (1, 2, 3):
+        monkeypatch.setattr(threads, "thread_count", lambda: count)
+        objective = CRFObjective(model.layout(), data, 0.1)
+        assert objective.scaled and len(objective.tables[0]) > 8
+        results.append(objective(w))
+    f1, g1 = results[0]
+    assert all(f == f1 and np.array_equal(g, g1) for f, g in results[1:])
     expected_f, expected_g = brute_force_objective(model, enc, w, 0.1)
     assert f1 == pytest.approx(expected_f, rel=1e-10)
     np.testing.assert_allclose(g1, expected_g, atol=1e-9)
