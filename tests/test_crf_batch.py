@@ -105,14 +105,17 @@ def test_scaled_and_log_space_forward_backward_agree_on_long_sentences(seed):
     np.testing.assert_allclose(edge, expected[2], atol=1e-10)
 
 
-def test_scaled_objective_and_log_space_agree_on_long_sentences():
-    """Sentences of 300 tokens: the objective against the same sums in log space (``forward_backward``
-    per sentence, the expected counts scattered by the model's own Φ)."""
-    X, y = dict_corpus(3, n_sentences=4, max_len=300)
+@pytest.mark.parametrize("max_len, scale", [(300, 2.0), (1500, 0.0)])
+def test_scaled_objective_and_log_space_agree_on_long_sentences(max_len, scale):
+    """Long sentences: the objective against the same sums in log space (``forward_backward`` per
+    sentence, the expected counts scattered by the model's own Φ); at w = 0 (where the solver starts)
+    every scale is L, whose product over 1,500 tokens is far beyond a float64."""
+    X, y = dict_corpus(3, n_sentences=4, max_len=max_len)
     model = Tagger(trainer="crf", solver="lbfgs", epochs=1).fit(X, y).model_
     enc = model.encoder.transform(X, [label for s in y for label in s])
+    assert np.diff(enc.sentence_offsets).max() > max_len // 2
     data = model.data(enc)
-    w = np.random.default_rng(3).normal(scale=2.0, size=model.weights.shape)
+    w = np.random.default_rng(3).normal(scale=scale, size=model.weights.shape)
     f, g, _ = scaled(model, data, w, 0.0)
     from builders import add_expected_counts
     from structperc._kernels.learn.crf import labeling_score

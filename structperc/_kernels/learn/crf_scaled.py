@@ -44,7 +44,9 @@ from ..score.emission import gather_features
 from ..threads import over_items
 
 TINY = 1e-280  # a rescaling sum below this (or not finite) sends the sentence to log space
-PRODUCT_FLOOR = 1e-20  # the running product of the scales is logged once below this (times TINY: still normal)
+# the running product of the scales is logged once outside [PRODUCT_FLOOR, PRODUCT_CEILING]: times a
+# scale (above TINY, at most L) it stays a normal number
+PRODUCT_FLOOR, PRODUCT_CEILING = 1e-20, 1e20
 
 
 @njit(cache=True, inline="always")
@@ -131,8 +133,8 @@ def _scaled_sentence(w, layout, data, span, tables, work, node, sums):
         if not (total > TINY) or not np.isfinite(total):
             return np.nan
         scale[t] = total
-        product *= total  # total <= L (alpha[t - 1] sums to 1, the exps are at most 1): no overflow
-        if product < PRODUCT_FLOOR:
+        product *= total  # total <= L (alpha[t - 1] sums to 1, the exps are at most 1)
+        if product < PRODUCT_FLOOR or product > PRODUCT_CEILING:
             log_scale += np.log(product)
             product = 1.0
         inverse = 1.0 / total
