@@ -40,7 +40,7 @@ from numba import njit
 
 from ..borrow import borrowed
 from ..decode.forward_backward import forward_backward
-from ..score.emission import gather_features
+from ..score.emission import gather_features, scatter_occurrences
 from ..threads import over_items
 
 TINY = 1e-280  # a rescaling sum below this (or not finite) sends the sentence to log space
@@ -256,34 +256,16 @@ def _emission_gradient(w, c2, layout, tables, j, gradient):
     """The gradient of the emission weights of the features of range j: g[(f, c)] = 2 c2 w[(f, c)] -
     O[(f, c)] plus x P(y_t = c | x) for each occurrence of f, in token order."""
     f_lo, f_hi = tables.feature_ranges[j], tables.feature_ranges[j + 1]
-    node, observed = tables.node, tables.observed
-    tokens, features, values = tables.occurrence_tokens, tables.occurrence_features, tables.occurrence_values
     n_labels = layout.n_labels
     emission_offsets = layout.emission_offsets
-    all_pairs = emission_offsets.shape[0] == 0
-    labels, full_before = layout.emission_labels, layout.emission_full_before
+    lo = f_lo * n_labels if emission_offsets.shape[0] == 0 else emission_offsets[f_lo]
+    hi = f_hi * n_labels if emission_offsets.shape[0] == 0 else emission_offsets[f_hi]
     twice = 2.0 * c2
-    has_values = values.shape[0] > 0
-    lo = f_lo * n_labels if all_pairs else emission_offsets[f_lo]
-    hi = f_hi * n_labels if all_pairs else emission_offsets[f_hi]
     for i in range(lo, hi):
-        gradient[i] = twice * w[i] - observed[i]
-    for k in range(tables.occurrence_offsets[j], tables.occurrence_offsets[j + 1]):
-        f = features[k]
-        x = np.float64(values[k]) if has_values else 1.0
-        marginal = node[tokens[k]]
-        if all_pairs:
-            row_lo, row_hi = f * n_labels, (f + 1) * n_labels
-        else:
-            row_lo, row_hi = emission_offsets[f], emission_offsets[f + 1]
-        out = gradient[row_lo: row_hi]
-        if row_hi - row_lo == n_labels:
-            for c in range(n_labels):
-                out[c] += x * marginal[c]
-        else:
-            start = row_lo - n_labels * np.int64(full_before[f])
-            for i in range(row_hi - row_lo):
-                out[i] += x * marginal[labels[start + i]]
+        gradient[i] = twice * w[i] - tables.observed[i]
+    scatter_occurrences(gradient, layout, tables.occurrence_features, tables.occurrence_tokens,
+                        tables.occurrence_values, tables.occurrence_offsets[j], tables.occurrence_offsets[j + 1],
+                        tables.node)
 
 
 def scaled_objective(w, c2, layout, data, tables, gradient):

@@ -143,6 +143,34 @@ def scatter_features(target, layout, data, i, scale, row, other, other_scale):
                         block[j] += xs * row[labels[start + j]]
 
 
+@njit(cache=True, inline="always")
+def scatter_occurrences(target, layout, features, tokens, values, lo, hi, node):
+    """target[emission_index(f_k, c)] += value_k * node[t_k, c] for the feature occurrences k in
+    [lo, hi) of (features, tokens, values) and every label c the model has for f_k; ``values`` empty:
+    every value is 1. target is indexed like w; node float64 (n_tokens, L)."""
+    n_labels = layout.n_labels
+    offsets = layout.emission_offsets
+    all_pairs = offsets.shape[0] == 0
+    labels, full_before = layout.emission_labels, layout.emission_full_before
+    has_values = values.shape[0] > 0
+    for k in range(lo, hi):
+        f = features[k]
+        x = np.float64(values[k]) if has_values else 1.0
+        row = node[tokens[k]]
+        if all_pairs:
+            row_lo, row_hi = f * n_labels, (f + 1) * n_labels
+        else:
+            row_lo, row_hi = offsets[f], offsets[f + 1]
+        out = target[row_lo: row_hi]
+        if row_hi - row_lo == n_labels:
+            for c in range(n_labels):
+                out[c] += x * row[c]
+        else:
+            start = row_lo - n_labels * np.int64(full_before[f])
+            for i in range(row_hi - row_lo):
+                out[i] += x * row[labels[start + i]]
+
+
 # ``emission_index`` for only some pairs, out of line: kept apart, its code leaves the all-pairs
 # kernels as they were (inlined at every call, it made the all-pairs perceptron epochs 10 % slower).
 @njit(cache=True)
