@@ -173,7 +173,7 @@ PHASES = [  # (module, attribute path, the phase that ends when it returns)
     ("structperc.readers.parallel", "read_training_columns", "read the training file (string columns)"),
     ("structperc.features.encode", "FeatureEncoder._field_values", "value ids of every field"),
     ("structperc.features.encode", "FeatureEncoder.fit_transform", "feature ids (encoding)"),
-    ("structperc.estimator.training", "new_model", "layout: tag dictionary, gold pairs, weights"),
+    ("structperc.estimator.fitting", "new_model", "layout: tag dictionary, gold pairs, weights"),
     ("structperc.train.perceptron", "PerceptronRule.begin", "averaging buffer, data record"),
     ("structperc.train.base", "SerialEngine.epoch", "epoch"),
     ("structperc.model.linear_chain", "LinearChainModel.prune", "pruning"),

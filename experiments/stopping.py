@@ -128,7 +128,7 @@ class Recorder:
 
     def run_epochs(self, engine, epochs, dev_score=None, callback=None, checkpoint=None, *args, **kwargs):
         model = engine.problem.model
-        encoded = {name: self.tagger._encode(X, y) for name, (X, y) in self.sets.items()}
+        encoded = {name: self.tagger.encode(X, y) for name, (X, y) in self.sets.items()}
         chunks = is_bio(model.labels)
 
         def hook(state):

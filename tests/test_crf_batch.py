@@ -1,7 +1,6 @@
 """The batch CRF objective in probability space (``crf_scaled.scaled_objective``) against brute-force
 enumeration, against the log-space forward-backward on long sentences, and bit for bit against
 itself on one thread and on two; the solver's vector steps (``quasi_newton``) against numpy."""
-import numba
 import numpy as np
 import pytest
 

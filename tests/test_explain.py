@@ -132,7 +132,7 @@ def test_tagger_explain_of_the_prediction(tagger):
     for sentence in X[:5]:
         explanation = tagger.explain(sentence)
         assert explanation["labels"] == tagger.predict([sentence])[0]
-        encoded, _ = tagger._encode([sentence])
+        encoded, _ = tagger.encode([sentence])
         ids = np.array([tagger.model_.labels.index(x) for x in explanation["labels"]])
         assert terms_total(explanation) == pytest.approx(tagger.model_.score(encoded, 0, ids), abs=1e-9)
         assert [t["token"] for t in explanation["tokens"]] == [w for w, _ in sentence]

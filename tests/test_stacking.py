@@ -97,7 +97,7 @@ def test_the_stacked_model_uses_the_column_of_an_oracle_base_model():
     with pytest.raises(ConfigError, match="never read the column"):
         stack_fit(Tagger(templates=["w[0]"]), base, train, folds=3)
     with pytest.raises(ConfigError, match="already has a column"):
-        with_column(stacked._input(train), "stack", ["A"] * train.n_tokens)
+        with_column(stacked.input_view(train), "stack", ["A"] * train.n_tokens)
 
 
 # ------------------------------------------------------------------ through the CLI

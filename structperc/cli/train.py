@@ -71,7 +71,7 @@ def _takers(option):
     return f" ({', '.join(name for name, rule in TRAINERS.items() if option in rule.params)})"
 
 
-def with_rule_options(command):
+def rule_option_flags(command):
     """``command`` with one option per option of the learning rules (``structperc.train.RULE_OPTIONS``),
     named, typed and explained by the rule's ``Param``: a rule's new option is a new flag, with no
     edit here. Their values reach ``command`` as keyword arguments."""
@@ -94,7 +94,7 @@ def with_rule_options(command):
 
 
 # ---------------------------------------------------------------------------------------- the command
-@with_rule_options
+@rule_option_flags
 def train_command(
     train_file: Path = typer.Argument(..., help="Training corpus (CoNLL columns, CoNLL-U or PTB .pos)."),
     model: Path = typer.Option(..., "--model", "-m", help="Where to write the model (.npz)."),
@@ -223,7 +223,7 @@ class TrainingRun:
                                                 "all_pairs", "hash_bits", "dense_count")}
         templates, continued = o["templates"], None
         if self.mode == "continued":
-            from structperc.estimator.training import continued_structure
+            from structperc.estimator.fitting import continued_structure
 
             continued = TaggerCore.load(o["init"])
             structure = continued_structure(continued, structure, o["lexicon"])  # another value is an error

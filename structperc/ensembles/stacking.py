@@ -134,5 +134,5 @@ class StackedTagger(EnsembleTagger):
         super().__init__(members, info, lead=1)
         self.base = self.members[0]
 
-    def _input(self, corpus):
+    def input_view(self, corpus):
         return with_column(corpus, STACK_COLUMN, self.base.predict_corpus(corpus)[0])

@@ -52,7 +52,7 @@ class Estimator(Fitted):
         return {name: getattr(self, name) for name in self._get_param_names()}
 
 
-def with_rule_options(init):
+def with_rule_parameters(init):
     """``init`` (an estimator's ``__init__(self, ..., **rule_options)``) with a signature that lists every
     option of the registered learning rules as a keyword-only parameter defaulting to None, so that
     scikit-learn's ``get_params`` (``inspect.signature``) reads them: adding a rule to the registry adds

@@ -13,18 +13,17 @@ import time
 
 import numpy as np
 
-from structperc.utils import heap
 from structperc.chunks import is_bio
-from structperc.features.presets import choose_structure
-from structperc.errors import ConfigError, DataError, ModelFileError
-from structperc.estimator.base import Estimator, with_rule_options
+from structperc.errors import DataError, ModelFileError
+from structperc.estimator.base import Estimator, with_rule_parameters
 from structperc.utils.npz import is_ensemble_file
 from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
-from structperc.model.forcing import drop_missing_label, sentence_forced_ids
+from structperc.model.forcing import sentence_forced_ids
 from structperc.model.linear_chain import LinearChainModel
-from structperc.estimator import files, training
-from structperc.estimator.training import ALL_PAIRS_DEFAULT
+from structperc.estimator import files
+from structperc.estimator.fitting import ALL_PAIRS_DEFAULT, Fitting, Structure
 from structperc.estimator.inputs import open_input
+from structperc.estimator.settings import Settings
 from structperc.train import RULE_OPTIONS
 
 
@@ -60,8 +59,8 @@ class TaggerCore(Estimator):
     average, l2, eta0, l1, solver ... : every option that a registered learning rule declares
         (``structperc.train.RULE_OPTIONS``: ``TRAINERS[trainer].params``), as a keyword; None: the
         rule's default. Setting one that the chosen rule does not take is a ConfigError. The
-        constructor's signature lists them (``with_rule_options``), so scikit-learn's
-        ``get_params``, ``set_params`` and ``clone`` see them as parameters.
+        constructor's signature lists them (``with_rule_parameters``), so scikit-learn's
+        ``get_params``, ``set_params`` and ``clone`` see them as parameters (``with_rule_parameters``).
     workers : 1 (train here, serially), or N > 1: iterative parameter mixing over N shards on a
         dask LocalCluster started for the run (``structperc.train.mixing``)
     scheduler : address of a running dask scheduler to train on instead (one shard per worker)
@@ -85,7 +84,7 @@ class TaggerCore(Estimator):
     n_iter_ : the epoch whose weights were kept (best on dev, or the last)
     """
 
-    @with_rule_options
+    @with_rule_parameters
     def __init__(self, templates=None, trainer="perceptron", epochs=None, min_count=0, rare_threshold=5,
                  constrain=None, order=1, tag_dict=None, seed=0, columns=None, missing_label=None,
                  all_pairs=ALL_PAIRS_DEFAULT, workers=1, scheduler=None, mix="uniform", hash_bits=None,
@@ -129,27 +128,23 @@ class TaggerCore(Estimator):
         """The labels of the fitted model, in label-id order (python-crfsuite's ``Tagger.labels()``)."""
         return list(self.labels_)
 
+    def check_params(self, client=None, checkpoint=False):
+        """The constructor's parameters, checked once (``settings.Settings``): ConfigError for an unknown
+        rule, an option the rule does not take or a value it refuses, bad epochs, and engine options
+        that are invalid or that the rule cannot run with (``client``: a dask Client to train on;
+        ``checkpoint``: whether the run writes or resumes a checkpoint)."""
+        return Settings(self.get_params(), client, checkpoint)
+
     def trainer_options(self):
         """The options set for the learning rule (name -> value), checked against the rule's
-        declared ``params``; ConfigError for an unknown rule or an option the rule does not take."""
-        from structperc.train import RULE_OPTIONS, TRAINERS, check_options
-
-        if self.trainer not in TRAINERS:
-            raise ConfigError(f"unknown trainer {self.trainer!r}: choose one of {', '.join(TRAINERS)}")
-        if self.dense_count is not None and (self.all_pairs or int(self.dense_count) != self.dense_count
-                                             or self.dense_count < 1):
-            raise ConfigError(f"dense_count applies to gold pairs (all_pairs=False) "
-                              f"and is a positive integer, got {self.dense_count!r} with all_pairs={self.all_pairs}")
-        # the options of the learning rules (None: the rule's default); only those set reach the rule
-        options = {name: getattr(self, name) for name in RULE_OPTIONS if getattr(self, name) is not None}
-        check_options(self.trainer, options)
-        self.n_epochs()
-        return options
+        declared ``params``; ConfigError for an unknown rule or an option the rule does not take or
+        refuses (engine options aside: ``check_params`` checks them too)."""
+        return Settings(self.get_params(), engine=False).rule_options
 
     def n_epochs(self):
         """The passes over the training data: ``epochs``, or the learning rule's default for None
-        (``training.epochs_of``)."""
-        return training.epochs_of(self)
+        (``settings.epochs_of``)."""
+        return Settings(self.get_params(), engine=False).n_epochs
 
     def uses_mixing(self, client=None):
         """Whether training runs by parameter mixing (a client, a scheduler or workers > 1)."""
@@ -157,8 +152,8 @@ class TaggerCore(Estimator):
 
     def check_engine(self, client=None, checkpoint=False):
         """ConfigError for engine options that are invalid or do not apply, and for what the learning
-        rule cannot do with them (``training.check_engine``)."""
-        training.check_engine(self, client, checkpoint)
+        rule cannot do with them (``settings.check_engine``)."""
+        self.check_params(client, checkpoint)
 
     # ------------------------------------------------------------------ training
     def fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
@@ -180,55 +175,58 @@ class TaggerCore(Estimator):
             read), beside the format, columns and label found.
         client : a dask.distributed Client: train by parameter mixing on its workers (one shard each).
         """
-        return self._fit(X, y, dev, dev_y, progress, callback, checkpoint, checkpoint_every, resume, input_metadata,
-                         client)
-
-    def _fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, checkpoint=None,
-             checkpoint_every=1, resume=None, input_metadata=None, client=None):
-        """``fit``; X may be an input adapter already (``inputs.open_input``): ``fit_file`` hands over
-        one whose corpus no one else holds, emptied once encoded."""
-        self.trainer_options()
-        self.check_engine(client, checkpoint=checkpoint is not None or resume is not None)
+        fitting = self._fitting(client, progress, callback, checkpoint, checkpoint_every, resume)
         source = open_input(X, y, self.columns, read=input_metadata)
         del X, y  # the training strings are not needed past encoding (freed there when the caller holds none)
-        source.check_training(self)
-        self._choose(source.columns, source.labels, source.sentence_offsets)
-        encoder = source.new_encoder(self)
-        # --workers N: this machine's N cores are the run's, for encoding too
-        threads = int(self.workers) if client is None and self.scheduler is None else 1
-        encoded = source.fit_transform(encoder, threads)
-        if source.release:
-            heap.trim()  # the encoding's temporaries
-        return self._fit_encoded(encoder, encoded, source.read, dev, dev_y, progress, callback, checkpoint,
-                                 checkpoint_every, resume, client)
+        return self._train(fitting, fitting.prepare(source), dev, dev_y)
 
-    def _fit_encoded(self, encoder, encoded, read, dev=None, dev_y=None, progress=None, callback=None,
-                     checkpoint=None, checkpoint_every=1, resume=None, client=None):
-        from structperc.train import make_rule
+    def _fitting(self, client=None, progress=None, callback=None, checkpoint=None, checkpoint_every=1,
+                 resume=None):
+        """The Fitting of this tagger's parameters, checked before any data is read."""
+        settings = self.check_params(client, checkpoint=checkpoint is not None or resume is not None)
+        return Fitting(settings, progress, callback, checkpoint, checkpoint_every, resume)
 
-        options = self.trainer_options()
-        self.check_engine(client, checkpoint=checkpoint is not None or resume is not None)
-        if self.missing_label is not None:
-            drop_missing_label(encoder, encoded, self.missing_label)
-        rule = make_rule(self.trainer, **options)
-        model = training.new_model(self, encoder, encoded, rule)
-        self.model_ = model
-        self.labels_ = model.labels
-        training.run_training(self, rule, model, encoded, options, read, dev, dev_y, progress, callback,
-                              checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume, client=client)
+    def _train(self, fitting, prepared, dev=None, dev_y=None):
+        """Adopt the Prepared model's structure, train it (``Fitting.train``) and adopt the Fit; self."""
+        structure = prepared.structure
+        self.templates_, self.constrain_, self.structure_reason_ = (structure.templates, structure.constrain,
+                                                                    structure.reason)
+        self.model_, self.labels_ = prepared.model, prepared.model.labels
+        fit = fitting.train(prepared, dev, dev_y)
+        self.history_, self.n_iter_ = fit.history, fit.n_iter
+        if fit.n_shards is not None:
+            self.n_shards_ = fit.n_shards
         return self
-
-    def _choose(self, columns, labels, sentence_offsets):
-        """Set templates_, constrain_ and structure_reason_ (``choose_structure``)."""
-        self.templates_, self.constrain_, self.structure_reason_ = choose_structure(
-            self.templates, self.constrain, columns, labels, sentence_offsets, self.missing_label)
 
     def partial_fit(self, X, y=None, dev=None, dev_y=None, progress=None, callback=None, input_metadata=None,
                     checkpoint=None, checkpoint_every=1, resume=None, client=None):
         """Continue training the fitted (or loaded) model on X for ``epochs`` more epochs; returns
-        self (``training.continue_training``). Without a fitted model this is ``fit``."""
-        return training.continue_training(self, X, y, dev, dev_y, progress, callback, input_metadata, checkpoint,
-                                          checkpoint_every, resume, client)
+        self. Without a fitted model this is ``fit``.
+
+        The templates must be the model's. New features (template instances, pair features, or
+        attributes of dict input) and new labels get zero weights first; existing ids keep their
+        weights (``FeatureEncoder.extend``, ``LinearChainModel.grow``). A new feature must occur
+        ``min_count`` times in X (counts from X alone). A model of gold feature-label pairs gains
+        the pairs of X (a feature with each gold label it occurs with), for new and existing
+        features. The shuffles continue the seed's sequence after the epochs already run.
+        A perceptron continues its averaging exactly when the model carries its training state
+        (fitted with ``resumable=True``); the other rules start their schedule and average afresh
+        from the kept weights. The other arguments are ``fit``'s.
+        """
+        if not hasattr(self, "model_"):
+            return self.fit(X, y, dev=dev, dev_y=dev_y, progress=progress, callback=callback,
+                            input_metadata=input_metadata, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                            resume=resume, client=client)
+        fitting = self._fitting(client, progress, callback, checkpoint, checkpoint_every, resume)
+        return self._continue(fitting, X, y, input_metadata, dev, dev_y)
+
+    def _continue(self, fitting, X, y=None, input_metadata=None, dev=None, dev_y=None):
+        """``partial_fit`` of a fitted tagger, its parameters checked (``fitting``)."""
+        if not hasattr(self, "constrain_"):  # a model handed over by setting model_: its structure
+            self._adopt_structure(self.model_)
+        source = open_input(X, y, self.columns, read=input_metadata, encoder=self.model_.encoder, training=True)
+        structure = Structure(self.templates_, self.constrain_, self.structure_reason_)
+        return self._train(fitting, fitting.prepare_continued(self.model_, structure, source), dev, dev_y)
 
     # ------------------------------------------------------------------ prediction
     def predict_corpus(self, corpus, forced=None):
@@ -236,25 +234,26 @@ class TaggerCore(Estimator):
 
         forced : None, or int64 (n_tokens,) label ids to keep, -1 where free (``forced_label_ids``).
         """
-        ids, scores, _ = self._decode_input(corpus, forced)
+        ids, scores, _ = self.predict_ids(corpus, forced)
         return self.model_.label_names(ids).tolist(), scores
 
-    def _decode_input(self, corpus, forced=None):
-        """(label ids, sentence scores, the encoded input) of a Corpus (``predict_corpus``)."""
+    def predict_ids(self, corpus, forced=None):
+        """(label ids flat over the tokens, sentence scores, the encoded input) of a Corpus."""
         encoded = self.encode_input(corpus)
-        ids, scores = self._predict_encoded(encoded, forced)
+        ids, scores = self.decode(encoded, forced)
         return ids, scores, encoded
 
     def encode_input(self, corpus):
         """The encoded tokens of a Corpus read as the model's input (its labels, if any, left out)."""
-        return self.model_.encoder.transform(self._input(corpus), with_labels=False)
+        return self.model_.encoder.transform(self.input_view(corpus), with_labels=False)
 
-    def _input(self, corpus):
+    def input_view(self, corpus):
         """The Corpus the model's templates read for the input ``corpus``: the same one here; a
         stacked model adds the column of its base model's predictions (``stacking.StackedTagger``)."""
         return corpus
 
-    def _predict_encoded(self, encoded, forced=None):
+    def decode(self, encoded, forced=None):
+        """(label ids flat over the tokens, sentence scores) of encoded input (``encode``)."""
         return self.model_.decode(encoded, forced=forced)
 
     def missing_symbol(self):
@@ -265,11 +264,11 @@ class TaggerCore(Estimator):
         """Label ids of ``forced`` for the sentences of ``corpus``, checked (``forcing.sentence_forced_ids``)."""
         return sentence_forced_ids(self.model_, corpus.sentence_offsets, forced, self.missing_symbol())
 
-    def _encode(self, X, y=None):
+    def encode(self, X, y=None):
         """(EncodedCorpus, flat gold label strings or None) of X: feature dicts, a Corpus or token lists."""
         encoder = self.model_.encoder
         source = open_input(X, y, self.columns, encoder=encoder)
-        return source.transform(encoder, self._input), source.labels
+        return source.transform(encoder, self.input_view), source.labels
 
     def predict(self, X, forced=None):
         """Per-sentence lists of predicted labels.
@@ -278,8 +277,8 @@ class TaggerCore(Estimator):
             token at that label, None or the missing symbol (``missing_label``, "?" when unset)
             leaves it free.
         """
-        encoded, _ = self._encode(X)
-        ids, _ = self._predict_encoded(encoded, None if forced is None else self.forced_ids(encoded, forced))
+        encoded, _ = self.encode(X)
+        ids, _ = self.decode(encoded, None if forced is None else self.forced_ids(encoded, forced))
         flat = self.model_.label_names(ids).tolist()
         o = encoded.sentence_offsets
         return [flat[o[i]: o[i + 1]] for i in range(len(o) - 1)]
@@ -319,7 +318,7 @@ class TaggerCore(Estimator):
         from structperc.estimator.marginals import marginals as label_marginals
 
         check_probabilistic(self.model_)
-        encoded, _ = self._encode(X)
+        encoded, _ = self.encode(X)
         node, _ = label_marginals(self.model_, encoded)
         labels = self.model_.labels
         rows = [dict(zip(labels, row)) for row in node.tolist()]
@@ -364,10 +363,10 @@ class TaggerCore(Estimator):
 
     def _gold_and_predicted(self, X, y=None):
         """(gold labels, predicted labels, sentence offsets) of labelled data, flat over the tokens."""
-        encoded, gold = self._encode(X, y)
+        encoded, gold = self.encode(X, y)
         if gold is None:
             raise DataError("evaluation data has no label column")
-        ids, _ = self._predict_encoded(encoded)
+        ids, _ = self.decode(encoded)
         return gold, self.model_.label_names(ids).tolist(), encoded.sentence_offsets
 
     def score(self, X, y=None):
@@ -384,10 +383,26 @@ class TaggerCore(Estimator):
     # ------------------------------------------------------------------ files
     def fit_file(self, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
                  resume=None, client=None, partial=False, **reader_options):
-        """Read a labelled corpus file (and a dev file) and fit, recording how the file was read in
-        the model; returns self (``files.fit_file``)."""
-        return files.fit_file(self, path, dev, callback, progress, checkpoint, checkpoint_every, resume, client,
-                              partial, **reader_options)
+        """Read a labelled corpus file (and a dev file) with ``read_corpus`` and fit, recording how the
+        file was read in the model; returns self.
+
+        partial : continue training the fitted model (``partial_fit``) instead of fitting anew.
+        reader_options : keyword arguments of ``read_corpus`` (format, columns, label, encoding,
+            only_types, ...). They are recorded in the model with the format and columns found, and
+            ``read``, ``tag_file`` and ``evaluate_file`` use them.
+        checkpoint, checkpoint_every, resume, client : as in ``fit``.
+        """
+        from structperc.readers import read_corpus
+
+        # a bad option fails before a large corpus is read
+        fitting = self._fitting(client, progress, callback, checkpoint, checkpoint_every, resume)
+        reader_options = files.recorded_options(reader_options)
+        dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
+        if partial and hasattr(self, "model_"):
+            # continued training encodes with the fitted model's feature index: no cache
+            return self._continue(fitting, files.read_training_corpus(path, **reader_options),
+                                  input_metadata=reader_options, dev=dev_corpus)
+        return self._train(fitting, files.prepare_file(fitting, path, reader_options), dev_corpus)
 
     def reader_options(self, format=None, tag_sep=None, encoding=None):
         """The ``read_corpus`` options recorded at fitting, with the given ones replacing them."""

@@ -301,7 +301,7 @@ class CRF(SequenceTags, SklearnBase, Fitted):
 
         tagger = self._model()
         model = tagger.model_
-        encoded, _ = tagger._encode(list(X))
+        encoded, _ = tagger.encode(list(X))
         node, _ = corpus_marginals(model.weights, model.layout(), model.data(encoded))
         rows = [dict(zip(model.labels, row)) for row in node.tolist()]
         o = encoded.sentence_offsets

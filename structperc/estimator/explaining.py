@@ -37,14 +37,14 @@ def explain(tagger, sentence, labels=None, versus=None):
     if isinstance(sentence, Corpus):
         if sentence.n_sentences != 1:
             raise DataError(f"explain takes one sentence, the corpus has {sentence.n_sentences}")
-        encoded, _ = tagger._encode(sentence)
+        encoded, _ = tagger.encode(sentence)
         tokens = corpus_words(sentence)
     else:
         sentence = list(sentence)
-        encoded, _ = tagger._encode([sentence])
+        encoded, _ = tagger.encode([sentence])
         tokens = [token_text(token, t) for t, token in enumerate(sentence)]
     n = len(tokens)
-    y = tagger._predict_encoded(encoded)[0] if labels is None else label_ids(tagger, labels, n, "labels")
+    y = tagger.decode(encoded)[0] if labels is None else label_ids(tagger, labels, n, "labels")
     other = None if versus is None else label_ids(tagger, versus, n, "versus", free=True)
     return Explanation(explainer.explain_path(encoded, 0, y, other, tokens))
 

@@ -1,6 +1,7 @@
-"""The pipeline on files of ``Tagger``: read a corpus file, record how it was read in the model, and
-read, tag and score later files the same way, batch by batch. Functions of the Tagger they are
-given; ``Tagger``'s methods call them."""
+"""The pipeline on files: read a training file (from the encoding cache, or encoded) for a fit; and,
+for a fitted tagger, read, tag and score later files as its training file was read, batch by batch.
+The functions take what they need as arguments and return results; they never set the tagger's
+attributes."""
 import os
 import time
 
@@ -46,77 +47,86 @@ def read_training_files(path, dev=None, **reader_options):
     return read_training_corpus(path, **reader_options), dev_corpus, reader_options
 
 
-def fit_file(tagger, path, dev=None, callback=None, progress=None, checkpoint=None, checkpoint_every=1,
-             resume=None, client=None, partial=False, **reader_options):
-    """Read a labelled corpus file (and a dev file) with ``read_corpus`` and fit; returns the tagger.
-
-    partial : continue training the fitted model (``partial_fit``) instead of fitting anew.
-    reader_options : keyword arguments of ``read_corpus`` (format, columns, label, encoding,
-        only_types, ...). They are recorded in the model with the format and columns found, and
-        ``read``, ``tag_file`` and ``evaluate_file`` use them.
-    checkpoint, checkpoint_every, resume, client : as in ``fit``.
-    """
-    from structperc.readers import read_corpus
-
-    tagger.trainer_options()  # a bad option fails before a large corpus is read
-    tagger.check_engine(client)
-    reader_options = recorded_options(reader_options)
-    dev_corpus = read_corpus(dev, **reader_options) if dev is not None else None
-    run = dict(dev=dev_corpus, progress=progress, callback=callback, checkpoint=checkpoint,
-               checkpoint_every=checkpoint_every, resume=resume, client=client)
-    if partial and hasattr(tagger, "model_"):
-        # continued training encodes with the fitted model's feature index: no cache
-        return tagger.partial_fit(read_training_corpus(path, **reader_options), input_metadata=reader_options,
-                                **run)
-    if tagger.cache_dir is not None:
-        encoder, encoded, found = cached_encoding(tagger, path, reader_options)
-        return tagger._fit_encoded(encoder, encoded, {**reader_options, **found}, **run)
+def prepare_file(fitting, path, reader_options):
+    """The Prepared model (``fitting.Prepared``) of a labelled corpus file read with ``reader_options``
+    (the recorded ones: ``recorded_options``): from the settings' ``cache_dir`` when it holds the
+    file's encoding, else read (by several processes with --workers N) and encoded."""
     from structperc.readers.parallel import read_training_columns
 
+    settings = fitting.settings
+    if settings.cache_dir is not None:
+        encoder, encoded, found, structure = cached_encoding(fitting, path, reader_options)
+        return fitting.prepare_encoded(encoder, encoded, {**reader_options, **found}, structure)
     # --workers N on this machine: N processes read N parts of the file at once, while this one
     # imports dask for the mixing
-    local = client is None and tagger.scheduler is None
-    parts = int(tagger.workers) if local else 1
-    meanwhile = _import_dask if tagger.uses_mixing(client) else None
+    local = settings.client is None and settings.scheduler is None
+    parts = int(settings.workers) if local else 1
+    meanwhile = _import_dask if settings.mixing else None
     # no reference to the training corpus is kept here: its columns go as soon as they are value ids
-    return tagger._fit(ColumnsInput(read_training_columns(path, parts=parts, meanwhile=meanwhile, **reader_options),
-                                    reader_options, release=True), **run)
+    return fitting.prepare(ColumnsInput(read_training_columns(path, parts=parts, meanwhile=meanwhile, **reader_options),
+                                        reader_options, release=True))
 
 
-def cached_encoding(tagger, path, reader_options):
-    """(encoder, encoded corpus, what was read: format, columns, label) of the training file
-    ``path``, from ``cache_dir`` (memory-mapped) or read, encoded and stored there."""
+def cached_encoding(fitting, path, reader_options):
+    """(encoder, encoded corpus, what was read: format, columns, label, Structure) of the training file
+    ``path``, from the settings' ``cache_dir`` (memory-mapped) or read, encoded and stored there. The
+    key covers everything that changes the encoding: the file, how it is read, the templates (a
+    preset's text, a template file's contents), the lexicons' contents and the package's version."""
     from structperc.features.cache import load_or_build
     from structperc.features.encoded import EncodedCorpus
     from structperc.readers import read_corpus
 
+    settings = fitting.settings
     fields = ("sentence_offsets", "feature_offsets", "feature_ids", "pair_offsets", "pair_ids", "labels",
               "word_ids")
 
     def build():
         source = ColumnsInput(read_corpus(path, **reader_options))
-        source.check_training(tagger)
-        tagger._choose(source.columns, source.labels, source.sentence_offsets)
-        encoder = source.new_encoder(tagger)
-        encoded = source.fit_transform(encoder)
+        encoder, encoded, _ = fitting.encode(source)
         state, meta = encoder.state()
         arrays = {f"encoder__{k}": v for k, v in state.items()}
         arrays.update({f"encoded__{k}": getattr(encoded, k) for k in fields if getattr(encoded, k) is not None})
         return arrays, {"encoder": meta, "input": source.read}
 
-    templates = tagger.templates if isinstance(tagger.templates, (str, type(None))) else list(tagger.templates)
-    options = {"templates": templates, "min_count": tagger.min_count, "rare_threshold": tagger.rare_threshold,
-               "hash_bits": tagger.hash_bits, "reader": reader_options}
-    if isinstance(templates, str) and os.path.isfile(templates):
-        options["template_file"] = file_sha256(templates)
-    arrays, meta, _ = load_or_build(tagger.cache_dir, path, options, build)
+    arrays, meta, _ = load_or_build(settings.cache_dir, path, encoding_key(settings, reader_options), build)
     state = {k[len("encoder__"):]: v for k, v in arrays.items() if k.startswith("encoder__")}
     encoder = FeatureEncoder.from_state(state, meta["encoder"])
     encoded = EncodedCorpus(**{k: arrays.get(f"encoded__{k}") for k in fields})
     # the same choice as build's, from the same data (a cache hit does not run build)
-    tagger._choose(meta["input"]["columns"], InternedColumn(encoded.labels, encoder.labels_),
-                 encoded.sentence_offsets)
-    return encoder, encoded, meta["input"]
+    structure = fitting.choose(meta["input"]["columns"], InternedColumn(encoded.labels, encoder.labels_),
+                               encoded.sentence_offsets)
+    return encoder, encoded, meta["input"], structure
+
+
+def encoding_key(settings, reader_options):
+    """What the encoding of a training file depends on besides the file itself (``features.cache``)."""
+    from importlib.metadata import version
+
+    from structperc.features.lexicon import read_lexicons
+    from structperc.features.templates import PRESETS
+
+    templates = settings.templates if isinstance(settings.templates, (str, type(None))) else list(settings.templates)
+    options = {"templates": templates, "min_count": settings.min_count, "rare_threshold": settings.rare_threshold,
+               "hash_bits": settings.hash_bits, "reader": reader_options,
+               "version": version("structperc")}
+    if isinstance(templates, str) and templates in PRESETS:
+        options["preset"] = [str(t) for t in PRESETS[templates]]
+    elif isinstance(templates, str) and os.path.isfile(templates):
+        options["template_file"] = file_sha256(templates)
+    if settings.lexicons:
+        lexicons = read_lexicons(settings.lexicons, settings.lexicon_lower)
+        options["lexicons"] = {name: lexicon_digest(lexicon) for name, lexicon in sorted(lexicons.items())}
+    return options
+
+
+def lexicon_digest(lexicon):
+    """The sha256 of a lexicon's contents: its entries and phrases, in a fixed order."""
+    import hashlib
+    import json
+
+    contents = json.dumps([sorted(map(repr, lexicon.entries.items())), sorted(map(repr, lexicon.phrases.items())),
+                           bool(lexicon.lower)])
+    return hashlib.sha256(contents.encode("utf-8")).hexdigest()
 
 
 def reader_options(tagger, format=None, tag_sep=None, encoding=None):
@@ -237,7 +247,7 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
             if not (marginals or probability):
                 names, _ = tagger.predict_corpus(batch, forced)
             else:
-                ids, _, encoded = tagger._decode_input(batch, forced)
+                ids, _, encoded = tagger.predict_ids(batch, forced)
                 names = model.label_names(ids).tolist()
                 node, log_probability = label_marginals(model, encoded, forced=forced)
                 if marginals == "best":

@@ -70,24 +70,24 @@ class DictInput:
             self._labels = flat_labels(self.X, self.y) if self.y is not None else None
         return self._labels
 
-    def check_training(self, tagger):
-        """ConfigError for a parameter of ``tagger`` that applies to token columns with templates;
-        DataError without labels."""
-        if tagger.tag_dict:
+    def check_training(self, settings):
+        """ConfigError for a parameter of ``settings`` (``settings.Settings``) that applies to token
+        columns with templates; DataError without labels."""
+        if settings.tag_dict:
             raise ConfigError("tag_dict needs templates over a word column, not feature dicts")
         for name, default in (("templates", None), ("rare_threshold", 5), ("lexicons", None),
                               ("lexicon_lower", False), ("columns", None), ("hash_bits", None)):
-            if getattr(tagger, name) != default:
+            if getattr(settings, name) != default:
                 raise ConfigError(f"{name} applies to token columns with templates, not to feature dicts")
         flat_labels(self.X, self.y)
 
-    def new_encoder(self, tagger):
-        return AttributeEncoder(tagger.min_count)
+    def new_encoder(self, settings, templates=None):
+        return AttributeEncoder(settings.min_count)
 
     def fit_transform(self, encoder, threads=1):
         return encoder.fit_transform(self.X, self.labels)
 
-    def extend(self, encoder, tagger):
+    def extend(self, encoder, settings, templates=None):
         """Encode for continued training, adding the new attributes and labels to ``encoder``."""
         return encoder.extend(self.X, flat_labels(self.X, self.y))
 
@@ -112,7 +112,7 @@ class ColumnsInput:
         self.release = release
         self.given_columns = given_columns
 
-    def check_training(self, tagger):
+    def check_training(self, settings):
         """ConfigError for ``columns`` given with a Corpus whose columns are others (``columns``
         names the values of token lists; a Corpus has its own); DataError without labels."""
         given, corpus = self.given_columns, self.corpus
@@ -124,10 +124,10 @@ class ColumnsInput:
         if self.labels is None:
             raise DataError("training data has no label column")
 
-    def new_encoder(self, tagger):
-        """The template encoder of ``tagger``'s chosen templates (``templates_``), lexicons and hashing."""
-        lexicons = read_lexicons(tagger.lexicons, tagger.lexicon_lower)
-        return FeatureEncoder(tagger.templates_, tagger.min_count, tagger.rare_threshold, hash_bits=tagger.hash_bits,
+    def new_encoder(self, settings, templates):
+        """The template encoder of the chosen ``templates`` and the settings' lexicons and hashing."""
+        lexicons = read_lexicons(settings.lexicons, settings.lexicon_lower)
+        return FeatureEncoder(templates, settings.min_count, settings.rare_threshold, hash_bits=settings.hash_bits,
                               lexicons=lexicons)
 
     def fit_transform(self, encoder, threads=1):
@@ -136,20 +136,21 @@ class ColumnsInput:
         corpus, self.corpus = self.corpus, None
         return encoder.fit_transform(corpus, release=self.release, threads=threads)
 
-    def extend(self, encoder, tagger):
-        """Encode for continued training: the templates must be the model's; new labels are appended
-        to ``encoder``'s, and new features added (``FeatureEncoder.extend``)."""
+    def extend(self, encoder, settings, fitted_templates):
+        """Encode for continued training: the templates (the settings', or for None the model's
+        ``fitted_templates``) must be the model's; new labels are appended to ``encoder``'s, and new
+        features added (``FeatureEncoder.extend``)."""
         from structperc.features.templates import load_templates
 
         corpus = self.corpus
-        templates = tagger.templates if tagger.templates is not None else tagger.templates_  # None: the fitted choice
+        templates = settings.templates if settings.templates is not None else fitted_templates
         wanted = [str(t) for t in load_templates(templates, corpus.columns)]
         if wanted != encoder.template_strings_:
             raise ConfigError(f"templates {', '.join(wanted)} differ from the model's: "
                               f"{', '.join(encoder.template_strings_)}")
         if self.labels is None:
             raise DataError("training data has no label column")
-        labels, missing = self.labels, tagger.missing_label
+        labels, missing = self.labels, settings.missing_label
         known = set(encoder.labels_)
         if missing is not None:
             known.add(missing)
@@ -164,6 +165,6 @@ class ColumnsInput:
 
     def transform(self, encoder, view=None):
         """Encode with ``encoder``'s index, the labels too when the corpus has them. view : None, or
-        the Corpus the model's templates read for this one (``TaggerCore._input``)."""
+        the Corpus the model's templates read for this one (``TaggerCore.input_view``)."""
         corpus = self.corpus if view is None else view(self.corpus)
         return encoder.transform(corpus, with_labels=self.labels is not None)

@@ -116,7 +116,7 @@ def tag_corpus(tagger, corpus: Corpus, scores: bool | None = None):
     model = tagger.model_
     if not is_bio(model.labels):
         return tagger.predict_corpus(corpus)[0], None
-    ids, _, encoded = tagger._decode_input(corpus)
+    ids, _, encoded = tagger.predict_ids(corpus)
     names = model.label_names(ids).tolist()
     chunks = sentence_chunks(names, corpus.sentence_offsets.tolist())
     if scores is None:

@@ -1,8 +1,7 @@
 """AROW (Crammer, Kulesza & Dredze 2009): adaptive regularization of weight vectors, structured."""
 import numpy as np
 
-from structperc.errors import ConfigError
-from structperc.train.base import LearningRule, Param
+from structperc.train.base import POSITIVE, LearningRule, Param
 
 
 class ArowRule(LearningRule):
@@ -20,8 +19,9 @@ class ArowRule(LearningRule):
 
     name = "arow"
     params = {
-        "variance": Param(1.0, "arow's initial variance of every weight, > 0"),
-        "gamma": Param(1.0, "arow's trade-off gamma > 0 between the loss and the change of the weights"),
+        "variance": Param(1.0, "arow's initial variance of every weight, > 0", check=POSITIVE),
+        "gamma": Param(1.0, "arow's trade-off gamma > 0 between the loss and the change of the weights",
+                       check=POSITIVE),
     }
     kernels = ("learn.arow.arow_epoch",)
     mistakes = "sentence_errors"
@@ -29,19 +29,15 @@ class ArowRule(LearningRule):
     epochs = 100  # CRFsuite's max_iterations for arow
 
     def begin(self, problem):
-        if not self.variance > 0:
-            raise ConfigError(f"variance must be > 0, got {self.variance!r}")
-        if not self.gamma > 0:
-            raise ConfigError(f"gamma must be > 0, got {self.gamma!r}")
         self.problem = problem
         self.layout = problem.model.layout()
         self.w = problem.model.weights  # the mean μ, trained in place
         self.variances = np.full(self.w.shape, float(self.variance))
         self.delta = np.zeros(self.w.shape)
-        resume = problem.resume or {}
-        if "w" in resume:  # continue a saved run: its mean and variances
-            self.w[:] = resume["w"]
-            self.variances[:] = resume["variance"]
+        continued = problem.continued or {}
+        if "w" in continued:  # continue a saved run: its mean and variances
+            self.w[:] = continued["w"]
+            self.variances[:] = continued["variance"]
 
     def run(self, visit_order):
         # here, not at import: `tag` needs no training kernel
@@ -70,7 +66,7 @@ class ArowRule(LearningRule):
         return {"w": self.w, "variance": self.variances}
 
     def training_state(self):
-        """The mean and the variances: ``begin`` continues from them (``problem.resume``)."""
+        """The mean and the variances: ``begin`` continues from them (``problem.continued``)."""
         return {"w": self.w.copy(), "variance": self.variances.copy()}
 
     def load_state(self, problem, state):

@@ -24,15 +24,54 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Check:
+    """What a value of an option must be: ``test(value)`` is true for a valid value, and ``words``
+    says what it must be ("> 0", "an integer >= 0", ...) in the error."""
+
+    test: Callable
+    words: str
+
+
+def _is_integer(value):
+    return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)) \
+        and float(value).is_integer()
+
+
+POSITIVE = Check(lambda v: v > 0, "> 0")
+NON_NEGATIVE = Check(lambda v: v >= 0, ">= 0")
+ABOVE_ONE = Check(lambda v: v > 1, "> 1")
+BETWEEN_0_AND_1 = Check(lambda v: 0 < v < 1, "in (0, 1)")
+POSITIVE_INTEGER = Check(lambda v: _is_integer(v) and v >= 1, "a positive integer")
+NON_NEGATIVE_INTEGER = Check(lambda v: _is_integer(v) and v >= 0, "an integer >= 0")
+
+
+@dataclass(frozen=True)
 class Param:
     """One option of a learning rule, declared once in the rule's ``params``: its default, its
-    type and the help text. ``Tagger``'s checks, the command line's options and their help, and
-    the rule's constructor are derived from these declarations."""
+    type, the help text, the values it may take (``choices``, or a ``Check``). ``Tagger``'s checks,
+    the command line's options and their help, and the rule's constructor are derived from these
+    declarations; the rule's constructor refuses a value that fails them (``Param.validate``), so
+    that a bad option is refused before any data is read."""
 
     default: object
     help: str
     type: type = float
     choices: tuple = ()  # the values allowed, when they are few names
+    check: Check | None = None  # what any other value must be; None (the default unset) is always allowed
+
+    def validate(self, name, value):
+        """ConfigError naming ``name`` when ``value`` is not one this option takes."""
+        if value is None:
+            return
+        if self.choices and value not in self.choices:
+            raise ConfigError(f"{name} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
+        if self.check is not None:
+            try:
+                ok = bool(self.check.test(value))
+            except TypeError:
+                ok = False
+            if not ok:
+                raise ConfigError(f"{name} must be {self.check.words}, got {value!r}")
 
 
 @dataclass
@@ -42,7 +81,7 @@ class Problem:
 
     model: LinearChainModel
     data: Data
-    resume: dict | None = None  # a rule's saved training state to continue from (``Tagger.partial_fit``)
+    continued: dict | None = None  # a model's kept training state to continue from (``Tagger.partial_fit``)
 
     @property
     def n_sentences(self) -> int:
@@ -118,12 +157,17 @@ class LearningRule:
                 raise ConfigError(f"the {self.label} trainer does not support {what}")
 
     def __init__(self, **options):
-        for option in options:
+        for option, value in options.items():
             if option not in self.params:
                 raise ConfigError(f"trainer {self.name!r} does not take option {option!r} "
                                   f"(it takes: {', '.join(self.params)})")
+            self.params[option].validate(option, value)
         for name, param in self.params.items():
             setattr(self, name, options.get(name, param.default))
+        self.check_options()
+
+    def check_options(self):
+        """ConfigError for options that are valid one by one but not together (a subclass's)."""
 
     def begin(self, problem):
         """Allocate state for a run on ``problem`` (weights start at problem.model.weights)."""
@@ -178,7 +222,7 @@ class LearningRule:
 
     def training_state(self):
         """What a resumable model keeps to continue training later (``partial_fit``) beyond its
-        weights: name -> ndarray or number, read back through ``problem.resume`` by ``begin``.
+        weights: name -> ndarray or number, read back through ``problem.continued`` by ``begin``.
         Empty: the rule continues from the kept weights with a fresh schedule and average."""
         return {}
 

@@ -2,7 +2,7 @@
 ``solver="lbfgs"``, by L-BFGS / OWL-QN over the whole corpus (CRFsuite's lbfgs), which runs as
 ``CRFLBFGSRule``."""
 from structperc.errors import ConfigError
-from structperc.train.base import Param, Plateau
+from structperc.train.base import POSITIVE_INTEGER, Param, Plateau
 from structperc.train.lbfgs import LBFGS_PARAMS, LBFGSRule
 from structperc.train.sgd import ScaledSGDRule
 
@@ -48,7 +48,8 @@ class CRFRule(ScaledSGDRule):
     name = "crf"
     params = {
         **ScaledSGDRule.params,
-        "batch_size": Param(1, "sentences per SGD step (their marginals at the same weights)", int),
+        "batch_size": Param(1, "sentences per SGD step (their marginals at the same weights)", int,
+                            check=POSITIVE_INTEGER),
         "solver": Param("sgd", "crf's optimizer: sgd (on-line) or lbfgs (batch L-BFGS; OWL-QN with l1)", str,
                         ("sgd", "lbfgs")),
         **LBFGS_PARAMS,
@@ -74,13 +75,10 @@ class CRFRule(ScaledSGDRule):
             raise ConfigError(f"unknown solver {solver!r} of the crf trainer: choose one of sgd, lbfgs")
         return cls
 
-    def _check(self, problem):
-        super()._check(problem)
+    def check_options(self):
         for name in LBFGS_PARAMS:
             if getattr(self, name) is not None:
                 raise ConfigError(f"option {name!r} of the crf trainer applies to solver 'lbfgs', not 'sgd'")
-        if int(self.batch_size) != self.batch_size or self.batch_size < 1:
-            raise ConfigError(f"batch_size must be a positive integer, got {self.batch_size!r}")
 
     def _pass(self, v, u, state, visit_order, rate):
         from structperc._kernels.learn.crf import crf_epoch  # here, not at import: `tag` needs no training kernel
@@ -103,10 +101,11 @@ class CRFLBFGSRule(LBFGSRule):
     name = "crf"
     params = CRFRule.params
     epochs = 10  # the iteration budget when none is given (CRFsuite stops by its own tests)
-    SGD_ONLY = {"eta0": None, "batch_size": 1, "average": True, "average_start": 1, "calibration_sentences": 1000}
+    # the options of the SGD solver, which keep their defaults here: the crf rule's, less L-BFGS's own and the solver
+    SGD_ONLY = {name: param.default for name, param in CRFRule.params.items()
+                if name not in LBFGSRule.params and name != "solver"}
 
-    def _check(self, problem):
+    def check_options(self):
         for name, default in self.SGD_ONLY.items():
             if getattr(self, name) != default:
                 raise ConfigError(f"option {name!r} of the crf trainer applies to solver 'sgd', not 'lbfgs'")
-        super()._check(problem)

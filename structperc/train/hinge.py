@@ -1,6 +1,5 @@
 """Structured hinge loss with Hamming cost, by Pegasos-style subgradient steps on the same decoder."""
-from structperc.errors import ConfigError
-from structperc.train.base import Param
+from structperc.train.base import POSITIVE, Param
 from structperc.train.sgd import ScaledSGDRule
 
 
@@ -27,16 +26,12 @@ class HingeRule(ScaledSGDRule):
     """
 
     name = "hinge"
-    params = {**ScaledSGDRule.params, "cost": Param(1.0, "hinge's Hamming cost of one wrong token")}
+    params = {**ScaledSGDRule.params, "cost": Param(1.0, "hinge's Hamming cost of one wrong token", check=POSITIVE)}
     normalization = "global"
     kernels = ("learn.hinge.hinge_epoch",)
     l1_kernels = ("learn.elastic.hinge_l1_epoch",)
     mistakes = "violations"
 
-    def _check(self, problem):
-        super()._check(problem)
-        if not self.cost > 0:
-            raise ConfigError(f"cost must be > 0, got {self.cost!r}")
 
     def _pass(self, v, u, state, visit_order, rate):
         from structperc._kernels.learn.hinge import hinge_epoch  # here, not at import: `tag` needs no training kernel

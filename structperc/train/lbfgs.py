@@ -27,7 +27,7 @@ from collections import deque
 import numpy as np
 
 from structperc.errors import ConfigError
-from structperc.train.base import LearningRule, Param
+from structperc.train.base import LearningRule, NON_NEGATIVE, NON_NEGATIVE_INTEGER, Param
 from structperc.train.objective import CRFObjective, frozen_entries
 from structperc.train.sgd import default_l2
 
@@ -212,9 +212,12 @@ class SteppedLBFGSB:
 
 
 LBFGS_PARAMS = {
-    "epsilon": Param(None, "lbfgs: stop when |g| / max(1, |w|) < epsilon (CRFsuite's default 1e-5)"),
-    "period": Param(None, "lbfgs: iterations over which delta is tested (CRFsuite's default 10)", int),
-    "delta": Param(None, "lbfgs: stop when the objective improved by less than delta over period"),
+    "epsilon": Param(None, "lbfgs: stop when |g| / max(1, |w|) < epsilon (CRFsuite's default 1e-5)",
+                     check=NON_NEGATIVE),
+    "period": Param(None, "lbfgs: iterations over which delta is tested (CRFsuite's default 10)", int,
+                    check=NON_NEGATIVE_INTEGER),
+    "delta": Param(None, "lbfgs: stop when the objective improved by less than delta over period",
+                   check=NON_NEGATIVE),
     "boundary": Param(None, "lbfgs: learn the start and end weights (default yes)", bool),
     "unseen_transitions": Param(None, "lbfgs: learn the transitions never seen in training (default yes)", bool),
 }
@@ -232,8 +235,9 @@ class LBFGSRule(LearningRule):
 
     name = "lbfgs"
     params = {
-        "l2": Param(None, "L2 strength per example (lambda); default 0.2 / N, i.e. CRFsuite's c2 = 0.1"),
-        "l1": Param(0.0, "L1 strength per example: OWL-QN's penalty"),
+        "l2": Param(None, "L2 strength per example (lambda); default 0.2 / N, i.e. CRFsuite's c2 = 0.1",
+                    check=NON_NEGATIVE),
+        "l1": Param(0.0, "L1 strength per example: OWL-QN's penalty", check=NON_NEGATIVE),
         **LBFGS_PARAMS,
     }
     probabilistic = True
@@ -254,22 +258,8 @@ class LBFGSRule(LearningRule):
         return f"{self.name} (solver lbfgs)"
 
     def _check(self, problem):
-        if self.l2 is not None and not self.l2 >= 0:
-            raise ConfigError(f"l2 must be >= 0, got {self.l2!r}")
-        if not self.l1 >= 0:
-            raise ConfigError(f"l1 must be >= 0, got {self.l1!r}")
-        if self.epsilon is not None and not self.epsilon >= 0:
-            raise ConfigError(f"epsilon must be >= 0, got {self.epsilon!r}")
-        if self.period is not None and (int(self.period) != self.period or self.period < 0):
-            raise ConfigError(f"period must be an integer >= 0, got {self.period!r}")
-        if self.delta is not None and not self.delta >= 0:
-            raise ConfigError(f"delta must be >= 0, got {self.delta!r}")
-        if problem is not None and problem.model.order not in self.orders:
+        if problem.model.order not in self.orders:
             raise ConfigError(f"the {self.label} trainer trains order 1, not order {problem.model.order}")
-
-    def check_run(self, order=1, mixing=False, checkpoint=False):
-        self._check(None)
-        super().check_run(order, mixing, checkpoint)
 
     def begin(self, problem):
         self._check(problem)

@@ -1,8 +1,7 @@
 """The passive-aggressive rules (Crammer, Dekel, Keshet, Shalev-Shwartz & Singer 2006), structured."""
 import numpy as np
 
-from structperc.errors import ConfigError
-from structperc.train.base import Param
+from structperc.train.base import POSITIVE, Check, Param
 from structperc.train.perceptron import PerceptronRule
 
 VARIANTS = (0, 1, 2)
@@ -26,8 +25,9 @@ class PassiveAggressiveRule(PerceptronRule):
 
     name = "pa"
     params = {
-        "pa_type": Param(1, "pa's variant: 0 (no slack), 1 (PA-I, step capped at C), 2 (PA-II)", int),
-        "aggressiveness": Param(1.0, "pa's aggressiveness C > 0 (PA-I, PA-II)"),
+        "pa_type": Param(1, "pa's variant: 0 (no slack), 1 (PA-I, step capped at C), 2 (PA-II)", int,
+                         check=Check(lambda v: v in VARIANTS, f"one of {', '.join(map(str, VARIANTS))}")),
+        "aggressiveness": Param(1.0, "pa's aggressiveness C > 0 (PA-I, PA-II)", check=POSITIVE),
         "error_sensitive": Param(True, "pa's margin grows as the square root of the wrong tokens", bool),
         "average": Param(True, "average the weights over every example visit", bool),
     }
@@ -38,10 +38,6 @@ class PassiveAggressiveRule(PerceptronRule):
     stopping = None
 
     def begin(self, problem):
-        if self.pa_type not in VARIANTS:
-            raise ConfigError(f"pa_type must be one of {', '.join(map(str, VARIANTS))}, got {self.pa_type!r}")
-        if not self.aggressiveness > 0:
-            raise ConfigError(f"aggressiveness must be > 0, got {self.aggressiveness!r}")
         super().begin(problem)
         self.delta = np.zeros(self.w.shape)
 

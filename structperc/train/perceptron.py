@@ -25,12 +25,12 @@ class PerceptronRule(LearningRule):
         # np.zeros, not zeros_like: the pages are mapped as updates touch them
         self.u = np.zeros(self.w.shape) if self.average else np.zeros(0)
         self.counter = 0.0
-        resume = problem.resume or {}
-        if "w" in resume:  # continue a saved run: its raw weights and averaging state
-            self.w[:] = resume["w"]
-            self.counter = float(resume["counter"])
-            if self.average and len(resume["u"]) == len(self.u):
-                self.u[:] = resume["u"]
+        continued = problem.continued or {}
+        if "w" in continued:  # continue a saved run: its raw weights and averaging state
+            self.w[:] = continued["w"]
+            self.counter = float(continued["counter"])
+            if self.average and len(continued["u"]) == len(self.u):
+                self.u[:] = continued["u"]
 
     def run(self, visit_order):
         # here, not at import: `tag` needs no training kernel
@@ -73,7 +73,7 @@ class PerceptronRule(LearningRule):
 
     def training_state(self):
         """The raw weights w, the averaging sums u and the example counter (``_kernels/perceptron.py``):
-        ``begin`` continues from them (``problem.resume``)."""
+        ``begin`` continues from them (``problem.continued``)."""
         return {"w": self.w.copy(), "u": self.u.copy(), "counter": float(self.counter)}
 
     def load_state(self, problem, state):

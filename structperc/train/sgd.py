@@ -7,7 +7,7 @@ import numpy as np
 from structperc._kernels.learn.sgd import (EXAMPLES, SCALE, SCALE_SUM, Penalized, Rate, l1_catch_up_all, learning_rate,
                                           new_state, real_weights, restart_average)
 from structperc.errors import ConfigError
-from structperc.train.base import LearningRule, Param
+from structperc.train.base import LearningRule, NON_NEGATIVE, POSITIVE, Param
 
 
 # The defaults, chosen on development data (experiments/sgd_defaults.py, results/sgd_defaults.md: CoNLL-2000
@@ -92,12 +92,15 @@ class ScaledSGDRule(LearningRule):
     """
 
     params = {
-        "l2": Param(None, "L2 strength per example (lambda); default 0.2 / N, i.e. CRFsuite's c2 = 0.1"),
-        "eta0": Param(None, "initial learning rate; default: calibrated on a sample (twice that when averaged)"),
+        "l2": Param(None, "L2 strength per example (lambda); default 0.2 / N, i.e. CRFsuite's c2 = 0.1",
+                    check=POSITIVE),
+        "eta0": Param(None, "initial learning rate; default: calibrated on a sample (twice that when averaged)",
+                      check=POSITIVE),
         "average": Param(True, "averaged SGD: keep the mean of the weights after average_start epochs", bool),
         "average_start": Param(1, "epochs before averaging starts (0: from the first step)", int),
         "calibration_sentences": Param(1000, "sentences of the sample that calibrates eta0", int),
-        "l1": Param(0.0, "L1 strength per example: the cumulative L1 penalty (elastic net with l2)"),
+        "l1": Param(0.0, "L1 strength per example: the cumulative L1 penalty (elastic net with l2)",
+                    check=NON_NEGATIVE),
     }
     gain_name = "gain"
     orders = (1,)
@@ -107,12 +110,6 @@ class ScaledSGDRule(LearningRule):
         if problem.model.order not in self.orders:
             orders = " or ".join(map(str, self.orders))
             raise ConfigError(f"the {self.name} trainer needs order {orders}, got order {problem.model.order}")
-        if self.l2 is not None and not self.l2 > 0:
-            raise ConfigError(f"l2 must be > 0, got {self.l2!r}")
-        if not self.l1 >= 0:
-            raise ConfigError(f"l1 must be >= 0, got {self.l1!r}")
-        if self.eta0 is not None and not self.eta0 > 0:
-            raise ConfigError(f"eta0 must be > 0, got {self.eta0!r}")
 
     def begin(self, problem):
         self._check(problem)

@@ -3,8 +3,7 @@ import math
 
 import numpy as np
 
-from structperc.errors import ConfigError
-from structperc.train.base import LearningRule, Param
+from structperc.train.base import ABOVE_ONE, BETWEEN_0_AND_1, POSITIVE, LearningRule, Param
 
 
 class WinnowRule(LearningRule):
@@ -23,9 +22,9 @@ class WinnowRule(LearningRule):
 
     name = "winnow"
     params = {
-        "promotion": Param(1.1, "winnow's promotion factor alpha > 1"),
-        "demotion": Param(0.9, "winnow's demotion factor beta, 0 < beta < 1"),
-        "initial_weight": Param(1.0, "winnow's starting value of every weight, > 0"),
+        "promotion": Param(1.1, "winnow's promotion factor alpha > 1", check=ABOVE_ONE),
+        "demotion": Param(0.9, "winnow's demotion factor beta, 0 < beta < 1", check=BETWEEN_0_AND_1),
+        "initial_weight": Param(1.0, "winnow's starting value of every weight, > 0", check=POSITIVE),
         "average": Param(True, "average the weights over every example visit", bool),
     }
     kernels = ("learn.winnow.winnow_epoch",)
@@ -34,12 +33,6 @@ class WinnowRule(LearningRule):
     supports = frozenset({"checkpoint"})
 
     def begin(self, problem):
-        if not self.promotion > 1:
-            raise ConfigError(f"promotion must be > 1, got {self.promotion!r}")
-        if not 0 < self.demotion < 1:
-            raise ConfigError(f"demotion must be in (0, 1), got {self.demotion!r}")
-        if not self.initial_weight > 0:
-            raise ConfigError(f"initial_weight must be > 0, got {self.initial_weight!r}")
         self.problem = problem
         self.layout = problem.model.layout()
         self.w = problem.model.weights  # trained in place: w0 + θ (e^p - e^m)
