@@ -1,13 +1,12 @@
 """The input adapter chosen at the door (``structperc.estimator.inputs``): which adapter each input
 takes, the refusals of an input of the other kind than a fitted model's, and what each adapter gives
 the estimator (labels, sentence offsets, columns, the recorded "input" metadata)."""
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
 from structperc.corpus import as_corpus
 from structperc.errors import ConfigError, DataError
+from structperc.estimator.core import TaggerCore
 from structperc.estimator.inputs import ColumnsInput, DictInput, open_input
 from structperc.features.dicts import AttributeEncoder
 from structperc.features.encode import FeatureEncoder
@@ -63,11 +62,10 @@ def test_a_fitted_models_kind_is_kept_at_the_door():
 
 
 def test_training_checks_are_the_adapters_own():
-    plain = SimpleNamespace(tag_dict=None, templates=None, rare_threshold=5, lexicons=None, lexicon_lower=False,
-                            columns=None, hash_bits=None)
+    plain = TaggerCore().check_params()
     open_input(DICTS, LABELS).check_training(plain)
     with pytest.raises(ConfigError, match="hash_bits applies to token columns with templates"):
-        open_input(DICTS, LABELS).check_training(SimpleNamespace(**{**vars(plain), "hash_bits": 10}))
+        open_input(DICTS, LABELS).check_training(TaggerCore(hash_bits=10).check_params())
     with pytest.raises(DataError, match="give y"):
         open_input(DICTS).check_training(plain)
     with pytest.raises(DataError, match="no label column"):

@@ -259,35 +259,17 @@ def tag(
     check_json(json_output, output, "the tagged text")
     tagger = read_model(model)
     announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
-    if input != "-" and force_column is None:  # standard input cannot be read twice: no check there
-        check_familiar(tagger, input, value_of(format), tag_sep, encoding)
+    # the input is read once: the tagging warns when the model knows little of its first sentences
+    # (ensembles are not checked)
     stats = tagger.prepare().tag_file(input, output, value_of(format), marginals=marginals, probability=probability,
                                       tag_sep=tag_sep, force_column=force_column, encoding=encoding,
-                                      output_format=value_of(output_format), keep_gold=keep_gold)
+                                      output_format=value_of(output_format), keep_gold=keep_gold,
+                                      familiarity=getattr(tagger, "members", None) is None)
     if json_output:
         typer.echo(json.dumps({"output": str(output), **stats}))
     elif not quiet:
         typer.echo(f"tagged {plural(stats['sentences'], 'sentence')}, {plural(stats['tokens'], 'token')} in "
                    f"{stats['seconds']:.3f}s ({stats['tokens_per_second']:,.0f} tokens/s)", err=True)
-
-
-def check_familiar(tagger, input, format, tag_sep, encoding):
-    """Warn when the model knows little of the input's first sentences (``familiarity``): a model
-    of another task or language. Ensembles and feature-dict models are not checked."""
-    from structperc.features.familiarity import SAMPLE_TOKENS, warn_if_unfamiliar
-    from structperc.readers import iter_corpus
-
-    model = getattr(tagger, "model_", None) if getattr(tagger, "members", None) is None else None
-    if model is None or not getattr(model.encoder, "vocabularies_", None):
-        return
-    options = tagger.reader_options(format, tag_sep, encoding)
-    try:
-        first = next(iter(iter_corpus(input, **options, require_label=False, allow_empty=True,
-                                      batch_sentences=SAMPLE_TOKENS // 20)), None)
-    except StructpercError:  # the input's own errors are reported by the reading that tags it
-        return
-    if first is not None:
-        warn_if_unfamiliar(model.encoder, first)
 
 
 # ---------------------------------------------------------------------------------------- info

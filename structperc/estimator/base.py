@@ -47,6 +47,13 @@ class Estimator(Fitted):
         return sorted(name for name, p in signature.parameters.items()
                       if name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
 
+    @classmethod
+    def param_defaults(cls):
+        """The constructor's keyword arguments and their defaults (name -> default)."""
+        signature = inspect.signature(cls.__init__)
+        return {name: p.default for name, p in signature.parameters.items()
+                if name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+
     def get_params(self, deep=True):
         """The constructor arguments (name -> value), as scikit-learn's ``get_params``."""
         return {name: getattr(self, name) for name in self._get_param_names()}

@@ -133,7 +133,7 @@ class TaggerCore(Estimator):
         rule, an option the rule does not take or a value it refuses, bad epochs, and engine options
         that are invalid or that the rule cannot run with (``client``: a dask Client to train on;
         ``checkpoint``: whether the run writes or resumes a checkpoint)."""
-        return Settings(self.get_params(), client, checkpoint)
+        return Settings(self.get_params(), client, checkpoint, defaults=self.param_defaults())
 
     def trainer_options(self):
         """The options set for the learning rule (name -> value), checked against the rule's
@@ -417,11 +417,11 @@ class TaggerCore(Estimator):
         return self.evaluate(self.read(path, format, tag_sep=tag_sep, encoding=encoding))
 
     def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
-                 force_column=None, encoding=None, output_format=None, keep_gold=False):
+                 force_column=None, encoding=None, output_format=None, keep_gold=False, familiarity=False):
         """Read, tag and write batch by batch, the file streamed (``files.tag_file``); returns counts
         and speed: sentences, tokens, seconds, tokens_per_second."""
         return files.tag_file(self, input, output, format, marginals, probability, tag_sep, force_column, encoding,
-                              output_format, keep_gold)
+                              output_format, keep_gold, familiarity)
 
     def describe(self, top=10):
         """Labels, sizes, the model's metadata (training options, input options) and the ``top``

@@ -14,26 +14,28 @@ from structperc.train.sgd import l2_of_c2
 NUM_MEMORIES, MAX_LINESEARCH = 6, 20
 CALIBRATION = {"calibration_eta": 0.1, "calibration_rate": 2.0, "calibration_candidates": 10,
                "calibration_max_trials": 20}
-# epochs when max_iterations is None: CRFsuite's for lbfgs is "until a stopping test holds";
-# for l2sgd its 1000 epochs are cut short by its own delta test, which structperc's SGD lacks
-DEFAULT_EPOCHS = {"lbfgs": 1_000_000, "l2sgd": 10, "ap": 100, "pa": 100, "arow": 100}
-ALGORITHMS = ("lbfgs", "l2sgd", "ap", "pa", "arow")
-# the parameters each algorithm takes beyond those all take
-TAKES = {
-    "lbfgs": {"c1", "c2", "epsilon", "period", "delta", "all_possible_transitions"},
-    "l2sgd": {"c2", "calibration_samples"},
-    "ap": {"averaging"},
-    "pa": {"averaging", "pa_type", "c", "error_sensitive"},
-    "arow": {"variance", "gamma"},
-}
-# CRFsuite's "Loss" of an iteration, from the statistics of an epoch of the rule that trains it
 NAN = float("nan")
-LOSS = {
-    "lbfgs": lambda stats: stats.get("loss", NAN),
-    "l2sgd": lambda stats: -stats.get("objective", NAN),
-    "ap": lambda stats: stats.get("token_errors", NAN),  # CRFsuite's ap counts the wrong labels
-    "pa": lambda stats: stats.get("loss", NAN),
-    "arow": lambda stats: stats.get("loss", NAN),
+
+
+class Algorithm:
+    """One of CRFsuite's training algorithms as this CRF runs it: the parameters it takes beyond those
+    all take, its epochs when max_iterations is None, and CRFsuite's "Loss" of an iteration from the
+    statistics of an epoch of the rule that trains it."""
+
+    def __init__(self, takes, epochs, loss):
+        self.takes, self.epochs, self.loss = frozenset(takes), epochs, loss
+
+
+# epochs when max_iterations is None: CRFsuite's for lbfgs is "until a stopping test holds"; for l2sgd
+# its 1000 epochs are cut short by its own delta test, which structperc's SGD lacks
+ALGORITHMS = {
+    "lbfgs": Algorithm({"c1", "c2", "epsilon", "period", "delta", "all_possible_transitions"}, 1_000_000,
+                       lambda stats: stats.get("loss", NAN)),
+    "l2sgd": Algorithm({"c2", "calibration_samples"}, 10, lambda stats: -stats.get("objective", NAN)),
+    # CRFsuite's ap counts the wrong labels
+    "ap": Algorithm({"averaging"}, 100, lambda stats: stats.get("token_errors", NAN)),
+    "pa": Algorithm({"averaging", "pa_type", "c", "error_sensitive"}, 100, lambda stats: stats.get("loss", NAN)),
+    "arow": Algorithm({"variance", "gamma"}, 100, lambda stats: stats.get("loss", NAN)),
 }
 # parameters not recorded in the model file: where it is, and what is refused unless default
 NOT_RECORDED = ("model_filename", "keep_tempfiles", "trainer_cls")
@@ -196,7 +198,8 @@ class CRF(SequenceTags, SklearnBase, Fitted):
         for name, default in CALIBRATION.items():
             if getattr(self, name) not in (None, default):
                 refuse(name, f"is not supported: the calibration uses CRFsuite's default {default}")
-        for name in sorted(set().union(*TAKES.values()) - TAKES[algorithm] - {"all_possible_transitions"}):
+        taken = set().union(*(a.takes for a in ALGORITHMS.values()))
+        for name in sorted(taken - ALGORITHMS[algorithm].takes - {"all_possible_transitions"}):
             if getattr(self, name) is not None:
                 refuse(name, f"does not apply to algorithm {algorithm!r}")
         for name in ("c1", "c2"):
@@ -216,7 +219,7 @@ class CRF(SequenceTags, SklearnBase, Fitted):
         algorithm = self._algorithm()
         self._check_params(algorithm)
         n = max(n_sentences, 1)
-        epochs = int(self.max_iterations) if self.max_iterations is not None else DEFAULT_EPOCHS[algorithm]
+        epochs = int(self.max_iterations) if self.max_iterations is not None else ALGORITHMS[algorithm].epochs
         common = {"epochs": epochs, "min_count": int(self.min_freq or 0),
                   "all_pairs": bool(self.all_possible_states)}
         c2 = 1.0 if self.c2 is None else float(self.c2)
@@ -252,7 +255,8 @@ class CRF(SequenceTags, SklearnBase, Fitted):
         iterations = []
 
         def on_epoch(record):
-            entry = {"num": record.epoch, "time": record.seconds, "loss": float(LOSS[algorithm](record.stats)),
+            loss = float(ALGORITHMS[algorithm].loss(record.stats))
+            entry = {"num": record.epoch, "time": record.seconds, "loss": loss,
                      **{k: v for k, v in record.stats.items() if k != "loss"}}
             if record.dev is not None:
                 entry["scores"] = dict(record.dev)

@@ -168,7 +168,7 @@ def check_templates(tagger):
 
 
 def tag_file(tagger, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
-             force_column=None, encoding=None, output_format=None, keep_gold=False):
+             force_column=None, encoding=None, output_format=None, keep_gold=False, familiarity=False):
     """Read, tag and write batch by batch: the input columns plus the predicted label (``write_tagged``).
 
     input : file, or "-" for standard input; read lazily, so files larger than memory stream.
@@ -185,6 +185,8 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
     output_format : None (as the input: one token a line, or CoNLL-U for CoNLL-U input) or "tagged"
         (one sentence a line of word/TAG tokens).
     keep_gold : CoNLL-U input: keep the label's own field and add the prediction as a column.
+    familiarity : warn when the model knows little of the first batch (``features.familiarity``: a
+        model of another task or language), as the input is read, so that it is read once.
 
     Returns counts and the time from opening the input to the last write, less any compiling of
     kernels: sentences, tokens, seconds, tokens_per_second.
@@ -228,6 +230,11 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
     sentences = tokens = 0
     with open_output(output) as out:
         for batch in iter_corpus(input, **options, require_label=False, allow_empty=True):
+            if familiarity and getattr(model.encoder, "vocabularies_", None):
+                from structperc.features.familiarity import warn_if_unfamiliar
+
+                warn_if_unfamiliar(model.encoder, batch)
+                familiarity = False
             if batch.format == "raw":
                 from structperc.estimator.text import add_input_columns
 

@@ -75,9 +75,8 @@ class DictInput:
         columns with templates; DataError without labels."""
         if settings.tag_dict:
             raise ConfigError("tag_dict needs templates over a word column, not feature dicts")
-        for name, default in (("templates", None), ("rare_threshold", 5), ("lexicons", None),
-                              ("lexicon_lower", False), ("columns", None), ("hash_bits", None)):
-            if getattr(settings, name) != default:
+        for name in ("templates", "rare_threshold", "lexicons", "lexicon_lower", "columns", "hash_bits"):
+            if getattr(settings, name) != settings.defaults[name]:
                 raise ConfigError(f"{name} applies to token columns with templates, not to feature dicts")
         flat_labels(self.X, self.y)
 

@@ -18,13 +18,15 @@ class Settings:
     mixing : whether training runs by parameter mixing (a client, a scheduler, or workers > 1)
     """
 
-    def __init__(self, params, client=None, checkpoint=False, engine=True):
-        """params : the estimator's ``get_params()``; client : a dask Client to train on, or None;
+    def __init__(self, params, client=None, checkpoint=False, engine=True, defaults=None):
+        """params : the estimator's ``get_params()``, and defaults : its ``param_defaults()`` (what a
+        parameter left unset holds); client : a dask Client to train on, or None;
         checkpoint : whether the run writes or resumes a checkpoint; engine : check the engine options
         too (``check_engine``). ConfigError for anything invalid."""
         from structperc.train import RULE_OPTIONS, check_options
 
         self.params = dict(params)
+        self.defaults = dict(defaults or {})
         for name, value in self.params.items():
             setattr(self, name, value)
         check_options(self.trainer, {})

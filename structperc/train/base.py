@@ -193,6 +193,10 @@ class LearningRule:
         """Per-epoch numbers to report beside the counters of ``run`` (e.g. the objective)."""
         return {}
 
+    def close(self):
+        """End whatever the run holds beyond its buffers (a solver's thread); ``run_epochs`` calls
+        it however the run ends, an error or an interrupt included. The weights stay readable."""
+
     def release(self):
         """Drop the run's buffers and its problem once the weights are final, so that they are
         freed before the model is pruned and saved (``begin`` starts a new run). Arrays handed out
@@ -348,6 +352,10 @@ class SerialEngine:
         """The rule's ``save_state()`` (its own buffers: written out before the next epoch)."""
         return self.rule.save_state()
 
+    def close(self):
+        """The rule's ``close()``: the run is over, however it ended."""
+        self.rule.close()
+
 
 def run_epochs(engine, epochs, dev_score=None, callback=None, checkpoint=None, resume=None, start_epoch=0,
                stop=None):
@@ -366,37 +374,40 @@ def run_epochs(engine, epochs, dev_score=None, callback=None, checkpoint=None, r
         ends there, or None.
     Returns (history: list of EpochRecord, best_epoch).
     """
-    if resume is None:
-        engine.start(None, start_epoch)
-        history, first = [], 1
-        best_epoch, best_score, best_weights = 0, -np.inf, None
-    else:
-        engine.start(resume.rule_state, start_epoch + resume.epoch)
-        history, first = list(resume.history), resume.epoch + 1
-        best_epoch, best_score, best_weights = resume.best_epoch, resume.best_score, resume.best_weights
-        if stop is not None and stop(history):
-            first = epochs + 1  # the run ended where its checkpoint was written
-    for epoch in range(first, epochs + 1):
-        start = time.perf_counter()
-        totals = engine.epoch(epoch)
-        record = EpochRecord(epoch, time.perf_counter() - start, totals)
-        current = functools.cache(engine.weights)  # dev scoring and the checkpoint share one copy
-        if dev_score is not None:
-            record.dev = dev_score(current())
-            if record.dev["score"] > best_score:
-                best_epoch, best_score, best_weights = epoch, record.dev["score"], current()
+    try:
+        if resume is None:
+            engine.start(None, start_epoch)
+            history, first = [], 1
+            best_epoch, best_score, best_weights = 0, -np.inf, None
         else:
-            best_epoch = epoch
-        history.append(record)
-        record.final = epoch == epochs or (stop is not None and stop(history)) or engine.converged()
-        if checkpoint is not None:
-            checkpoint(LoopState(epoch, engine.save_state(), history, best_epoch, best_score, best_weights, current))
-        if callback is not None:
-            callback(record)
-        del current  # the cached copy is freed before ``final_weights`` builds the last one
-        if record.final:
-            break
-    engine.problem.model.weights = best_weights if best_weights is not None else engine.final_weights()
+            engine.start(resume.rule_state, start_epoch + resume.epoch)
+            history, first = list(resume.history), resume.epoch + 1
+            best_epoch, best_score, best_weights = resume.best_epoch, resume.best_score, resume.best_weights
+            if stop is not None and stop(history):
+                first = epochs + 1  # the run ended where its checkpoint was written
+        for epoch in range(first, epochs + 1):
+            start = time.perf_counter()
+            totals = engine.epoch(epoch)
+            record = EpochRecord(epoch, time.perf_counter() - start, totals)
+            current = functools.cache(engine.weights)  # dev scoring and the checkpoint share one copy
+            if dev_score is not None:
+                record.dev = dev_score(current())
+                if record.dev["score"] > best_score:
+                    best_epoch, best_score, best_weights = epoch, record.dev["score"], current()
+            else:
+                best_epoch = epoch
+            history.append(record)
+            record.final = epoch == epochs or (stop is not None and stop(history)) or engine.converged()
+            if checkpoint is not None:
+                checkpoint(LoopState(epoch, engine.save_state(), history, best_epoch, best_score, best_weights, current))
+            if callback is not None:
+                callback(record)
+            del current  # the cached copy is freed before ``final_weights`` builds the last one
+            if record.final:
+                break
+        engine.problem.model.weights = best_weights if best_weights is not None else engine.final_weights()
+    finally:
+        engine.close()  # an error or an interrupt too: a solver's thread must not outlive the run
     return history, best_epoch
 
 

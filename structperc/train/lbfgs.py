@@ -323,13 +323,14 @@ class LBFGSRule(LearningRule):
         return self.x.copy()
 
     def final_weights(self):
-        self._close()
+        self.close()
         return self.x
 
-    def _close(self):
+    def close(self):
+        """End scipy's thread, which holds the objective and its data (``SteppedLBFGSB.close``)."""
         if isinstance(getattr(self, "solver", None), SteppedLBFGSB):
             self.solver.close()
 
     def release(self):
-        self._close()
+        self.close()
         super().release()

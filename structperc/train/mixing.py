@@ -350,6 +350,10 @@ class MixingEngine:
         """Parameter mixing runs its epochs to the end (the batch solver is refused before)."""
         return False
 
+    def close(self):
+        """Nothing to end here: the shards' rules live in the workers' actors, which the client's
+        cluster ends (``dask_client``)."""
+
     def save_state(self):
         state = {"shards": self.n_shards, "mixed": self.mixed}
         shard_states = _call(self.actors, "save_state", f"after epoch {self.epoch_number}")
