@@ -3,7 +3,8 @@ forward-backward, marginals), ``score/`` (score tables and the emission layout),
 module per learning rule's epoch, SGD's lazy scaling), ``encode/`` (template keys, hashing),
 ``rank/`` (rerankers) and ``cluster/`` (Brown). ``records.py`` holds the records they share,
 ``cache.py`` numba's on-disk cache of them (and the notice before compiling), ``threads.py`` the
-threads that run a corpus kernel (serial, nogil) on every core. The ground floor: kernels import nothing of structperc.
+threads that run a corpus kernel (serial, nogil) on every core, ``process.py`` the process-wide
+settings they need. The ground floor: kernels import nothing of structperc.
 
 Kernels take contiguous numpy arrays, scalars and the records of ``records.py`` (``Data``, the
 encoded sentences; ``Layout``, the weight vector's blocks), validate nothing and raise nothing; the
@@ -23,16 +24,6 @@ Score conventions shared by all decoders (L labels, n tokens)::
 
 A forbidden transition or label is -inf in ``transition`` or ``emission``.
 """
-import os as _os
+from .process import configure as _configure
 
-from .cache import load_kernels_lazily as _lazily, notice_compiling as _notice, watch_kernel_sources as _watch
-
-# numba's OpenMP threads wait for the next parallel region by sleeping, not spinning: on a machine
-# whose cores are busy with other work, a spinning thread keeps the core from the thread it waits
-# for, and an empty region of 2 threads took 20 ms instead of 10 µs (benchmarks/crf.md). libgomp
-# reads the setting when numba loads it, at the first parallel kernel; a user's own setting stays.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-_watch(_os.path.dirname(__file__))  # a kernel's cache goes stale when a helper it inlines changes
-_notice()  # one line on stderr before the first kernel compiles
-_lazily()  # cached kernels load without numba's compiler registries
+_configure()  # numba's settings for the kernels, before the first kernel module is imported (``process.py``)

@@ -1,11 +1,17 @@
-"""Sentence blocks on Python threads, for the kernels that run over a whole corpus.
+"""The one thread policy of structperc: how many threads, and which ones.
 
-A corpus kernel is compiled serial and with ``nogil=True``: it works on the sentences [lo, hi)
-and writes its own part of preallocated outputs. ``over_blocks`` calls it on blocks of about
-equal token counts, on as many threads as numba would use, so the kernel runs on every core
-without numba's parallel backend (``parallel=True``, whose compilation of a loop over sentences
-costs several times the serial kernel's and loads a threading layer). Each sentence is computed on
-its own, so the result does not depend on the number of threads.
+How many: ``thread_count()``, numba's own count (``numba.set_num_threads`` once numba's threading
+layer runs, else NUMBA_NUM_THREADS, by default the number of cores). Which: the corpus kernels are
+compiled serial and with ``nogil=True``, each working on the sentences [lo, hi) into its own part of
+preallocated outputs, and run on the calling thread plus the threads of one pool for the process
+(``shared_pool``), handed out a few at a time (``over_items``; ``over_blocks`` cuts sentences into
+blocks of about equal token counts first). Each sentence is computed on its own, so the result does
+not depend on the number of threads.
+
+One exception, for a stated reason: the L-BFGS objective's sum of the blocks' gradients
+(``learn.crf_batch.crf_objective``) is a ``prange`` loop of numba's parallel backend, whose threads
+sum a slice of every block's gradient at once without a Python call per slice; it takes its thread
+count from numba, as ``thread_count`` does.
 """
 import itertools
 import threading
@@ -20,10 +26,16 @@ BLOCKS_PER_THREAD = 4  # shorter blocks even out the threads' loads
 
 
 def thread_count():
-    """numba's thread count (NUMBA_NUM_THREADS, by default the number of cores), read without
-    starting numba's threading layer."""
+    """numba's thread count: what ``numba.set_num_threads`` set, once numba's threading layer runs
+    (that call starts it); before, NUMBA_NUM_THREADS (by default the number of cores), read without
+    starting the layer, which costs a tagging command its start-up."""
     from numba import config
+    from numba.np.ufunc import parallel
 
+    if getattr(parallel, "_is_initialized", False):
+        from numba import get_num_threads
+
+        return max(1, int(get_num_threads()))
     return max(1, int(config.NUMBA_NUM_THREADS))
 
 
@@ -40,31 +52,38 @@ def token_blocks(sentence_offsets, n_blocks):
 
 def over_blocks(call, sentence_offsets, threads=None):
     """``call(lo, hi)`` on sentence blocks [lo, hi) covering every sentence of ``sentence_offsets``:
-    in the calling thread below ``PARALLEL_FROM`` sentences or with one thread, else on
-    ``threads`` threads (None: ``thread_count()``)."""
+    in the calling thread below ``PARALLEL_FROM`` sentences or with one thread, else on ``threads``
+    threads (None: ``thread_count()``) of ``over_items``."""
     n_sentences = len(sentence_offsets) - 1
     threads = thread_count() if threads is None else threads
     if n_sentences < PARALLEL_FROM or threads <= 1:
         call(0, n_sentences)
         return
     cuts = token_blocks(sentence_offsets, threads * BLOCKS_PER_THREAD)
-    with ThreadPoolExecutor(threads) as pool:
-        for _ in pool.map(lambda k: call(int(cuts[k]), int(cuts[k + 1])), range(len(cuts) - 1)):
-            pass
+
+    def blocks(lo, hi):
+        for k in range(lo, hi):
+            call(int(cuts[k]), int(cuts[k + 1]))
+
+    over_items(blocks, len(cuts) - 1, chunks_per_thread=BLOCKS_PER_THREAD, threads=threads)
 
 
 _pool = None
+_pool_size = 0
 _pool_lock = threading.Lock()
 
 
 def shared_pool():
-    """One pool of ``thread_count()`` threads for the process, started on first use: the kernels that
-    run many times a second (an objective's evaluations) reuse its threads instead of starting new
-    ones each call."""
-    global _pool
+    """One pool of ``thread_count() - 1`` threads for the process (the calling thread is the other),
+    started on first use and grown when the count grows: the kernels reuse its threads instead of
+    starting new ones each call."""
+    global _pool, _pool_size
     with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(thread_count(), thread_name_prefix="structperc")
+        wanted = thread_count()
+        if _pool is None or _pool_size < wanted - 1:  # numba.set_num_threads raised the count
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool, _pool_size = ThreadPoolExecutor(max(1, wanted - 1), thread_name_prefix="structperc"), wanted - 1
         return _pool
 
 

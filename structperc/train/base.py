@@ -399,7 +399,8 @@ def run_epochs(engine, epochs, dev_score=None, callback=None, checkpoint=None, r
             history.append(record)
             record.final = epoch == epochs or (stop is not None and stop(history)) or engine.converged()
             if checkpoint is not None:
-                checkpoint(LoopState(epoch, engine.save_state(), history, best_epoch, best_score, best_weights, current))
+                checkpoint(LoopState(epoch, engine.save_state(), history, best_epoch, best_score, best_weights,
+                                     current))
             if callback is not None:
                 callback(record)
             del current  # the cached copy is freed before ``final_weights`` builds the last one
