@@ -1,5 +1,6 @@
 """Start-up: the one-line notice before a cold compile, what `tag` leaves unimported, and the
 serial decoder that small inputs take (the same result as the parallel one)."""
+import importlib.util
 import json
 import os
 import subprocess
@@ -73,12 +74,28 @@ def test_tag_imports_neither_scipy_linalg_nor_conllu_nor_training_kernels(tiny_m
     assert "structperc.estimator.tagger" not in modules  # nor scikit-learn's estimator
     loaded = [m for m in modules if m.startswith(("scipy.linalg", "conllu", "seqeval", "matplotlib", "pydantic", "sklearn"))]
     assert loaded == []
-    # the epoch kernels of the learning rules are imported by training only
-    training = {f"structperc._kernels.{name}" for name in ("crf", "memm", "hinge", "perceptron", "winnow", "elastic")}
-    assert training.isdisjoint(modules)
+    # the epoch kernels of the learning rules are imported by training only: the modules of every kernel that a
+    # rule declares (each solver's, the L1 epochs' too), and every module of the learning kernels' family
+    training = training_kernel_modules()
+    assert len(training) > 10 and all(importlib.util.find_spec(m) is not None for m in training)
+    assert training.isdisjoint(modules), sorted(training & set(modules))
     # scipy.linalg is still importable in such a process (the BLAS probe was skipped, not blocked)
     probe = script.replace("main()\n", "main()\nimport scipy.linalg\nscipy.linalg.cython_blas\n")
     assert _run("-c", probe).returncode == 0
+
+
+def training_kernel_modules():
+    """The modules of the kernels that the registered learning rules declare (``LearningRule.kernels``
+    and ``l1_kernels``, "family.module.function" under ``structperc._kernels``), and every module of
+    ``structperc._kernels.learn``."""
+    import pkgutil
+
+    import structperc._kernels.learn as learn
+    from structperc.train import every_variant
+
+    declared = {f"structperc._kernels.{'.'.join(kernel.split('.')[:-1])}" for _, _, rule in every_variant()
+                for kernel in rule.kernels + rule.l1_kernels}
+    return declared | {f"{learn.__name__}.{m.name}" for m in pkgutil.iter_modules(learn.__path__)}
 
 
 @pytest.mark.parametrize("order, normalization", [(1, "global"), (2, "global"), (1, "local"), (2, "local")])

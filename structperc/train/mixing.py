@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import os
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numpy as np
 
 from structperc.errors import ConfigError, StructpercError
 from structperc._kernels.encode.csr import gather_rows
-from structperc._kernels.learn.sgd import STEPS
+from structperc._kernels.threads import over_items
 from structperc.train.base import Problem, run_epochs
 
 MIXES = ("uniform", "errors")
@@ -131,6 +130,8 @@ class Shard:
         return self.rule.save_state()
 
     def _averaged_count(self):
+        from structperc._kernels.learn.sgd import STEPS  # here: the command line imports this module, not its kernels
+
         rule = self.rule
         return float(rule.counter if hasattr(rule, "counter") else rule.state[STEPS])
 
@@ -167,12 +168,7 @@ def mix_weights(weights, mu, out=None, threads=1):
         for m, w in zip(mu[1:], weights[1:]):
             add_scaled(out, w, float(m), lo, hi)
 
-    bounds = np.linspace(0, len(out), max(threads, 1) + 1).astype(np.int64)
-    if threads <= 1:
-        block(0, len(out))
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(block, bounds[:-1], bounds[1:]))
+    over_items(block, len(out), chunks_per_thread=1, threads=max(threads, 1))
     return out
 
 

@@ -4,8 +4,6 @@ calibration of the initial learning rate on a sample.
 """
 import numpy as np
 
-from structperc._kernels.learn.sgd import (EXAMPLES, SCALE, SCALE_SUM, Penalized, Rate, l1_catch_up_all, learning_rate,
-                                          new_state, real_weights, restart_average)
 from structperc.errors import ConfigError
 from structperc.train.base import LearningRule, NON_NEGATIVE, POSITIVE, Param
 
@@ -16,6 +14,14 @@ from structperc.train.base import LearningRule, NON_NEGATIVE, POSITIVE, Param
 # the calibrated rate when the weights are averaged, as the average smooths out the larger steps' noise.
 DEFAULT_C2 = 0.1
 AVERAGED_RATE_FACTOR = 2.0
+
+
+def _sgd():
+    """The SGD kernels (``_kernels/learn/sgd.py``), imported on a rule's first use and not with the
+    registry: a command that only tags imports the rules' declarations, never their kernels."""
+    from structperc._kernels.learn import sgd
+
+    return sgd
 
 
 def squared_norm(w):
@@ -119,7 +125,7 @@ class ScaledSGDRule(LearningRule):
         self.eta0_ = float(self.eta0) if self.eta0 is not None else self._calibrate()
         self.v = problem.model.weights.copy()
         self.u = np.zeros_like(self.v) if self.average else np.zeros(0)
-        self.state = new_state()
+        self.state = _sgd().new_state()
         self.q = np.zeros_like(self.v) if self.l1 > 0 else np.zeros(0)  # L1 penalty received, per entry
         self._gain, self._visits, self._epochs = 0.0, 0, 0
 
@@ -127,24 +133,24 @@ class ScaledSGDRule(LearningRule):
         sample = calibration_sample(self.problem.n_sentences, self.calibration_sentences)
         w0 = self.problem.model.weights
         penalty = 0.5 * self.l2_ * len(sample)
-        initial, _ = self._pass(w0.copy(), np.zeros(0), new_state(), sample, self._rate(0.0))
+        initial, _ = self._pass(w0.copy(), np.zeros(0), _sgd().new_state(), sample, self._rate(0.0))
 
         def trial(eta):
-            v, state = w0.copy(), new_state()
+            v, state = w0.copy(), _sgd().new_state()
             gain, _ = self._pass(v, np.zeros(0), state, sample, self._rate(eta))
-            w = state[SCALE] * v
+            w = state[_sgd().SCALE] * v
             return gain - penalty * squared_norm(w)
 
         eta0 = calibrate_eta0(trial, initial - penalty * squared_norm(w0))
         return eta0 * AVERAGED_RATE_FACTOR if self.average else eta0
 
     def _rate(self, eta0):
-        return Rate(float(eta0), self.l2_)
+        return _sgd().Rate(float(eta0), self.l2_)
 
     def run(self, visit_order):
         rate = self._rate(self.eta0_)
         if self.l1 > 0:
-            penalized = Penalized(self.v, self.u, self.q, self.state)
+            penalized = _sgd().Penalized(self.v, self.u, self.q, self.state)
             gain, counters = self._l1_pass(penalized, visit_order, rate, float(self.l1))
         else:
             gain, counters = self._pass(self.v, self.u, self.state, visit_order, rate)
@@ -162,21 +168,21 @@ class ScaledSGDRule(LearningRule):
 
     def end_epoch(self):
         if self.l1 > 0:
-            l1_catch_up_all(self.v, self.u, self.q, self.state)
-        w = self.state[SCALE] * self.v
+            _sgd().l1_catch_up_all(self.v, self.u, self.q, self.state)
+        w = self.state[_sgd().SCALE] * self.v
         penalty = 0.5 * self.l2_ * self._visits * squared_norm(w) + self.l1 * self._visits * float(np.abs(w).sum())
         stats = self._epoch_stats(self._gain, penalty)
-        stats["eta"] = learning_rate(self._rate(self.eta0_), self.state[EXAMPLES])
+        stats["eta"] = _sgd().learning_rate(self._rate(self.eta0_), self.state[_sgd().EXAMPLES])
         self._gain, self._visits = 0.0, 0
         self._epochs += 1
         if self.average and self._epochs == self.average_start:
-            restart_average(self.u, self.state)
+            _sgd().restart_average(self.u, self.state)
         return stats
 
     def weights(self):
         if self.l1 > 0:
-            l1_catch_up_all(self.v, self.u, self.q, self.state)
-        return real_weights(self.v, self.u, self.state, self.average)
+            _sgd().l1_catch_up_all(self.v, self.u, self.q, self.state)
+        return _sgd().real_weights(self.v, self.u, self.state, self.average)
 
     def save_state(self):
         return {"v": self.v, "u": self.u, "q": self.q, "sgd_state": self.state, "l2": self.l2_,
@@ -199,7 +205,7 @@ class ScaledSGDRule(LearningRule):
     def raw_weights(self):
         """(v, s): the current real weights (not averaged) are s v. v is the rule's own buffer,
         valid until the next ``run`` or ``reset_weights`` (parameter mixing reads it in between)."""
-        return self.v, float(self.state[SCALE])
+        return self.v, float(self.state[_sgd().SCALE])
 
     def reset_weights(self, weights):
         """Continue from the real weights ``weights`` (parameter mixing); the average stays exact.
@@ -212,5 +218,5 @@ class ScaledSGDRule(LearningRule):
         """
         from structperc._kernels.learn.mixing import jump
 
-        jump(self.v, self.u if self.average else self.u[:0], float(self.state[SCALE_SUM]), weights,
-             float(self.state[SCALE]))
+        jump(self.v, self.u if self.average else self.u[:0], float(self.state[_sgd().SCALE_SUM]), weights,
+             float(self.state[_sgd().SCALE]))
