@@ -192,7 +192,10 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
     kernels: sentences, tokens, seconds, tokens_per_second.
     """
     from structperc.utils.atomic import open_output
+    from structperc.estimator.text import add_input_columns, chunk_annotations
+    from structperc.features.familiarity import warn_if_unfamiliar
     from structperc.readers import iter_corpus, write_tagged
+    from structperc.readers.text_writer import write_conllu, write_jsonl
     from structperc.readers.writer import OUTPUT_FORMATS, TEXT_OUTPUT_FORMATS
 
     if marginals not in (None, "best", "all"):
@@ -211,7 +214,6 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
         format = "raw"
     if marginals or probability:
         from structperc.estimator.marginals import check_probabilistic
-        from structperc.estimator.marginals import marginals as label_marginals
 
         check_probabilistic(model)
     options = tagger.reader_options(format, tag_sep, encoding)
@@ -231,40 +233,26 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
     with open_output(output) as out:
         for batch in iter_corpus(input, **options, require_label=False, allow_empty=True):
             if familiarity and getattr(model.encoder, "vocabularies_", None):
-                from structperc.features.familiarity import warn_if_unfamiliar
-
                 warn_if_unfamiliar(model.encoder, batch)
                 familiarity = False
             if batch.format == "raw":
-                from structperc.estimator.text import add_input_columns
-
                 add_input_columns(tagger, batch)
-            if output_format in TEXT_OUTPUT_FORMATS:
-                _write_text(tagger, out, batch, output_format)
-                sentences += batch.n_sentences
-                tokens += batch.n_tokens
-                continue
             forced = None
             if force_name is not None:
                 if force_name not in batch.columns:
                     raise ConfigError(f"force_column={force_column}: the input has no column {force_column}")
                 forced = forced_label_ids(model, batch.columns[force_name], missing, batch.path, batch.line_numbers)
                 check_forced(model, forced, batch.sentence_offsets, batch.path, batch.line_numbers)
-            extra, headers = None, None
-            if not (marginals or probability):
-                names, _ = tagger.predict_corpus(batch, forced)
+            ids, _, encoded = tagger.predict_ids(batch, forced)
+            names = model.label_names(ids).tolist()
+            if output_format == "jsonl":
+                write_jsonl(out, batch, names, chunk_annotations(model, names, ids, encoded))
+            elif output_format == "conllu":
+                write_conllu(out, batch, names, model.metadata.get("input", {}).get("label"))
             else:
-                ids, _, encoded = tagger.predict_ids(batch, forced)
-                names = model.label_names(ids).tolist()
-                node, log_probability = label_marginals(model, encoded, forced=forced)
-                if marginals == "best":
-                    extra = [[f"{p:.4f}" for p in node[np.arange(len(ids)), ids]]]
-                elif marginals == "all":
-                    extra = [[f"{label}:{p:.4f}" for p in node[:, c]] for c, label in enumerate(model.labels)]
-                if probability:
-                    headers = [f"# probability {np.exp(lp):.6f}" for lp in log_probability]
-            write_tagged(out, batch, names, extra_columns=extra, sentence_headers=headers,
-                         output_format=output_format, keep_gold=keep_gold, tag_sep=options.get("tag_sep") or "/")
+                extra, headers = marginal_columns(model, encoded, ids, forced, marginals, probability)
+                write_tagged(out, batch, names, extra_columns=extra, sentence_headers=headers,
+                             output_format=output_format, keep_gold=keep_gold, tag_sep=options.get("tag_sep") or "/")
             sentences += batch.n_sentences
             tokens += batch.n_tokens
         seconds = time.perf_counter() - start - (compiling_seconds() - compiled)  # a speed without compiling
@@ -272,17 +260,22 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
             "tokens_per_second": tokens / seconds if seconds > 0 else float("inf")}
 
 
-def _write_text(tagger, out, batch, output_format):
-    """Tag a batch of raw text and write it with its offsets (``readers.text_writer``)."""
-    from structperc.estimator.text import tag_corpus
-    from structperc.readers.text_writer import write_conllu, write_jsonl
+def marginal_columns(model, encoded, ids, forced, marginals=None, probability=False):
+    """(extra columns, sentence headers) of ``tag_file``'s ``marginals`` and ``probability`` (None, None
+    when neither is asked for), from the encoded input and its predicted label ids."""
+    if not (marginals or probability):
+        return None, None
+    from structperc.estimator.marginals import marginals as label_marginals
 
-    if output_format == "jsonl":
-        names, chunks = tag_corpus(tagger, batch)
-        write_jsonl(out, batch, names, chunks)
-    else:
-        names = tagger.predict_corpus(batch)[0]
-        write_conllu(out, batch, names, tagger.model_.metadata.get("input", {}).get("label"))
+    extra, headers = None, None
+    node, log_probability = label_marginals(model, encoded, forced=forced)
+    if marginals == "best":
+        extra = [[f"{p:.4f}" for p in node[np.arange(len(ids)), ids]]]
+    elif marginals == "all":
+        extra = [[f"{label}:{p:.4f}" for p in node[:, c]] for c, label in enumerate(model.labels)]
+    if probability:
+        headers = [f"# probability {np.exp(lp):.6f}" for lp in log_probability]
+    return extra, headers
 
 
 def _import_dask():

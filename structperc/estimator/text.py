@@ -110,15 +110,21 @@ def tag_corpus(tagger, corpus: Corpus, scores: bool | None = None):
     """(flat predicted labels, per sentence its chunks (type, first, last, score) or None when the
     labels are no chunk scheme) of a raw-text Corpus. scores : None (when the model is probabilistic),
     True or False."""
+    corpus = add_input_columns(tagger, corpus)
+    ids, _, encoded = tagger.predict_ids(corpus)
+    names = tagger.model_.label_names(ids).tolist()
+    return names, chunk_annotations(tagger.model_, names, ids, encoded, scores)
+
+
+def chunk_annotations(model, names, ids, encoded, scores: bool | None = None):
+    """Per sentence, its chunks (type, first, last, score) of the predicted labels ``names`` (their
+    ids ``ids``) of the encoded input, or None when the labels are no chunk scheme. scores : None
+    (when the model is probabilistic), True or False."""
     from structperc.estimator.marginals import NotProbabilisticError, check_probabilistic
 
-    corpus = add_input_columns(tagger, corpus)
-    model = tagger.model_
     if not is_bio(model.labels):
-        return tagger.predict_corpus(corpus)[0], None
-    ids, _, encoded = tagger.predict_ids(corpus)
-    names = model.label_names(ids).tolist()
-    chunks = sentence_chunks(names, corpus.sentence_offsets.tolist())
+        return None
+    chunks = sentence_chunks(names, encoded.sentence_offsets.tolist())
     if scores is None:
         try:
             check_probabilistic(model)
@@ -126,7 +132,7 @@ def tag_corpus(tagger, corpus: Corpus, scores: bool | None = None):
         except NotProbabilisticError:
             scores = False
     probabilities = chunk_probabilities(model, encoded, ids, chunks) if scores else [[None] * len(c) for c in chunks]
-    return names, [[(*chunk, p) for chunk, p in zip(spans, ps)] for spans, ps in zip(chunks, probabilities)]
+    return [[(*chunk, p) for chunk, p in zip(spans, ps)] for spans, ps in zip(chunks, probabilities)]
 
 
 def tag_text(tagger, text: str):
@@ -149,9 +155,4 @@ def text_spans(tagger, text: str) -> list[TextSpan]:
             for spans in chunks for kind, first, last, score in spans]
 
 
-def segmenter_of(model):
-    """The segmenter a model records for raw text (``readers.raw.SEGMENTER`` when it was built), or None."""
-    return model.metadata.get("raw_text", {}).get("segmenter")
-
-
-__all__ = ["TextSpan", "text_corpus", "tag_text", "text_spans", "tag_corpus", "SEGMENTER"]
+__all__ = ["TextSpan", "text_corpus", "tag_text", "text_spans", "tag_corpus", "chunk_annotations", "SEGMENTER"]
