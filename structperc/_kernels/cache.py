@@ -208,7 +208,7 @@ def _cached_nrt_functions(ctx):
 
     numba compiles its runtime's few LLVM functions (atomic reference counts) in every process, on
     the first kernel it loads. That one compilation runs LLVM's optimiser and code generator, whose
-    code pages add about 20 MB to the resident set of a run that otherwise only loads cached
+    code pages add to the resident set of a run that otherwise only loads cached
     kernels (linking machine code touches far less of LLVM). The library is kept as numba keeps a
     cached kernel's (machine code and the shared bitcode it links from), as two uint8 arrays in
     an npz (no pickle); a missing, unreadable or unwritable file falls back to compiling.
@@ -248,9 +248,9 @@ def load_kernels_lazily():
     """Load structperc's cached kernels without numba's compiler registries; True when installed.
 
     Before it loads a kernel's machine code from the cache, numba installs every typing and
-    lowering registry it has (about 0.3 s of a warm 500-sentence ``CRF.fit``, a quarter of a warm
-    ``tag`` run), and imports scipy.linalg for its BLAS probe. Only compiling uses them, and numba's
-    compiler installs them itself before each compilation, so a cold kernel still compiles. Only
+    lowering registry it has (a large part of a warm ``tag`` run's start; ``make compile-budget``
+    measures it: benchmarks/compile.md), and imports scipy.linalg for its BLAS probe. Only compiling
+    uses them, and numba's compiler installs them itself before each compilation, so a cold kernel still compiles. Only
     the kernels of the folders that ``watch_kernel_sources`` watches load this way: a caller's own
     cached kernels load as numba loads them, registries and BLAS included. Done for the numba
     versions where this was checked (tests/test_startup.py loads and compiles under it); otherwise

@@ -1,7 +1,7 @@
 """The constructor arguments of an estimator, read as scikit-learn reads them.
 
 ``TaggerCore`` needs them without importing scikit-learn: training records them in the model file
-(``training.py``), a loaded model restores them (``TaggerCore.from_model``) and the ensembles copy
+(``fitting.py``), a loaded model restores them (``TaggerCore.from_model``) and the ensembles copy
 them from member to member. ``structperc.Tagger`` takes scikit-learn's own ``BaseEstimator`` methods
 instead, which come first in its method order.
 """

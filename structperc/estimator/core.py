@@ -311,15 +311,14 @@ class TaggerCore(Estimator):
         sentences = [list(s) if not isinstance(s, str) else s for s in sentences]
         return [list(zip(tokens, labels)) for tokens, labels in zip(sentences, self.predict(sentences))]
 
-    def predict_marginals(self, X):
+    def predict_marginals(self, X, any_rule=False):
         """P(y_t = label | x) as scikit-learn-crfsuite gives it: per sentence, per token, a dict
-        {label: probability}. Needs a probabilistic model (crf, memm)."""
-        from structperc.estimator.marginals import check_probabilistic
+        {label: probability}. Needs a probabilistic model (crf, memm); any_rule : take the CRF that
+        the weights define whatever rule trained them (CRFsuite does so for every algorithm)."""
         from structperc.estimator.marginals import marginals as label_marginals
 
-        check_probabilistic(self.model_)
         encoded, _ = self.encode(X)
-        node, _ = label_marginals(self.model_, encoded)
+        node, _ = label_marginals(self.model_, encoded, check=not any_rule)
         labels = self.model_.labels
         rows = [dict(zip(labels, row)) for row in node.tolist()]
         o = encoded.sentence_offsets

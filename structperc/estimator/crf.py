@@ -301,15 +301,7 @@ class CRF(SequenceTags, SklearnBase, Fitted):
     def predict_marginals(self, X):
         """Per sentence, per token, {label: P(y_t = label | x)} under the CRF the weights define,
         whichever algorithm trained them (forward-backward on the weights, as CRFsuite)."""
-        from structperc._kernels.decode.marginals import corpus_marginals
-
-        tagger = self._model()
-        model = tagger.model_
-        encoded, _ = tagger.encode(list(X))
-        node, _ = corpus_marginals(model.weights, model.layout(), model.data(encoded))
-        rows = [dict(zip(model.labels, row)) for row in node.tolist()]
-        o = encoded.sentence_offsets
-        return [rows[o[i]: o[i + 1]] for i in range(len(o) - 1)]
+        return self._model().predict_marginals(list(X), any_rule=True)
 
     def predict_marginals_single(self, xseq):
         """``predict_marginals`` of one sentence."""

@@ -36,7 +36,7 @@ def check_probabilistic(model):
         raise NotProbabilisticError(f"marginals need an order {orders} model, this one has order {model.order}")
 
 
-def marginals(model, encoded, weights=None, forced=None):
+def marginals(model, encoded, weights=None, forced=None, check=True):
     """Label marginals of every token and the log-probability of each sentence's best labeling.
 
     Parameters
@@ -46,6 +46,8 @@ def marginals(model, encoded, weights=None, forced=None):
     weights : ndarray of shape (n_weights,), or None for ``model.weights``
     forced : None, or int64 (n_tokens,) label ids kept fixed, -1 where free (``model.data``); the
         marginals and probabilities are then conditioned on the forced labels
+    check : refuse a model that is not probabilistic; False: the distribution its weights define
+        (the CRF estimator's ``predict_marginals`` of any algorithm, as CRFsuite)
 
     Returns
     -------
@@ -57,9 +59,10 @@ def marginals(model, encoded, weights=None, forced=None):
     Raises
     ------
     NotProbabilisticError
-        For a model trained by any other rule (perceptron, hinge).
+        For a model trained by any other rule (perceptron, hinge), unless ``check`` is False.
     """
-    check_probabilistic(model)
+    if check:
+        check_probabilistic(model)
     w = model.weights if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     if w.shape != model.weights.shape:
         raise ValueError(f"weights of shape {w.shape}, the model has {model.weights.shape}")

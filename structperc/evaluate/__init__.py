@@ -1,3 +1,3 @@
 """Scores: token accuracy and chunk P/R/F1 with significance tests (``metrics.py``), and the scorers for
-scikit-learn's model selection (``scorers.py``). Imports chunks and corpus only.
+scikit-learn's model selection (``scorers.py``). Imports chunks, errors and readers only.
 """

@@ -1,7 +1,7 @@
 """Scores of a segmentation and tagging of raw text, as the CoNLL 2018 shared task scored them.
 
 The definition is the shared task's (Zeman et al., 2018, "CoNLL 2018 Shared Task: Multilingual Parsing
-from Raw Text to Universal Dependencies", section 3, and its evaluation script ``conll18_ud_eval.py``):
+from Raw Text to Universal Dependencies", section 3, and its evaluation script, conll18_ud_eval):
 
 - Gold and system text are compared as one stream of characters with every whitespace removed; both
   must have the same stream. A token, word or sentence is a span ``[start, end)`` of that stream.

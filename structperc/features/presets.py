@@ -21,10 +21,9 @@ from collections import namedtuple
 from structperc.chunks import SCHEMES, is_bio, kept_scheme
 from structperc.utils.interning import intern_column
 
-# Measured with the default perceptron (one run each): on a held-out last tenth of CoNLL-2000 train,
-# `chunk` 94.40 and `ner` 94.49 F1; on CoNLL-2002 Dutch testa, `ner` 77.90 and `chunk` 55.86. `ner`
-# would do for both, but `chunk` is as good on chunking at about half the time per epoch (no pair
-# templates), so phrase types keep it.
+# Chosen with the default perceptron on a held-out last tenth of CoNLL-2000 train and on CoNLL-2002 Dutch
+# testa: `ner` would do for both, but `chunk` is as good on chunking with no pair templates (a shorter
+# epoch), so phrase types keep it.
 # chunk types that are phrase categories (CoNLL-2000 and the Penn Treebank's phrase labels); a
 # chunk-scheme label set with these types alone is chunking, not entity recognition
 PHRASE_TYPES = frozenset({
@@ -67,8 +66,7 @@ def choose_structure(templates, constrain, columns, labels, sentence_offsets, mi
     if constrain is None:
         if columns is None:
             # feature dicts are sklearn-crfsuite's input (CRFsuite has no constraint); on ned.testa with the
-            # tutorial's dicts the constraint lowered dev F1 of both default rules (perceptron 70.59 against
-            # 71.12, crf 70.09 against 71.77; one run each, measured while choosing the defaults)
+            # tutorial's dicts the constraint lowered dev F1 of both default rules when the defaults were chosen
             constrain = "none"
             reasons.append("feature dicts")
         else:

@@ -93,13 +93,11 @@ def _ewt(name, label, task, order, build_seconds=None):
                   build_seconds=build_seconds)
 
 
-# Chosen on EWT dev (UPOS, gold tokens, best of 12 epochs): pos-ud order 1 94.77, order 2 94.95; a tag
-# dictionary (k = 5) 94.54; pos-rich 94.85. From the raw text of dev, order 2 gave UPOS F1 94.14 against
-# 93.95, XPOS F1 93.77 against 93.62, but an XPOS build of 6 minutes against half of one (50 labels: order 2
-# scores 50^3 label triples per token), so XPOS, and UPOS+FEATS (321 labels), stay at order 1.
-# Brown clusters (256, min count 3, unlabeled_en + EWT train, lower-cased look-up; the cluster templates of
-# pos-clusters added to pos-ud) raised UPOS dev accuracy at order 2 from 94.95 to 95.33 (10 epochs), but
-# building them took 143 s here, and unlabeled_en has no manifest entry (no sha256 to name it by): not used.
+# Chosen on EWT dev (UPOS, gold tokens): order 2 over order 1, over a tag dictionary and over pos-rich; from
+# dev's raw text, order 2 also led for XPOS, but its build scores L^3 label triples per token (50 XPOS labels),
+# so XPOS, and UPOS+FEATS (321 labels), stay at order 1. Brown clusters of unlabeled_en raised UPOS dev
+# accuracy too, but take long to build and unlabeled_en has no manifest entry (no sha256 to name it by):
+# not used.
 SHIPPED = [
     _ewt("en-ewt-upos", "upos", "universal part-of-speech tags (UPOS)", 2),
     _ewt("en-ewt-xpos", "xpos", "Penn Treebank part-of-speech tags (XPOS)", 1),

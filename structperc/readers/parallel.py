@@ -11,8 +11,8 @@ those of parts 0..k-1, so every id is the one a serial read gives.
 
 With one part, a file of a megabyte or more is read by one forked process all the same. Parsing
 leaves the reading process's heap fragmented (a few live strings pin each block the parser's
-temporaries used), and glibc cannot hand that back: reading UD English EWT this way leaves the
-training process 18 MB smaller, with no extra time, as the process would only wait.
+temporaries used), and glibc cannot hand that back: reading in a child process leaves the training
+process smaller, at no extra time, as the process would only wait.
 
 The file is read serially instead where this cannot hold: standard input, a format whose
 sentences do not end at blank lines, a platform without fork, or parts that disagree on the

@@ -8,7 +8,7 @@ from structperc.train.sgd import ScaledSGDRule
 
 
 class CRFRule(ScaledSGDRule):
-    """Maximize sum_i log P(y_i | x_i) - (N λ / 2) ||w||² - N λ1 ||w||_1 by SGD (see ``_kernels/crf.py``)
+    """Maximize sum_i log P(y_i | x_i) - (N λ / 2) ||w||² - N λ1 ||w||_1 by SGD (see ``_kernels/learn/crf.py``)
     or by L-BFGS (``solver="lbfgs"``: ``CRFLBFGSRule``).
 
     The units of l2 and l1 are per example. CRFsuite's objective -sum_i log P(y_i | x_i) + c1 ||w||_1
@@ -29,7 +29,7 @@ class CRFRule(ScaledSGDRule):
     average_start : epochs before averaging starts (the first iterates are far from the optimum
         and would drag the average); 0 averages from the first step.
     calibration_sentences : size of the calibration sample.
-    l1 : λ1 per example, the cumulative L1 penalty (elastic net with l2; see ``_kernels/sgd.py``);
+    l1 : λ1 per example, the cumulative L1 penalty (elastic net with l2; see ``_kernels/learn/sgd.py``);
         with "lbfgs", the L1 penalty of OWL-QN, which gives exact zeros.
     epsilon, period, delta : "lbfgs" stops when ‖g‖ / max(1, ‖w‖) < epsilon, or when the objective
         improved by less than delta (relatively) over the last period iterations. None: CRFsuite's
@@ -61,8 +61,8 @@ class CRFRule(ScaledSGDRule):
     l1_kernels = ("learn.elastic.crf_l1_epoch",)
     warmup_options = {"eta0": 0.1}
     # without a number of epochs: until the objective gains less than 1 % over its best for 3 epochs, at
-    # most 14 (within a fit at 0.2x sklearn-crfsuite's on the tutorial's dicts: benchmarks/dicts.md); chosen
-    # on development data over several tasks, sizes and tag sets: experiments/results/stopping.md (make stopping)
+    # most 14 (within the fit-time target against sklearn-crfsuite's on the tutorial's dicts: benchmarks/dicts.md);
+    # chosen on development data over several tasks, sizes and tag sets: experiments/results/stopping.md (make stopping)
     epochs = 14
     stopping = Plateau("objective", higher=True, threshold=0.01, patience=3, least=5)
 

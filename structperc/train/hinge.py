@@ -5,7 +5,7 @@ from structperc.train.sgd import ScaledSGDRule
 
 class HingeRule(ScaledSGDRule):
     """Minimize sum_i max_y' [w · Φ(x_i, y') + cost Δ(y_i, y')] - w · Φ(x_i, y_i) + (N λ / 2) ||w||²
-    with Δ the Hamming loss (see ``_kernels/hinge.py``).
+    with Δ the Hamming loss (see ``_kernels/learn/hinge.py``).
 
     Parameters
     ----------
@@ -17,7 +17,7 @@ class HingeRule(ScaledSGDRule):
         (lazily, exact).
     average_start : epochs before averaging starts (0: from the first step).
     calibration_sentences : size of the calibration sample.
-    l1 : λ1 per example, the cumulative L1 penalty (elastic net with l2; see ``_kernels/sgd.py``).
+    l1 : λ1 per example, the cumulative L1 penalty (elastic net with l2; see ``_kernels/learn/sgd.py``).
 
     ``run`` counts the sentences with a positive loss (the only ones that move w beyond the L2
     decay), their Hamming errors, and the sentences skipped because their gold labeling is

@@ -6,7 +6,7 @@ from structperc.train.sgd import ScaledSGDRule
 
 class MEMMRule(ScaledSGDRule):
     """Maximize sum_i sum_t log P(y_t | y_{t-1}, x_i) - (N λ / 2) ||w||² with gold y_{t-1}
-    (see ``_kernels/memm.py``); one SGD step per sentence. At order 2 the history is the gold
+    (see ``_kernels/learn/memm.py``); one SGD step per sentence. At order 2 the history is the gold
     (y_{t-2}, y_{t-1}).
 
     Parameters
@@ -17,7 +17,7 @@ class MEMMRule(ScaledSGDRule):
         (lazily, exact).
     average_start : epochs before averaging starts (0: from the first step).
     calibration_sentences : size of the calibration sample.
-    l1 : λ1 per example, the cumulative L1 penalty (elastic net with l2; see ``_kernels/sgd.py``).
+    l1 : λ1 per example, the cumulative L1 penalty (elastic net with l2; see ``_kernels/learn/sgd.py``).
 
     ``run`` counts the tokens skipped because their gold label is impossible after the gold
     history (constraint or tag dictionary); ``end_epoch`` reports the local log-likelihood

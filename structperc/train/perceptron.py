@@ -6,7 +6,7 @@ from structperc.train.base import LearningRule, Param, Plateau
 
 class PerceptronRule(LearningRule):
     """On a mistake, w += Φ(x, y) - Φ(x, ŷ). With ``average``, the weights used after training are
-    the average of w over every example visit, kept lazily (see ``_kernels/perceptron.py``)."""
+    the average of w over every example visit, kept lazily (see ``_kernels/learn/perceptron.py``)."""
 
     name = "perceptron"
     params = {"average": Param(True, "average the weights over every example visit (Collins 2002)", bool)}
@@ -53,7 +53,7 @@ class PerceptronRule(LearningRule):
         """Continue from ``weights`` (parameter mixing) without breaking the lazy average.
 
         The jump w -> weights counts as one dense update δ = weights - w made at the next example
-        (s = counter + 1), so, as in ``_kernels/perceptron.py``, u += counter * δ; then
+        (s = counter + 1), so, as in ``_kernels/learn/perceptron.py``, u += counter * δ; then
         w - u / c stays the mean of every w held after an example, the jump included.
         """
         from structperc._kernels.learn.mixing import jump
@@ -72,7 +72,7 @@ class PerceptronRule(LearningRule):
         return {"w": self.w, "u": self.u, "counter": self.counter}
 
     def training_state(self):
-        """The raw weights w, the averaging sums u and the example counter (``_kernels/perceptron.py``):
+        """The raw weights w, the averaging sums u and the example counter (``_kernels/learn/perceptron.py``):
         ``begin`` continues from them (``problem.continued``)."""
         return {"w": self.w.copy(), "u": self.u.copy(), "counter": float(self.counter)}
 

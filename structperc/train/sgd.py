@@ -1,5 +1,5 @@
 """What the SGD rules (crf, memm, hinge) share: ``ScaledSGDRule`` (lazily scaled and averaged
-weights, the learning-rate schedule, see ``_kernels/sgd.py``), the default L2 strength and the
+weights, the learning-rate schedule, see ``_kernels/learn/sgd.py``), the default L2 strength and the
 calibration of the initial learning rate on a sample.
 """
 import numpy as np
@@ -78,7 +78,7 @@ def calibrate_eta0(trial, initial, eta=0.1, rate=2.0, candidates=10, max_trials=
 
 
 class ScaledSGDRule(LearningRule):
-    """SGD with L2 decay on w = s v (see ``_kernels/sgd.py``): η_t = η0 / (1 + λ η0 t), t the
+    """SGD with L2 decay on w = s v (see ``_kernels/learn/sgd.py``): η_t = η0 / (1 + λ η0 t), t the
     examples seen so far, each example decaying w by (1 - η_t λ); optionally averaged.
 
     With ``average``, the average restarts (``restart_average``) when epoch ``average_start`` ends.
@@ -91,8 +91,8 @@ class ScaledSGDRule(LearningRule):
     ``params``; a subclass adds its own.
 
     With ``l1`` > 0 each step also pays Tsuruoka et al.'s cumulative L1 penalty, lazily on the
-    entries the step reads (the elastic net; ``_kernels/sgd.py``), through the epoch kernels of
-    ``_kernels/elastic.py`` (crf, memm and hinge). The last iterate is then sparse; an average keeps
+    entries the step reads (the elastic net; ``_kernels/learn/sgd.py``), through the epoch kernels of
+    ``_kernels/learn/elastic.py`` (crf, memm and hinge). The last iterate is then sparse; an average keeps
     every entry that was nonzero at some averaged step, so use ``average=False`` for a sparse model.
     The initial learning rate is calibrated without the L1 penalty.
     """
@@ -159,7 +159,7 @@ class ScaledSGDRule(LearningRule):
         return counters
 
     def _l1_pass(self, penalized, visit_order, rate, l1):
-        """``_pass`` with the lazy cumulative L1 penalty ``l1`` around each step (``_kernels/elastic.py``),
+        """``_pass`` with the lazy cumulative L1 penalty ``l1`` around each step (``_kernels/learn/elastic.py``),
         on ``penalized`` (v, u, q and the state); the subclass's epoch kernel with L1."""
         raise NotImplementedError
 
@@ -211,7 +211,7 @@ class ScaledSGDRule(LearningRule):
         """Continue from the real weights ``weights`` (parameter mixing); the average stays exact.
 
         The jump is one change of v made at the next step k: δv = weights / s - v, so that s v =
-        weights. As for every other change of v (``_kernels/sgd.py``), u += S_{k-1} δv with
+        weights. As for every other change of v (``_kernels/learn/sgd.py``), u += S_{k-1} δv with
         S_{k-1} = state[SCALE_SUM] the sum of s over the finished steps; (S_T v_T - u) / T is then
         still the mean of the real weights over the steps, each step after the jump starting from
         ``weights``.

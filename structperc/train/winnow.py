@@ -10,7 +10,7 @@ class WinnowRule(LearningRule):
     """Two non-negative weight vectors w⁺, w⁻ (both starting at ``initial_weight``); labelings
     score (w⁺ - w⁻) · Φ(x, y). On a mistake, the entries of Φ(x, y) - Φ(x, ŷ) with positive net
     count are promoted (w⁺ × α, w⁻ × β per count) and those with negative net count demoted
-    (w⁺ × β, w⁻ × α), lazily on log-weights (see ``_kernels/winnow.py``).
+    (w⁺ × β, w⁻ × α), lazily on log-weights (see ``_kernels/learn/winnow.py``).
 
     Parameters
     ----------

@@ -6,7 +6,9 @@ from the code), whose types numba compiles for: a kernel holds the code of its m
 A decoder takes the first-order tables of ``scoring.sentence_scores`` (plus w, the layout and the
 sentence, for second-order blocks and candidates) and returns (path int64 (n,), score). The
 inference itself (``viterbi.py``, ``second_order.py``) sees scores only. A new decoder is its
-inference file, a function here and a line in ``DECODERS``.
+inference file, a function here, a line in ``DECODERS``, and its case wherever the layout's flags are
+read: ``records.layout_record`` (the flags), ``run_decoder`` here, and the k-best and marginal kernels
+(``nbest.py``, ``marginals.py``), which dispatch on the same flags.
 """
 import numpy as np
 from numba import njit
