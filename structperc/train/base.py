@@ -231,6 +231,25 @@ class LearningRule:
         return {}
 
 
+class LazyAverage:
+    """The lazily kept average of the rules that average over every example visit (perceptron,
+    passive-aggressive, Winnow): the raw weights ``w``, the sums ``u`` of counter * change, and the
+    example ``counter``; the mean of every w held after an example is w - u / counter."""
+
+    def weights(self):
+        if self.average and self.counter > 0:
+            return self.w - self.u / self.counter
+        return self.w.copy()
+
+    def final_weights(self):
+        if self.average and self.counter > 0:
+            # avg = w - u / c, computed in the buffer of u
+            self.u /= -self.counter
+            self.u += self.w
+            return self.u
+        return self.w
+
+
 @dataclass(frozen=True)
 class Plateau:
     """The stopping rule of a run given no number of epochs: it ends once the epoch's figure ``key``

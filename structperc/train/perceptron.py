@@ -1,10 +1,10 @@
 """Collins' (2002) structured perceptron, averaged or not."""
 import numpy as np
 
-from structperc.train.base import LearningRule, Param, Plateau
+from structperc.train.base import LazyAverage, LearningRule, Param, Plateau
 
 
-class PerceptronRule(LearningRule):
+class PerceptronRule(LazyAverage, LearningRule):
     """On a mistake, w += Φ(x, y) - Φ(x, ŷ). With ``average``, the weights used after training are
     the average of w over every example visit, kept lazily (see ``_kernels/learn/perceptron.py``)."""
 
@@ -39,11 +39,6 @@ class PerceptronRule(LearningRule):
             self.w, self.u, self.counter, self.layout, self.problem.data, visit_order)
         return {"sentence_errors": sentence_errors, "token_errors": token_errors}
 
-    def weights(self):
-        if self.average and self.counter > 0:
-            return self.w - self.u / self.counter
-        return self.w.copy()
-
     def raw_weights(self):
         """(w, 1.0): the current (non-averaged) weights are 1.0 * w. w is the rule's own buffer,
         valid until the next ``run`` or ``reset_weights`` (parameter mixing reads it in between)."""
@@ -59,14 +54,6 @@ class PerceptronRule(LearningRule):
         from structperc._kernels.learn.mixing import jump
 
         jump(self.w, self.u if self.average else self.u[:0], float(self.counter), weights, 1.0)
-
-    def final_weights(self):
-        if self.average and self.counter > 0:
-            # avg = w - u / c, computed in the buffer of u
-            self.u /= -self.counter
-            self.u += self.w
-            return self.u
-        return self.w
 
     def save_state(self):
         return {"w": self.w, "u": self.u, "counter": self.counter}

@@ -3,10 +3,10 @@ import math
 
 import numpy as np
 
-from structperc.train.base import ABOVE_ONE, BETWEEN_0_AND_1, POSITIVE, LearningRule, Param
+from structperc.train.base import ABOVE_ONE, BETWEEN_0_AND_1, POSITIVE, LazyAverage, LearningRule, Param
 
 
-class WinnowRule(LearningRule):
+class WinnowRule(LazyAverage, LearningRule):
     """Two non-negative weight vectors w⁺, w⁻ (both starting at ``initial_weight``); labelings
     score (w⁺ - w⁻) · Φ(x, y). On a mistake, the entries of Φ(x, y) - Φ(x, ŷ) with positive net
     count are promoted (w⁺ × α, w⁻ × β per count) and those with negative net count demoted
@@ -51,18 +51,6 @@ class WinnowRule(LearningRule):
         self.counter, sentence_errors, token_errors = winnow_epoch(vectors, self.counter, rate, self.layout,
                                                                    self.problem.data, visit_order)
         return {"sentence_errors": sentence_errors, "token_errors": token_errors}
-
-    def weights(self):
-        if self.average and self.counter > 0:
-            return self.w - self.u / self.counter
-        return self.w.copy()
-
-    def final_weights(self):
-        if self.average and self.counter > 0:
-            self.u /= -self.counter
-            self.u += self.w
-            return self.u
-        return self.w
 
     def save_state(self):
         return {"w": self.w, "plus": self.plus, "minus": self.minus, "net": self.net, "u": self.u,
