@@ -13,6 +13,7 @@ from builders import random_sentences, structperc_process
 from structperc.cli.main import app
 from structperc.errors import ConfigError
 from structperc.estimator.core import TaggerCore
+from structperc.estimator.fitting import Fitting
 from structperc.train import Problem
 from structperc.train.perceptron import PerceptronRule
 
@@ -35,7 +36,7 @@ def test_a_bug_is_status_1_with_a_report_request_and_the_traceback_in_a_file(tmp
     def broken(*args, **kwargs):
         raise bug
 
-    monkeypatch.setattr(TaggerCore, "_fit_encoded", broken)
+    monkeypatch.setattr(Fitting, "train", broken)
     result = _train(tmp_path)
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
@@ -50,7 +51,7 @@ def test_the_users_errors_stay_status_2(tmp_path, monkeypatch):
     def refused(*args, **kwargs):
         raise ConfigError("this option does not apply")
 
-    monkeypatch.setattr(TaggerCore, "_fit_encoded", refused)
+    monkeypatch.setattr(Fitting, "train", refused)
     result = _train(tmp_path)
     assert result.exit_code == 2
     assert result.stderr.strip() == "structperc: error: this option does not apply"

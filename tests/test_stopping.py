@@ -73,6 +73,9 @@ class ScriptedEngine:
     def save_state(self):
         return {}
 
+    def close(self):
+        self.closed = True
+
 
 @pytest.mark.parametrize("stop", [None, Plateau("sentence_errors", higher=False, patience=2, least=3)])
 def test_the_loop_ends_where_the_rule_says_and_keeps_that_epochs_weights(stop):

@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 
+from structperc.chunks import is_bio
 from structperc.features.dicts import AttributeEncoder
 from structperc.utils.digest import file_sha256
 from structperc.features.encode import FeatureEncoder
@@ -230,6 +231,8 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
 
     start, compiled = time.perf_counter(), compiling_seconds()
     sentences = tokens = 0
+    # the label ids and the encoded input: for the marginals, and the chunks' scores of jsonl
+    needs_ids = bool(marginals or probability) or (output_format == "jsonl" and is_bio(model.labels))
     with open_output(output) as out:
         for batch in iter_corpus(input, **options, require_label=False, allow_empty=True):
             if familiarity and getattr(model.encoder, "vocabularies_", None):
@@ -243,14 +246,18 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
                     raise ConfigError(f"force_column={force_column}: the input has no column {force_column}")
                 forced = forced_label_ids(model, batch.columns[force_name], missing, batch.path, batch.line_numbers)
                 check_forced(model, forced, batch.sentence_offsets, batch.path, batch.line_numbers)
-            ids, _, encoded = tagger.predict_ids(batch, forced)
-            names = model.label_names(ids).tolist()
+            if needs_ids:
+                ids, _, encoded = tagger.predict_ids(batch, forced)
+                names = model.label_names(ids).tolist()
+            else:  # a vote has labels, not one encoding of its input
+                names, _ = tagger.predict_corpus(batch, forced)
             if output_format == "jsonl":
-                write_jsonl(out, batch, names, chunk_annotations(model, names, ids, encoded))
+                write_jsonl(out, batch, names, chunk_annotations(model, names, ids, encoded) if needs_ids else None)
             elif output_format == "conllu":
                 write_conllu(out, batch, names, model.metadata.get("input", {}).get("label"))
             else:
-                extra, headers = marginal_columns(model, encoded, ids, forced, marginals, probability)
+                extra, headers = (marginal_columns(model, encoded, ids, forced, marginals, probability) if needs_ids
+                                  else (None, None))
                 write_tagged(out, batch, names, extra_columns=extra, sentence_headers=headers,
                              output_format=output_format, keep_gold=keep_gold, tag_sep=options.get("tag_sep") or "/")
             sentences += batch.n_sentences

@@ -459,20 +459,25 @@ class FeatureEncoder(FieldValues, IndexGrowth):
 
     @classmethod
     def from_state(cls, arrays, meta):
+        """The fitted encoder that ``state()`` gave ``arrays`` and ``meta`` of."""
         enc = cls(templates=meta["templates"], min_count=meta["min_count"], rare_threshold=meta["rare_threshold"],
                   hash_bits=meta.get("hash_bits"), lexicons=lexicon.from_state(arrays, meta.get("lexicons", {})))
-        enc._parse()
-        enc.labels_ = list(meta["labels"])
-        enc.vocabularies_ = {f: arrays[f"vocab__{f}"].tolist() for f in meta["fields"]}
-        enc.feature_keys_ = arrays["feature_keys"].astype(np.int64)
-        enc.pair_keys_ = arrays["pair_keys"].astype(np.int64)
+        return enc.load_state(arrays, meta)
+
+    def load_state(self, arrays, meta):
+        """Take the fitted index of ``state()`` (labels, vocabularies, feature keys); returns self."""
+        self._parse()
+        self.labels_ = list(meta["labels"])
+        self.vocabularies_ = {f: arrays[f"vocab__{f}"].tolist() for f in meta["fields"]}
+        self.feature_keys_ = arrays["feature_keys"].astype(np.int64)
+        self.pair_keys_ = arrays["pair_keys"].astype(np.int64)
         if meta.get("hash_stats") is not None:
-            enc.hash_stats_ = dict(meta["hash_stats"])
+            self.hash_stats_ = dict(meta["hash_stats"])
         if meta.get("key_radices") is not None:
-            enc.key_radices_ = dict(meta["key_radices"])
-        if enc._needs_word:
-            enc.word_counts_ = arrays["word_counts"].astype(np.int64)
-        return enc
+            self.key_radices_ = dict(meta["key_radices"])
+        if self._needs_word:
+            self.word_counts_ = arrays["word_counts"].astype(np.int64)
+        return self
 
     # ---------------------------------------------------------------- explain
     def describe_feature(self, feature_id, pair=False):

@@ -47,11 +47,12 @@ class Lexicon:
         self.entries = {}
         self.phrases = {}
         for word, value in entries.items():
-            self._add(word, value)
+            self.add(word, value)
         for words, value in (phrases or {}).items():
-            self._add(" ".join(words), value)
+            self.add(" ".join(words), value)
 
-    def _add(self, word, value):
+    def add(self, word, value):
+        """Add ``word`` (a phrase when it has spaces) with ``value``; the first value of a word stays."""
         key = word.lower() if self.lower else word
         if " " in key.strip():
             self.phrases.setdefault(tuple(key.split()), value)
@@ -86,7 +87,7 @@ class Lexicon:
                                            f"found {len(cells)} column(s)")
                 if not word.strip():
                     raise InputFormatError(path, number, "empty word")
-                lex._add(word, value)
+                lex.add(word, value)
         return lex
 
     def value(self, word):
@@ -105,7 +106,7 @@ class Lexicon:
         lex.lower = lower  # stored entries are already lower-cased
         for line in bytes(np.asarray(array, dtype=np.uint8)).decode("utf-8").splitlines():
             word, value = line.split("\t")
-            lex._add(word, value)
+            lex.add(word, value)
         return lex
 
 
