@@ -446,8 +446,9 @@ class TaggerCore(Estimator):
 
     @classmethod
     def load(cls, path):
-        """A fitted tagger of this class from a model file, with every constructor argument it was fitted with. An
-        ensemble file (several models) is a ModelFileError: ``structperc.load_model`` reads both."""
+        """A fitted tagger of this class from a model file, with the constructor arguments that describe the
+        model (``from_model``). An ensemble file (several models) is a ModelFileError: ``structperc.load_model``
+        reads both."""
         if is_ensemble_file(path):
             raise ModelFileError(f"{path}: an ensemble model file (several models): "
                                  f"load it with structperc.load_model")
