@@ -190,4 +190,4 @@ lint: install
 	$(BIN)/ruff check structperc tests benchmarks experiments
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

@@ -32,6 +32,10 @@ class DataError(StructpercError, ValueError):
     labels that do not match the tokens, no sentences. The message names the sentence."""
 
 
+class ModelNameError(StructpercError, ValueError):
+    """A named model is unknown, or a name is not one a model may have (``models.cache.checked_name``)."""
+
+
 class DataFetchError(StructpercError):
     """A corpus could not be fetched or failed its checksum."""
 

@@ -184,7 +184,7 @@ def test_shipped_manifest():
     assert entries["conll2000"]["columns"] == ["word", "pos", "chunk"]
     assert entries["ud_english_ewt"]["label"] == "xpos"
     assert len(entries["wsj_sample"]["files"]) == 199
-    assert MANIFEST_PATH.parent.name == "corpora"
+    assert MANIFEST_PATH.name == "manifest.json" and MANIFEST_PATH.parent.name == "data"  # package data
 
 
 def test_shipped_checksums_match_shared_mirror(tmp_path, corpus_mirror):

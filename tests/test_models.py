@@ -1,7 +1,8 @@
 """Named models: a tiny recipe (``$STRUCTPERC_RECIPES``) on a tiny corpus built twice to the same bytes,
 a changed file refused and rebuilt, two real processes building the same name at once, a real SIGINT
 during a build, the error without network and mirror, research-only notices, names wherever a model
-path goes. Every test has its own cache (``XDG_CACHE_HOME`` in tmp_path), never the user's."""
+path goes, names that are no model names refused before they become paths, an unknown name as one
+line. Every test has its own cache (``XDG_CACHE_HOME`` in tmp_path), never the user's."""
 import hashlib
 import json
 import os
@@ -148,6 +149,62 @@ def test_without_network_and_mirror_an_unbuilt_name_is_one_clear_error(tiny, mon
     error = [line for line in done.stderr.splitlines() if line.startswith("structperc: error:")]
     assert len(error) == 1 and "structperc data fetch tiny_pos" in error[0] and "Traceback" not in done.stderr
     assert not list(tiny["models"].glob("*.npz"))
+
+
+def test_an_unknown_model_name_is_one_line_and_status_2(tiny):
+    done = subprocess.run([sys.executable, "-m", "structperc", "models", "build", "no-such-model"],
+                          capture_output=True, text=True, env=tiny["env"], timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr and done.stdout == ""
+    assert done.stderr.startswith("structperc: error: unknown model 'no-such-model'; known models: ")
+    assert "en-np" in done.stderr and "tiny-upos" in done.stderr
+
+
+ESCAPES = ("../escape", "../../escape", "a/../../escape", "/tmp/escape", "..", ".escape", "Escape", "escape\n",
+           "es cape", "a\\escape", "")
+
+
+@pytest.mark.parametrize("name", ESCAPES)
+def test_a_name_that_is_not_a_model_name_never_becomes_a_path(tiny, name):
+    from structperc.errors import ModelNameError
+    from structperc.models import cache
+
+    for make_path in (cache.model_file, cache.record_file):
+        with pytest.raises(ModelNameError, match="is not a model name"):
+            make_path(name)
+    with pytest.raises(ModelNameError, match="is not a model name"):
+        with cache.build_lock(name):
+            pass
+
+
+def test_a_recipe_named_with_a_slash_or_dots_cannot_reach_outside_the_cache(tiny, tmp_path, monkeypatch):
+    """A recipe of $STRUCTPERC_RECIPES that would write ``<cache>/structperc/escape.npz`` (or further up) is
+    refused, through the API and the command line, and nothing is written outside the models' folder."""
+    from structperc.errors import ModelNameError
+    from structperc.models.recipes import all_recipes
+
+    good = json.loads((tmp_path / "recipes.json").read_text(encoding="utf-8"))[0]
+    for name in ("../escape", "../../../escape", "sub/escape"):
+        recipes = tmp_path / "bad-recipes.json"
+        recipes.write_text(json.dumps([{**good, "name": name}]), encoding="utf-8")
+        env = {**tiny["env"], "STRUCTPERC_RECIPES": str(recipes)}
+        done = subprocess.run([sys.executable, "-m", "structperc", "models", "build", name], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=300)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (f"structperc: error: {recipes}: a recipe of $STRUCTPERC_RECIPES: {name!r} is not a "
+                               f"model name: lower-case letters, digits, '.', '_' and '-', starting with a letter or "
+                               f"digit\n")
+        monkeypatch.setenv("STRUCTPERC_RECIPES", str(recipes))
+        with pytest.raises(ModelNameError):
+            all_recipes()
+    assert not [p for p in tmp_path.rglob("*escape*")]
+
+
+def test_the_shipped_names_are_model_names():
+    from structperc.models import RECIPES
+    from structperc.models.cache import MODEL_NAME
+
+    assert RECIPES and all(MODEL_NAME.fullmatch(name) for name in RECIPES)
 
 
 def test_a_research_only_model_says_so_when_built_and_loaded(tiny):

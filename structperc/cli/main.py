@@ -338,7 +338,8 @@ def data_fetch(
     name: Annotated[str, typer.Argument(help="Corpus name (see `structperc data list`).")],
     mirror: Optional[Path] = typer.Option(None, help="Copy from this mirror folder instead of downloading."),
     output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="Destination root (default: the project's corpora/).")] = None,
+        "--output", "-o",
+        help="Destination root (default: $STRUCTPERC_CORPORA, else corpora/ in the current folder).")] = None,
     dest: Optional[Path] = hidden("--dest"),
     force: bool = typer.Option(False, help="Fetch again even if present and verified."),
     quiet: Quiet = False,

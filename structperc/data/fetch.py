@@ -1,5 +1,5 @@
-"""Known corpora: the manifest (corpora/manifest.json) and `fetch`, which copies or downloads
-a corpus and verifies every file's sha256.
+"""Known corpora: the manifest (``manifest.json``, package data beside this module) and `fetch`,
+which copies or downloads a corpus and verifies every file's sha256.
 
 Files are written to a temporary name next to their destination and renamed into place only
 after their checksum matches, so a failed or corrupt fetch never leaves a bad file behind.
@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 import zipfile
 import zlib
+from importlib.resources import files
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator
 
@@ -22,8 +23,8 @@ from structperc.errors import DataFetchError
 from structperc.utils.atomic import atomic_write
 from structperc.utils.digest import BLOCK, file_sha256
 
-CORPORA_DIR = Path(__file__).resolve().parents[2] / "corpora"
-MANIFEST_PATH = CORPORA_DIR / "manifest.json"
+# read with importlib.resources, so that an installed package (a wheel) finds it as a checkout does
+MANIFEST_PATH = files("structperc.data").joinpath("manifest.json")
 COMPRESSIONS = ("gzip",)
 ARCHIVES = ("zip",)
 
@@ -34,7 +35,7 @@ def load_manifest(manifest: dict | str | os.PathLike | None = None) -> dict:
         return manifest
     path = Path(manifest) if manifest is not None else MANIFEST_PATH
     try:
-        with open(path, encoding="utf-8") as handle:
+        with path.open(encoding="utf-8") as handle:
             return json.load(handle)
     except OSError as error:
         raise DataFetchError(f"{path}: cannot read corpus manifest: {error.strerror}") from None
@@ -60,8 +61,9 @@ def corpus_entry(name: str, manifest: dict | str | os.PathLike | None = None) ->
 
 
 def default_corpora_dir() -> Path:
-    """Where fetched corpora go: $STRUCTPERC_CORPORA, else the repository's corpora/ folder."""
-    return Path(os.environ.get("STRUCTPERC_CORPORA") or CORPORA_DIR)
+    """Where fetched corpora go: $STRUCTPERC_CORPORA, else the folder ``corpora`` in the current
+    directory (in a checkout, run from its root as the Makefile does: the checkout's corpora/)."""
+    return Path(os.environ.get("STRUCTPERC_CORPORA") or Path.cwd() / "corpora")
 
 
 def fetch(name: str, mirror: str | os.PathLike | None = None,
@@ -84,7 +86,7 @@ def fetch(name: str, mirror: str | os.PathLike | None = None,
     progress : callable(str), optional
         Receives one line per step.
     manifest : dict or path, optional
-        Manifest to use instead of corpora/manifest.json.
+        Manifest to use instead of the package's (``MANIFEST_PATH``).
 
     Returns
     -------

@@ -27,6 +27,14 @@ from structperc.estimator.settings import Settings
 from structperc.train import RULE_OPTIONS
 
 
+# The parameters a model file gives back (``from_model``): those that describe the model. Where and how
+# to run (workers, scheduler and mix, which applies only with them; cache_dir; the lexicons' paths) are
+# the caller's, never read from a file that may come from someone else.
+MODEL_PARAMS = ("templates", "trainer", "epochs", "min_count", "rare_threshold", "constrain", "order", "tag_dict",
+                "seed", "columns", "missing_label", "all_pairs", "dense_count", "hash_bits", "lexicon_lower",
+                "resumable", *RULE_OPTIONS)
+
+
 class TaggerCore(Estimator):
     """A sequence tagger trained on-line by one of ``structperc.train.TRAINERS``.
 
@@ -452,8 +460,9 @@ class TaggerCore(Estimator):
 
     @classmethod
     def load(cls, path):
-        """A fitted tagger of this class from a model file, with every constructor argument it was fitted with. An
-        ensemble file (several models) is a ModelFileError: ``structperc.load_model`` reads both."""
+        """A fitted tagger of this class from a model file, with the constructor arguments that describe the
+        model (``from_model``). An ensemble file (several models) is a ModelFileError: ``structperc.load_model``
+        reads both."""
         if is_ensemble_file(path):
             raise ModelFileError(f"{path}: an ensemble model file (several models): "
                                  f"load it with structperc.load_model")
@@ -461,9 +470,10 @@ class TaggerCore(Estimator):
 
     @classmethod
     def from_model(cls, model):
-        """A fitted tagger of this class around a LinearChainModel, with the constructor arguments it records."""
+        """A fitted tagger of this class around a LinearChainModel, with the constructor arguments it records
+        that describe the model (``MODEL_PARAMS``); the others keep their defaults."""
         training = model.metadata.get("training", {})
-        names = cls._get_param_names()
+        names = [name for name in cls._get_param_names() if name in MODEL_PARAMS]
         params = {k: training[k] for k in names if k in training}
         # files written before the options were recorded one by one
         params.update({k: v for k, v in training.get("trainer_options", {}).items()

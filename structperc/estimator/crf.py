@@ -392,7 +392,8 @@ class CRF(SequenceTags, SklearnBase, Fitted):
         if tagger.model_.metadata.get("input", {}).get("format") != "dicts":
             raise ModelFileError("a CRF is a model trained on feature dicts; this one was trained on token "
                                  "columns: load it with structperc.load_model")
-        crf = cls(**tagger.model_.metadata.get("crf", {}))
+        recorded = tagger.model_.metadata.get("crf", {})
+        crf = cls(**{name: value for name, value in recorded.items() if name not in NOT_RECORDED})  # never a path
         crf._fitted = tagger
         return crf
 

@@ -11,15 +11,20 @@ The user cache is ``$XDG_CACHE_HOME`` (else ``~/.cache``) on Linux and other Uni
 
 ``NAME.lock`` serialises the builds of one name across processes (``fcntl.flock``; ``msvcrt.locking``
 on Windows), released by the system when a process ends, however it ends.
+
+A NAME is checked (``checked_name``) wherever it becomes a path: ``[a-z0-9][a-z0-9._-]*``, the whole
+of it, so that no name reaches outside the folder (no ``/``, no backslash, no leading ``.``).
 """
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
+from structperc.errors import ModelNameError
 from structperc.utils.atomic import atomic_write
 from structperc.utils.digest import file_sha256
 
@@ -45,16 +50,27 @@ def cache_root() -> Path:
     return user_cache_dir() / "structperc" / installed
 
 
+MODEL_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+
+def checked_name(name) -> str:
+    """``name`` when it may name a model (``MODEL_NAME``, the whole of it); ModelNameError otherwise."""
+    if not isinstance(name, str) or MODEL_NAME.fullmatch(name) is None:
+        raise ModelNameError(f"{name!r} is not a model name: lower-case letters, digits, '.', '_' and '-', "
+                             f"starting with a letter or digit")
+    return name
+
+
 def models_dir() -> Path:
     return cache_root() / "models"
 
 
 def model_file(name: str) -> Path:
-    return models_dir() / f"{name}.npz"
+    return models_dir() / f"{checked_name(name)}.npz"
 
 
 def record_file(name: str) -> Path:
-    return models_dir() / f"{name}.json"
+    return models_dir() / f"{checked_name(name)}.json"
 
 
 def read_record(name: str) -> dict | None:
@@ -99,7 +115,7 @@ def build_lock(name: str):
     on Windows ``msvcrt.locking`` of the lock file's first byte."""
     folder = models_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{name}.lock", "a+b") as handle:
+    with open(folder / f"{checked_name(name)}.lock", "a+b") as handle:
         try:
             import fcntl
         except ImportError:  # Windows

@@ -15,7 +15,8 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 
-from structperc.errors import ConfigError
+from structperc.errors import ConfigError, ModelNameError
+from structperc.models.cache import checked_name
 
 EWT_FILES = {
     "en_ewt-ud-train.conllu": "3fb78e2b55482c8ee00caa653af436c88c9e5bc9a73ce26e4ae3ddc79d2b7e7b",
@@ -126,7 +127,12 @@ def _extra_recipes():
     try:
         with open(path, encoding="utf-8") as handle:
             entries = json.load(handle)
-        return [Recipe(**entry) for entry in entries]
+        recipes = [Recipe(**entry) for entry in entries]
+        for recipe in recipes:
+            checked_name(recipe.name)
+        return recipes
+    except ModelNameError as error:
+        raise ModelNameError(f"{path}: a recipe of $STRUCTPERC_RECIPES: {error}") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the recipes of $STRUCTPERC_RECIPES: {error.strerror}") from None
     except (json.JSONDecodeError, TypeError) as error:
@@ -142,8 +148,8 @@ RECIPES = {recipe.name: recipe for recipe in SHIPPED}
 
 
 def recipe_of(name):
-    """The Recipe called ``name``; ValueError listing the known names otherwise."""
+    """The Recipe called ``name``; ModelNameError (a ValueError) listing the known names otherwise."""
     recipes = all_recipes()
     if name not in recipes:
-        raise ValueError(f"unknown model {name!r}; known models: {', '.join(recipes)}")
+        raise ModelNameError(f"unknown model {name!r}; known models: {', '.join(recipes)}")
     return recipes[name]
