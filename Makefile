@@ -17,9 +17,9 @@ $(BIN)/.core: pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-# The extras on top: tests, the peers of the benchmarks, plots, the documentation site.
+# The extras on top: tests, the peers of the benchmarks, plots, the documentation site, the server.
 $(BIN)/.installed: $(BIN)/.core
-	$(BIN)/pip install --quiet -e '.[dev,bench,plot,docs]'
+	$(BIN)/pip install --quiet -e '.[dev,bench,plot,docs,serve]'
 	touch $@
 
 # No warm-up here: each command compiles the kernels it calls on first use (with the notice

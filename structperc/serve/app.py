@@ -18,7 +18,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from structperc.serve import payloads, tagging, udpipe
-from structperc.serve.errors import HTTP_KINDS, ApiError, Faults, api_error_response, error_response
+from structperc.serve.errors import (HTTP_KINDS, ApiError, Faults, api_error_response, error_response,
+                                     internal_error)
 from structperc.serve.limits import BearerAuth, Limits, TagQueue, read_body
 from structperc.serve.openapi import openapi_schema
 from structperc.serve.served import WARM_UP_TEXT
@@ -164,7 +165,8 @@ def build_app(models, limits: Limits, metrics, token: str | None = None, cors_or
         *[Route(path, page_endpoint, methods=["GET"]) for path in PAGE_FILES],
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={ApiError: api_error_handler, HTTPException: http_error_handler})
+                    exception_handlers={ApiError: api_error_handler, HTTPException: http_error_handler,
+                                        Exception: internal_error})
     app.state.models = models
     app.state.limits = limits
     app.state.metrics = metrics

@@ -30,10 +30,32 @@ def api_error_response(error: ApiError):
 HTTP_KINDS = {404: "not_found", 405: "method_not_allowed", 400: "bad_request", 413: "too_large"}
 
 
+def logged_bug(error, method, path) -> str:
+    """Log ``error`` (being handled) with its traceback under a new id, once; the id."""
+    error_id = getattr(error, "structperc_error_id", None)
+    if error_id is None:
+        error_id = uuid.uuid4().hex[:16]
+        LOG.error("internal error %s on %s %s\n%s", error_id, method, path, traceback.format_exc())
+        error.structperc_error_id = error_id
+    return error_id
+
+
+def bug_response(error_id):
+    return error_response(500, "internal", f"internal error {error_id}; the server's log has its details",
+                          {"X-Error-Id": error_id})
+
+
+async def internal_error(request, error):
+    """Starlette's handler of any other exception (its ServerErrorMiddleware answers with it, then raises
+    the exception again, for ``Faults``)."""
+    return bug_response(logged_bug(error, request.method, request.url.path))
+
+
 class Faults:
     """ASGI middleware, outermost: an exception that escapes the app is logged with a new id beside its
-    traceback, and the client gets a 500 whose body names only the id (or, when the answer had begun,
-    the connection is closed). The server goes on serving."""
+    traceback (once: ``internal_error`` may have logged it), and the client gets a 500 whose body names
+    only the id (or, when the answer had begun, the connection is closed). It goes no further, so the
+    server goes on serving and logs nothing twice."""
 
     def __init__(self, app):
         self.app = app
@@ -51,11 +73,7 @@ class Faults:
 
         try:
             await self.app(scope, receive, tracking_send)
-        except Exception:  # noqa: BLE001  a bug of ours: logged, never shown to the client
-            error_id = uuid.uuid4().hex[:16]
-            LOG.error("internal error %s on %s %s\n%s", error_id, scope.get("method"), scope.get("path"),
-                      traceback.format_exc())
+        except Exception as error:  # noqa: BLE001  a bug of ours: logged, never shown to the client
+            error_id = logged_bug(error, scope.get("method"), scope.get("path"))
             if not started:
-                response = error_response(500, "internal", f"internal error {error_id}; the server's log has "
-                                                           f"its details", {"X-Error-Id": error_id})
-                await response(scope, receive, send)
+                await bug_response(error_id)(scope, receive, send)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from structperc.chunks import is_bio
-from structperc.errors import ConfigError, StructpercError
+from structperc.errors import ConfigError
 from structperc.utils.digest import file_sha256
 
 # the sentence that each model tags (and explains, and scores) before the workers fork
@@ -166,7 +166,7 @@ class Models:
                 continue
             try:
                 fresh = load_served(served.source, name)
-            except (StructpercError, OSError, ValueError) as error:
+            except Exception as error:  # noqa: BLE001  whatever a bad file raises, the master serves on
                 lines.append(f"model {name}: refused its changed file, the old model stays: {error}")
                 continue
             self.by_name[name] = fresh
