@@ -11,23 +11,28 @@ import typer
 
 from structperc.errors import ConfigError
 
-SERVE_EPILOG = """Examples (the server on port 8080; add -H "Authorization: Bearer $(cat token.txt)" with --token-file):
+SERVE_EPILOG = """Examples (port 8080; with --token-file add -H "Authorization: Bearer $(cat token.txt)"):
 
   structperc serve en-ewt-upos nl-conll2002-ner --port 8080 --workers 2
 
-  curl -s localhost:8080/v1/tag -H 'Content-Type: application/json' -d '{"model": "en-ewt-upos", "text": "Mary left early."}'
+  curl -s localhost:8080/v1/tag -H 'Content-Type: application/json' \\
+    -d '{"model": "en-ewt-upos", "text": "Mary left early."}'
 
-  curl -s localhost:8080/v1/tag -H 'Content-Type: application/json' -d '{"model": "nl-conll2002-ner", "sentences": [["Jan", "woont", "in", "Gent", "."]], "k": 2, "marginals": true}'
+  curl -s localhost:8080/v1/tag -H 'Content-Type: application/json' \\
+    -d '{"model": "nl-conll2002-ner", "sentences": [["Jan", "woont", "in", "Gent", "."]], "k": 2, "marginals": true}'
 
-  curl -s localhost:8080/v1/explain -H 'Content-Type: application/json' -d '{"model": "en-ewt-upos", "tokens": ["Mary", "left"], "token": 1}'
+  curl -s localhost:8080/v1/explain -H 'Content-Type: application/json' \\
+    -d '{"model": "en-ewt-upos", "tokens": ["Mary", "left"], "token": 1}'
 
   curl -s localhost:8080/v1/models
 
-  curl -s localhost:8080/process -d model=en-ewt-upos -d tokenizer= -d tagger= --data-urlencode 'data=Mary left early.'
+  curl -s localhost:8080/process -d model=en-ewt-upos -d tokenizer= -d tagger= --data-urlencode 'data=Mary left.'
 
   curl -s localhost:8080/models
 
-  curl -s localhost:8080/live; curl -s localhost:8080/ready; curl -s localhost:8080/metrics; curl -s localhost:8080/openapi.json
+  curl -s localhost:8080/live; curl -s localhost:8080/ready
+
+  curl -s localhost:8080/metrics; curl -s localhost:8080/openapi.json
 
   open http://localhost:8080/ in a browser: paste text, pick a model, see the tags and entities
 """
@@ -51,8 +56,8 @@ def read_token(path: Path) -> str:
 
 
 def serve_command(
-    models: Annotated[list[str], typer.Argument(help="Model files (.npz) or model names (structperc models list); "
-                                                     "the first is the default model.")],
+    models: Annotated[list[str], typer.Argument(
+        help="Model files (.npz) or model names (structperc models list); the first is the default model.")],
     host: str = typer.Option("127.0.0.1", help="Address to listen on (0.0.0.0: every interface)."),
     port: int = typer.Option(8080, min=0, max=65535, help="Port to listen on."),
     workers: int = typer.Option(1, min=1, help="Worker processes (they share the models' memory)."),

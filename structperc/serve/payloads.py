@@ -58,7 +58,8 @@ def served_model(models, name):
     if served is None:
         if name is None:
             raise ApiError(400, "bad_request", f"name a model: this server has {', '.join(models.names())}")
-        raise ApiError(404, "unknown_model", f"no model {name[:100]!r} here; the models are {', '.join(models.names())}")
+        raise ApiError(404, "unknown_model",
+                       f"no model {name[:100]!r} here; the models are {', '.join(models.names())}")
     return served
 
 

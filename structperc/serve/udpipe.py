@@ -96,7 +96,8 @@ def process_request(fields: dict, models):
     """(the ServedModel, its acknowledgements) of a ``/process`` request's fields, checked."""
     unknown = sorted(set(fields) - FIELDS)
     if unknown:
-        raise ApiError(400, "bad_request", f"unknown field {unknown[0][:40]!r}; the fields are {', '.join(sorted(FIELDS))}")
+        raise ApiError(400, "bad_request",
+                       f"unknown field {unknown[0][:40]!r}; the fields are {', '.join(sorted(FIELDS))}")
     if fields.get("output", "conllu") != "conllu":
         raise ApiError(400, "bad_request", "output: only conllu is written here")
     name = fields.get("model") or models.default
