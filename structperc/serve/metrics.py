@@ -47,19 +47,21 @@ class Metrics:
             if scope["type"] != "http":
                 return await app(scope, receive, send)
             route = scope["path"] if scope["path"] in ROUTES else "other"
-            status = 500  # what the client gets when the app raises before answering (``errors.Faults``)
             start = time.perf_counter()
+            answered = False
 
-            async def tracking_send(message):
-                nonlocal status
-                if message["type"] == "http.response.start":
-                    status = message["status"]
+            async def counting_send(message):
+                nonlocal answered
+                if message["type"] == "http.response.start":  # counted before the client can see it
+                    metrics.requests.labels(route, str(message["status"])).inc()
+                    answered = True
                 await send(message)
 
             try:
-                await app(scope, receive, tracking_send)
+                await app(scope, receive, counting_send)
             finally:
-                metrics.requests.labels(route, str(status)).inc()
+                if not answered:  # the app raised before answering: ``errors.Faults`` answers 500
+                    metrics.requests.labels(route, "500").inc()
                 metrics.seconds.labels(route).observe(time.perf_counter() - start)
 
         return counted
