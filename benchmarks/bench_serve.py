@@ -209,7 +209,8 @@ def test_texts(mirror, model):
         return [line[len("# text = "):] for line in path.read_text(encoding="utf-8").splitlines()
                 if line.startswith("# text = ")]
     blocks = path.read_text(encoding="latin-1").split("\n\n")
-    return [" ".join(line.split()[0] for line in block.splitlines() if line.strip() and not line.startswith("-DOCSTART"))
+    return [" ".join(line.split()[0] for line in block.splitlines()
+                     if line.strip() and not line.startswith("-DOCSTART"))
             for block in blocks if block.strip()]
 
 
@@ -549,7 +550,8 @@ def ratio(a, b):
 def write_markdown(path, settings, results, memories, start, soak_figures, swap_figures, fuzz_figures, cost_figures,
                    workers_list, clients_list):
     lines = ["# `structperc serve` under load, beside python-crfsuite behind the same stack", "",
-             "Written by `benchmarks/bench_serve.py` (`make bench-serve`); every figure below was measured by it in one run.",
+             "Written by `benchmarks/bench_serve.py` (`make bench-serve`); every figure below was measured by it "
+             "in one run.",
              "", f"Run: {settings}", ""]
     key = ("sentence", 8)
     targets = []
@@ -574,7 +576,8 @@ def write_markdown(path, settings, results, memories, start, soak_figures, swap_
         if sampled and len(sampled["workers"]) == 2:
             first, second = sampled["workers"]
             targets.append((f"the second worker's USS against the first's RSS ({model})", "≤ 25 %",
-                            f"{second['uss']:.0f} MiB of {first['rss']:.0f} MiB: {100 * second['uss'] / first['rss']:.0f} %",
+                            f"{second['uss']:.0f} MiB of {first['rss']:.0f} MiB: "
+                            f"{100 * second['uss'] / first['rss']:.0f} %",
                             second["uss"] <= 0.25 * first["rss"]))
     if start:
         warm, cold = statistics.median(start["warm"]), statistics.median(start["cold"])
@@ -625,14 +628,16 @@ def write_markdown(path, settings, results, memories, start, soak_figures, swap_
     for (service, model, workers), sampled in sorted(memories.items()):
         rows = [("master", sampled["master"])] + [(f"worker {i + 1}", w) for i, w in enumerate(sampled["workers"])]
         for name, m in rows:
-            lines.append(f"| {service} | {model} | {workers} | {name} | {m['rss']:.0f} | {m['pss']:.0f} | {m['uss']:.0f} |")
+            lines.append(f"| {service} | {model} | {workers} | {name} | {m['rss']:.0f} | {m['pss']:.0f} | "
+                         f"{m['uss']:.0f} |")
     if start:
         lines += ["", "## Start to /ready (s; each run a whole process)", "",
                   "| start | runs | median |", "|---|---|---|"]
         for label, name in (("warm", "structperc serve, both models, numba's cache warm"),
                             ("cold", "the same, numba's cache empty (NUMBA_CACHE_DIR)"),
                             ("crfsuite", "the peer, en-ewt-upos")):
-            lines.append(f"| {name} | {', '.join(f'{x:.2f}' for x in start[label])} | {statistics.median(start[label]):.2f} |")
+            runs = ", ".join(f"{x:.2f}" for x in start[label])
+            lines.append(f"| {name} | {runs} | {statistics.median(start[label]):.2f} |")
     if soak_figures:
         lines += ["", "## Soak", "", f"{soak_figures['seconds']:.0f} s of one-sentence en-ewt-upos requests at "
                   f"{soak_figures['rate']:.0f} requests/s (70 % of the saturation measured above), 8 clients, "
