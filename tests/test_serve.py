@@ -140,6 +140,26 @@ def tag(port, **payload):
 
 
 # ------------------------------------------------------------------------------------ /v1/tag
+def test_requests_tagged_together_get_what_each_gets_alone(server):
+    """Concurrent requests are tagged as one batch by a worker's tagging thread: the answers must be
+    those of the requests one at a time, each with its own offsets."""
+    texts = [" ".join(TEXT.split()[i:]) for i in range(12)] + ["", "Gent."]
+    alone = [tag(server.port, model="ner", text=text) for text in texts]
+    together = [None] * len(texts)
+
+    def send(i):
+        together[i] = tag(server.port, model="ner", text=texts[i])
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert together == alone
+    assert alone[-2]["sentences"] == [] and alone[-1]["sentences"][0]["tokens"][0] == {"text": "Gent", "start": 0,
+                                                                                         "end": 4}
+
+
 def test_raw_text_gives_tokens_with_their_offsets_tags_and_scored_spans(server):
     answer = tag(server.port, model="ner", text=TEXT)
     assert answer["model"] == "ner"
@@ -250,6 +270,8 @@ BAD = [
      {"Content-Type": "application/json"}, 413, "too_many_tokens"),
     ("deep JSON", "POST", "/v1/tag", b"[" * 100_000 + b"]" * 100_000, {"Content-Type": "application/json"}, 400,
      "bad_json"),
+    ("a lone surrogate", "POST", "/v1/tag", b'{"model": "pos", "text": "a \\ud800 b"}',
+     {"Content-Type": "application/json"}, 400, "encoding"),
     ("a token with a space", "POST", "/v1/tag", b'{"model": "pos", "sentences": [["a b"]]}',
      {"Content-Type": "application/json"}, 400, "bad_request"),
     ("unknown field", "POST", "/v1/tag", b'{"model": "pos", "txt": "a"}', {"Content-Type": "application/json"}, 400,

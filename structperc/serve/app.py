@@ -52,12 +52,12 @@ async def tag_endpoint(request):
     payload = payloads.parse_json(await read_body(request, state.limits))
     served, text, sentences, options = payloads.tag_request(payload, state.models, state.limits)
 
-    def job():
-        corpus = tagging.text_corpus(text) if text is not None else tagging.tokens_corpus(sentences)
-        check_lengths(corpus, state.limits)
-        return tagging.answer(served, corpus, options, text), n_tokens(corpus)
+    def corpus():
+        made = tagging.text_corpus(text) if text is not None else tagging.tokens_corpus(sentences)
+        check_lengths(made, state.limits)
+        return made
 
-    sentences_out, count = await state.queue.run(job, deadline)
+    sentences_out, count = await state.queue.tag(served, options, corpus, text, deadline)
     state.metrics.tokens.labels(served.name).inc(count)
     return JSONResponse({"model": served.name, "sentences": sentences_out})
 

@@ -63,6 +63,17 @@ def served_model(models, name):
     return served
 
 
+def check_encodable(text: str, what: str) -> str:
+    """``text`` when it is Unicode that UTF-8 can hold: JSON's \\ud800 escapes give lone surrogates,
+    which no answer could carry."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ApiError(400, "encoding", f"{what}: a lone surrogate (\\u{ord(text[error.start]):04x}) is no "
+                                        f"character") from None
+    return text
+
+
 def token_list(value, what) -> list[str]:
     if not isinstance(value, list) or not value:
         raise ApiError(400, "bad_request", f"{what} must be a non-empty list of tokens (strings)")
@@ -70,6 +81,7 @@ def token_list(value, what) -> list[str]:
         if not isinstance(token, str) or not token or token != token.strip() or any(c.isspace() for c in token):
             raise ApiError(400, "bad_request", f"{what}: a token must be a non-empty string without white space, "
                                                f"got {json.dumps(token)[:60]}")
+        check_encodable(token, what)
     return value
 
 
@@ -82,6 +94,8 @@ def tag_request(payload: dict, models, limits):
         raise ApiError(400, "bad_request", "give either text (a string) or sentences (lists of tokens)")
     if text is not None and not isinstance(text, str):
         raise ApiError(400, "bad_request", "text must be a string")
+    if text is not None:
+        check_encodable(text, "text")
     if sentences is not None:
         if not isinstance(sentences, list):
             raise ApiError(400, "bad_request", "sentences must be a list of lists of tokens")

@@ -67,21 +67,28 @@ def tag(served, corpus: Corpus, options: TagOptions) -> tuple[list, list | None]
     return tag_corpus(served.tagger, corpus, scores)
 
 
-def answer(served, corpus: Corpus, options: TagOptions, text: str | None = None) -> list[dict]:
-    """Per sentence: ``text``, ``tokens`` (text, start, end), ``tags``; ``spans`` (start, end, label and,
-    for a probabilistic model, score) for a chunk label set; ``kbest`` ([{tags, score}], best first) and
-    ``marginals`` ([{label: P}] per token) when asked."""
+def answer(served, corpus: Corpus, options: TagOptions, texts=None) -> list[dict | None]:
+    """Per sentence of ``corpus`` (None for an empty one): ``text``, ``tokens`` (text, start, end),
+    ``tags``; ``spans`` (start, end, label and, for a probabilistic model, score) for a chunk label set;
+    ``kbest`` ([{tags, score}], best first) and ``marginals`` ([{label: P}] per token) when asked.
+
+    texts : None, or per sentence the text its offsets are into (None for a sentence of given tokens,
+        whose text is its tokens joined by one space)."""
+    offsets = corpus.sentence_offsets.tolist()
+    if offsets[-1] == 0:
+        return [None] * corpus.n_sentences
     names, chunks = tag(served, corpus, options)
     words = corpus.columns["word"]
     starts = [int(v) for v in corpus.columns["start"]]
     ends = [int(v) for v in corpus.columns["end"]]
-    offsets = corpus.sentence_offsets.tolist()
     kbest = kbest_lists(served, corpus, options.k) if options.k else None
     marginals = served.tagger.predict_marginals(corpus) if options.marginals else None
     out = []
     for s, (a, b) in enumerate(zip(offsets[:-1], offsets[1:])):
         if a == b:
+            out.append(None)
             continue
+        text = texts[s] if texts is not None else None
         sentence = {"text": text[starts[a]:ends[b - 1]] if text is not None
                     else sentence_text(words[a:b], starts[a:b], ends[a:b]),
                     "tokens": [{"text": words[i], "start": starts[i], "end": ends[i]} for i in range(a, b)],
@@ -95,6 +102,21 @@ def answer(served, corpus: Corpus, options: TagOptions, text: str | None = None)
         if marginals is not None:
             sentence["marginals"] = [{label: round(p, 6) for label, p in row.items()} for row in marginals[s]]
         out.append(sentence)
+    return out
+
+
+def tag_batch(served, corpora: list[Corpus], texts: list, options: TagOptions) -> list[list[dict]]:
+    """``answer`` of several requests' corpora (``texts``: each one's text, or None for tokens) tagged as
+    one corpus, split back per request: one call of each kernel for the batch, not one per request."""
+    from structperc.corpus import concatenate
+
+    merged = concatenate(corpora) if len(corpora) > 1 else corpora[0]
+    per_sentence = [text for corpus, text in zip(corpora, texts) for _ in range(corpus.n_sentences)]
+    sentences = answer(served, merged, options, per_sentence)
+    out, at = [], 0
+    for corpus in corpora:
+        out.append([s for s in sentences[at:at + corpus.n_sentences] if s is not None])
+        at += corpus.n_sentences
     return out
 
 
@@ -115,7 +137,8 @@ def kbest_lists(served, corpus: Corpus, k: int) -> list[list[dict]]:
 
 
 def tag_text(served, text: str, options: TagOptions) -> list[dict]:
-    return answer(served, text_corpus(text), options, text)
+    corpus = text_corpus(text)
+    return [s for s in answer(served, corpus, options, [text] * corpus.n_sentences) if s is not None]
 
 
 def explain_token(served, tokens: list[str], token: int, top: int = 8) -> dict:
