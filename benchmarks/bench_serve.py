@@ -161,7 +161,7 @@ def locust(service, payloads, clients, seconds, rate=0.0, sample_memory_at=None)
     ``sample_memory_at`` (seconds into the run), the memory of the master and each worker then."""
     prefix = Path(tempfile.mkdtemp(prefix="bench-serve-locust-")) / "run"
     command = [sys.executable, "-m", "locust", "-f", __file__, "--headless", "-u", str(clients), "-r", str(clients),
-               "-t", f"{seconds}s", "--host", f"http://127.0.0.1:{service.port}", "--csv", str(prefix),
+               "-t", f"{round(seconds)}s", "--host", f"http://127.0.0.1:{service.port}", "--csv", str(prefix),
                "--only-summary", "--stop-timeout", "10", "--loglevel", "ERROR", "--exit-code-on-error", "0"]
     env = python_env(BENCH_SERVE_PAYLOADS=payloads, BENCH_SERVE_RATE=rate)
     sampled = {}
@@ -177,7 +177,8 @@ def locust(service, payloads, clients, seconds, rate=0.0, sample_memory_at=None)
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=seconds + 120)
     if sampler:
         sampler.join(seconds + 10)
-    rows = list(csv.DictReader(open(f"{prefix}_stats.csv")))
+    stats = Path(f"{prefix}_stats.csv")
+    rows = list(csv.DictReader(open(stats))) if stats.exists() else []
     shutil.rmtree(prefix.parent, ignore_errors=True)
     total = next((r for r in rows if r["Name"] == "Aggregated"), None)
     if total is None or done.returncode != 0:
@@ -515,9 +516,10 @@ def costs(payloads, results, repeat=30):
                 encode = median_seconds(lambda: served.tagger.encode_input(corpus), repeat)
                 predict = median_seconds(lambda: served.tagger.predict_corpus(corpus), repeat)
                 tagged = median_seconds(lambda: tag_corpus(served.tagger, corpus), repeat)
-                answer = median_seconds(lambda: tagging.answer(served, split_text(text), tagging.TagOptions(), text),
+                sentence_texts = [text] * corpus.n_sentences
+                answer = median_seconds(lambda: tagging.answer(served, corpus, tagging.TagOptions(), sentence_texts),
                                         repeat)
-                sentences = tagging.answer(served, split_text(text), tagging.TagOptions(), text)
+                sentences = tagging.answer(served, corpus, tagging.TagOptions(), sentence_texts)
                 parts["parse"] += median_seconds(lambda: json.loads(body), repeat)
                 parts["tokenize"] += median_seconds(lambda: split_text(text), repeat)
                 parts["encode"] += encode
