@@ -38,6 +38,18 @@ SERVE_EPILOG = """Examples (port 8080; with --token-file add -H "Authorization: 
 """
 
 
+SERVER_MODULES = ("starlette", "uvicorn", "uvicorn_worker", "gunicorn", "prometheus_client", "multipart")
+
+
+def check_server_installed():
+    """A ConfigError naming the extra to install when a package of the server is missing."""
+    import importlib.util
+
+    missing = [name for name in SERVER_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConfigError(f"structperc serve needs {', '.join(missing)}: pip install 'structperc[serve]'")
+
+
 def check_port_free(host, port):
     """A ConfigError when ``host:port`` cannot be bound (in use, or not an address of this machine)."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
@@ -90,6 +102,7 @@ def serve_command(
     from structperc.serve.limits import Limits
     from structperc.serve.metrics import multiprocess_folder
 
+    check_server_installed()
     check_port_free(host, port)
     token = read_token(token_file) if token_file is not None else None
     folder = multiprocess_folder()  # before prometheus_client is imported
