@@ -177,15 +177,16 @@ def locust(service, payloads, clients, seconds, rate=0.0, sample_memory_at=None)
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=seconds + 120)
     if sampler:
         sampler.join(seconds + 10)
-    stats = Path(f"{prefix}_stats.csv")
+    stats, failures = Path(f"{prefix}_stats.csv"), Path(f"{prefix}_failures.csv")
     rows = list(csv.DictReader(open(stats))) if stats.exists() else []
+    failed = [f"{r['Occurrences']}× {r['Error']}" for r in csv.DictReader(open(failures))] if failures.exists() else []
     shutil.rmtree(prefix.parent, ignore_errors=True)
     total = next((r for r in rows if r["Name"] == "Aggregated"), None)
     if total is None or done.returncode != 0:
         raise RuntimeError(f"locust failed ({done.returncode}): {done.stderr[-2000:]}")
     return {"requests": int(total["Request Count"]), "errors": int(total["Failure Count"]),
             "rps": float(total["Requests/s"]), "p50": float(total["50%"]), "p95": float(total["95%"]),
-            "p99": float(total["99%"]), "memory": sampled or None}
+            "p99": float(total["99%"]), "memory": sampled or None, "failures": failed}
 
 
 # ------------------------------------------------------------------------------------ data
@@ -351,7 +352,8 @@ def swap_under_load(payloads, seconds, report):
     finally:
         service.stop()
         shutil.rmtree(folder, ignore_errors=True)
-    report(f"swap: {figures['requests']} requests, {figures['errors']} errors, {figures['swaps']}")
+    report(f"swap: {figures['requests']} requests, {figures['errors']} errors {figures['failures']}, "
+           f"{figures['swaps']}")
     return figures
 
 
@@ -649,7 +651,8 @@ def write_markdown(path, settings, results, memories, start, soak_figures, swap_
     if swap_figures:
         lines += ["", "## Swap under load", "", f"{swap_figures['seconds']:.0f} s, 8 clients, 2 workers: "
                   f"{swap_figures['requests']:,} requests, {swap_figures['errors']} failed, p99 "
-                  f"{swap_figures['p99']:.0f} ms. The server's lines:", ""]
+                  f"{swap_figures['p99']:.0f} ms; failures: {'; '.join(swap_figures['failures']) or 'none'}. "
+                  f"The server's lines:", ""]
         lines += [f"    {s}" for s in swap_figures["swaps"]]
     if fuzz_figures:
         lines += ["", "## Fuzz", "", f"{fuzz_figures['requests']:,} malformed requests, 8 at a time, in "

@@ -527,6 +527,16 @@ def sha256_served(port, name):
     return next(m["sha256"] for m in models if m["name"] == name)
 
 
+def wait_for_sha256(port, name, sha256, seconds=30):
+    """Wait until 10 answers in a row serve ``sha256``: the old workers drain for a second after a swap
+    (``serve.draining``), answering with the old model meanwhile."""
+    deadline, in_a_row = time.monotonic() + seconds, 0
+    while in_a_row < 10 and time.monotonic() < deadline:
+        in_a_row = in_a_row + 1 if sha256_served(port, name) == sha256 else 0
+        time.sleep(0.05 if in_a_row else 0.2)
+    return in_a_row == 10
+
+
 def test_sighup_swaps_a_changed_model_without_a_failed_request_and_refuses_a_bad_checksum(models, tmp_path):
     served = tmp_path / "ner.npz"
     served.write_bytes(models["ner"].read_bytes())
@@ -552,14 +562,10 @@ def test_sighup_swaps_a_changed_model_without_a_failed_request_and_refuses_a_bad
         os.replace(tmp_path / "ner.tmp", served)
         running.process.send_signal(signal.SIGHUP)
         new = hashlib.sha256(new_bytes).hexdigest()
-        deadline = time.monotonic() + 30
-        while sha256_served(running.port, "ner") != new and time.monotonic() < deadline:
-            time.sleep(0.2)
-        time.sleep(0.5)
+        assert wait_for_sha256(running.port, "ner", new) and new != old
         stop.set()
         for client in clients:
             client.join(30)
-        assert sha256_served(running.port, "ner") == new != old
         assert failures == [] and statuses and set(statuses) == {200}, (failures, set(statuses))
         # a file that fails its checksum: refused, the model swapped in before stays
         crafted_copy(models["ner"], tmp_path / "bad.npz")
@@ -569,7 +575,8 @@ def test_sighup_swaps_a_changed_model_without_a_failed_request_and_refuses_a_bad
         while "refused" not in running.output() and time.monotonic() < deadline:
             time.sleep(0.2)
         assert "checksum" in running.output()
-        assert sha256_served(running.port, "ner") == new
+        time.sleep(1.5)  # the drain of the workers that the refused swap replaced
+        assert wait_for_sha256(running.port, "ner", new, seconds=5)
         assert call(running.port, "POST", "/v1/tag", {"text": TEXT})[0] == 200
     finally:
         stop.set()
@@ -584,10 +591,7 @@ def test_reload_on_change_swaps_the_model_by_itself(models, tmp_path):
         (tmp_path / "ner.tmp").write_bytes(models["ner2"].read_bytes())
         os.replace(tmp_path / "ner.tmp", served)
         new = hashlib.sha256(models["ner2"].read_bytes()).hexdigest()
-        deadline = time.monotonic() + 30
-        while sha256_served(running.port, "ner") != new and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert sha256_served(running.port, "ner") == new
+        assert wait_for_sha256(running.port, "ner", new)
     finally:
         running.stop()
 

@@ -9,5 +9,6 @@ gunicorn.
 - ``errors``: client errors as JSON bodies, bugs as a 500 with an id logged beside the traceback;
 - ``metrics``: Prometheus' counters, shared by the workers (multiprocess mode);
 - ``app``: the routes; ``page/``: the page at ``/`` (offline: no external resource);
-- ``master``: gunicorn's master with the app preloaded, SIGHUP and ``--reload-on-change``.
+- ``master``: gunicorn's master with the app preloaded, SIGHUP and ``--reload-on-change``; ``worker``: uvicorn's
+  worker, which drains (``draining``: ``Connection: close`` for a second) before it stops.
 """

@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from structperc.serve import payloads, tagging, udpipe
+from structperc.serve.draining import Draining
 from structperc.serve.errors import (HTTP_KINDS, ApiError, Faults, api_error_response, error_response,
                                      internal_error)
 from structperc.serve.limits import BearerAuth, Limits, TagQueue, read_body
@@ -137,8 +138,8 @@ async def http_error_handler(request, error):
 
 
 def build_app(models, limits: Limits, metrics, token: str | None = None, cors_origins=()):
-    """The app over ``models`` (a ``served.Models``): Faults outermost, then the metrics, then auth and
-    CORS (only when given), then Starlette."""
+    """The app over ``models`` (a ``served.Models``): Faults outermost, then the metrics, the drain of a
+    stopping worker, auth and CORS (only when given), then Starlette."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -180,4 +181,4 @@ def build_app(models, limits: Limits, metrics, token: str | None = None, cors_or
                                allow_headers=["Authorization", "Content-Type"])
     if token:
         outer = BearerAuth(outer, token)
-    return Faults(metrics.middleware(outer))
+    return Faults(metrics.middleware(Draining(outer)))
