@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import structperc
+
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = "Jan Peeters woont in Gent. Hij werkt bij Philips in Eindhoven sinds maandag."
 
@@ -315,7 +317,7 @@ def test_metrics_count_requests_and_tokens_over_both_workers(server):
 
 def test_openapi_names_every_route(server):
     status, _, schema = call_json(server.port, "GET", "/openapi.json")
-    assert status == 200 and schema["openapi"].startswith("3.")
+    assert status == 200 and schema["openapi"].startswith("3.") and schema["info"]["version"] == structperc.__version__
     assert {"/v1/tag", "/v1/explain", "/v1/models", "/process", "/models", "/live", "/ready",
             "/metrics"} <= set(schema["paths"])
     assert schema["paths"]["/v1/tag"]["post"]["requestBody"]["content"]["application/json"]["schema"][

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from structperc import __version__
 from structperc.errors import ConfigError
 
 SERVE_EPILOG = """Examples (port 8080; with --token-file add -H "Authorization: Bearer $(cat token.txt)"):
@@ -117,7 +118,7 @@ def serve_command(
         served = Models([load_served(source, report=say, mirror=mirror) for source in models])
         limits = Limits(max_body=max_body, body_seconds=body_seconds, max_tokens=max_tokens, timeout=timeout,
                         queue=queue)
-        app = build_app(served, limits, Metrics(), token, cors_origin or ())
+        app = build_app(served, limits, Metrics(), token, cors_origin or (), __version__)
         options = {"bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}", "workers": workers,
                    "worker_class": "structperc.serve.worker.ServeWorker", "preload_app": True,
                    "graceful_timeout": graceful_seconds, "keepalive": 5, "loglevel": "warning",

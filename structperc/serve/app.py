@@ -117,7 +117,8 @@ async def metrics_endpoint(request):
 
 
 async def openapi_endpoint(request):
-    return JSONResponse(openapi_schema(request.app.state.models.names()))
+    state = request.app.state
+    return JSONResponse(openapi_schema(state.models.names(), state.version))
 
 
 async def page_endpoint(request):
@@ -137,9 +138,10 @@ async def http_error_handler(request, error):
     return error_response(error.status_code, kind, message, getattr(error, "headers", None))
 
 
-def build_app(models, limits: Limits, metrics, token: str | None = None, cors_origins=()):
+def build_app(models, limits: Limits, metrics, token: str | None = None, cors_origins=(), version=""):
     """The app over ``models`` (a ``served.Models``): Faults outermost, then the metrics, the drain of a
-    stopping worker, auth and CORS (only when given), then Starlette."""
+    stopping worker, auth and CORS (only when given), then Starlette; ``version`` (the package's) goes
+    into the OpenAPI schema."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -170,6 +172,7 @@ def build_app(models, limits: Limits, metrics, token: str | None = None, cors_or
                                         Exception: internal_error})
     app.state.models = models
     app.state.limits = limits
+    app.state.version = version
     app.state.metrics = metrics
     app.state.queue = TagQueue(limits.queue)
     app.state.ready = False

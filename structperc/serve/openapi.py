@@ -1,7 +1,5 @@
 """The OpenAPI 3.1 schema of the server (``GET /openapi.json``), written out by hand: the routes are few,
 and their bodies are read by ``payloads``, not by a schema library."""
-from structperc import __version__
-
 ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
     "type": "object", "required": ["kind", "message"],
     "properties": {"kind": {"type": "string"}, "message": {"type": "string"}}}}}
@@ -31,7 +29,7 @@ def json_body(schema):
     return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
-def openapi_schema(model_names):
+def openapi_schema(model_names, version):
     model = {"type": "string", "enum": list(model_names), "description": "may be left out when one model is served"}
     tag = {"type": "object", "properties": {
         "model": model, "text": {"type": "string", "description": "raw text (or give sentences)"},
@@ -51,7 +49,7 @@ def openapi_schema(model_names):
     status = ok({"type": "object"})
     return {
         "openapi": "3.1.0",
-        "info": {"title": "structperc serve", "version": __version__},
+        "info": {"title": "structperc serve", "version": version},
         "paths": {
             "/v1/tag": {"post": {"summary": "Tag raw text or tokens", "requestBody": json_body(tag),
                                  "responses": {**ok({"type": "object", "properties": {
