@@ -9,7 +9,7 @@ NP_MODEL := corpora/np-chunker.npz
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo test bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test bench-serve bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -17,9 +17,9 @@ $(BIN)/.core: pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-# The extras on top: tests, the peers of the benchmarks, plots, the documentation site.
+# The extras on top: tests, the peers of the benchmarks, plots, the documentation site, the server.
 $(BIN)/.installed: $(BIN)/.core
-	$(BIN)/pip install --quiet -e '.[dev,bench,plot,docs]'
+	$(BIN)/pip install --quiet -e '.[dev,bench,plot,docs,serve]'
 	touch $@
 
 # No warm-up here: each command compiles the kernels it calls on first use (with the notice
@@ -94,6 +94,11 @@ bench-rawtext: install
 	$(BIN)/python benchmarks/bench_tokenizers.py $(MIRROR)
 	$(BIN)/python benchmarks/bench_rawtext.py $(MIRROR)
 	$(REFRESH)
+
+# structperc serve under locust beside python-crfsuite behind the same stack: load, start, a 10-minute
+# soak, a swap under load, a fuzz (about an hour); writes benchmarks/serve.md (`--quick`: about 15 minutes)
+bench-serve: install
+	$(BIN)/python benchmarks/bench_serve.py --mirror $(MIRROR_DIR)
 
 # make demo from a fresh clone against python-crfsuite training the same chunker; writes benchmarks/first_run.md
 bench-first-run: install

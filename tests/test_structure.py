@@ -16,7 +16,7 @@ FLOORS = [
     {"train", "clusters"},
     {"estimator"},
     {"nbest", "ensembles", "models"},
-    {"rerank", "report"},
+    {"rerank", "report", "serve"},
     {"cli", "warmup", "__init__", "__main__"},
 ]
 

@@ -374,6 +374,7 @@ def _register_extensions():
     from structperc.cli import models as cli_models
     from structperc.cli import reproduce as cli_reproduce
     from structperc.cli import rerank as cli_rerank
+    from structperc.cli import serve as cli_serve
 
     app.command("eval", epilog=examples(cli_evaluation.EVAL_EPILOG))(cli_evaluation.eval_command)
     app.command("explain", epilog=examples(cli_evaluation.EXPLAIN_EPILOG))(cli_evaluation.explain_command)
@@ -382,7 +383,8 @@ def _register_extensions():
     app.command("vote", epilog=examples(cli_ensemble.VOTE_EPILOG))(cli_ensemble.vote_command)
     for name, epilog, command in (("clusters", cli_clusters.CLUSTERS_EPILOG, cli_clusters.clusters),
                                   ("reproduce", cli_reproduce.REPRODUCE_EPILOG, cli_reproduce.reproduce_command),
-                                  ("compare", cli_reproduce.COMPARE_EPILOG, cli_reproduce.compare_command)):
+                                  ("compare", cli_reproduce.COMPARE_EPILOG, cli_reproduce.compare_command),
+                                  ("serve", cli_serve.SERVE_EPILOG, cli_serve.serve_command)):
         app.command(name, epilog=examples(epilog))(command)
 
 
