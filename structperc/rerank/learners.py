@@ -61,8 +61,9 @@ class _RerankerBase:
         return choice
 
     # -------------------------------------------------------------- file
-    def save(self, path):
-        """``.npz`` (learned arrays, vocabulary) plus JSON metadata, written atomically."""
+    def state(self):
+        """(arrays, JSON-able metadata) of the fitted reranker: what ``save`` writes and
+        ``reranker_from_state`` reads back (a reranked model file keeps them beside its base)."""
         vocabulary = self.vocabulary_ or {}
         strings = sorted(vocabulary, key=vocabulary.get)
         ids = np.fromiter((vocabulary[s] for s in strings), dtype=np.int64, count=len(strings))
@@ -77,6 +78,11 @@ class _RerankerBase:
             "vocabulary": np.array(strings, dtype=np.str_) if strings else np.zeros(0, dtype="<U1"),
             "vocabulary_ids": ids,
         }
+        return arrays, meta
+
+    def save(self, path):
+        """``.npz`` (learned arrays, vocabulary) plus JSON metadata, written atomically."""
+        arrays, meta = self.state()
         return write_npz(path, arrays, meta)
 
     @classmethod
@@ -87,6 +93,11 @@ class _RerankerBase:
 
 def load_reranker(path):
     arrays, meta = read_npz(path, "reranker")
+    return reranker_from_state(arrays, meta, path)
+
+
+def reranker_from_state(arrays, meta, path="<model>"):
+    """The fitted reranker of ``state()``'s arrays and metadata; ModelFileError naming ``path``."""
     if meta.get("kind") != "structperc-reranker":
         raise ModelFileError(f"{path}: not a structperc reranker file")
     if meta.get("format_version") != FORMAT_VERSION:
