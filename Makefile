@@ -9,7 +9,7 @@ NP_MODEL := corpora/np-chunker.npz
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo test bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner rerank-experiment rerank-ner ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -151,6 +151,12 @@ reproduce-ner: install
 rerank-experiment: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/rerank_conll2000.py
+	$(REFRESH)
+
+# the ner preset's 20-best lists reranked with document, gazetteer and sequence features (issue 41)
+rerank-ner: install
+	$(SP) data fetch conll2002_nl $(MIRROR)
+	$(BIN)/python experiments/rerank_ner.py
 	$(REFRESH)
 
 ensembles: install
