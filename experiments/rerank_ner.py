@@ -30,7 +30,7 @@ from structperc.evaluate.metrics import evaluate_labels, paired_bootstrap, split
 from structperc.nbest.jackknife import fold_split  # noqa: E402
 from structperc.nbest.lists import jackknife_nbest, nbest_corpus  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
-from structperc.rerank.context import (FAMILIES, Gazetteer, ListContext, document_ids,  # noqa: E402
+from structperc.rerank.context import (Gazetteer, ListContext, document_ids,  # noqa: E402
                                        featurize_in_context, jackknifed_gazetteers)
 from structperc.rerank.learners import LossReranker, Reranker  # noqa: E402
 
@@ -44,6 +44,7 @@ BLOCKS = True
 SEED = 0
 BASE = {"templates": "ner"}
 TARGET = 82.0
+FAMILIES = ("entity", "document", "gazetteer", "sequence", "rank")  # the chunk family is CoNLL-2000's
 AVERAGED_GRID = [{"epochs": e, "score_weight": w} for e in (5, 10, 20) for w in (1.0, 5.0)]
 LOSS_GRID = ([{"update": "mira", "epochs": e, "margin": m, "aggressiveness": c, "score_weight": 5.0}
               for e in (5, 10) for m in (1.0, 2.0) for c in (0.1, 1.0)]

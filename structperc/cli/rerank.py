@@ -257,7 +257,7 @@ FIT_EPILOG = """Examples:
 
   structperc eval ned.testb --model reranked.npz
 """
-FitLearner = choices("FitLearner", ("perceptron", "loss"))
+FitLearner = choices("FitLearner", ("scaled", "mira", "perceptron"))
 
 
 def rerank_fit_command(
@@ -269,9 +269,10 @@ def rerank_fit_command(
                                                 "base-score weight are chosen on it.")] = None,
     candidates: int = typer.Option(20, "--candidates", "-k", min=2, help="Candidates per sentence."),
     learner: Optional[FitLearner] = typer.Option(
-        None, help="perceptron: the averaged ranking perceptron (default); loss: MIRA over the candidates' F1 loss."),
-    families: Optional[str] = typer.Option(None, "--families", help="Feature families, comma separated "
-                                           "(default all: entity, document, gazetteer, sequence, rank)."),
+        None, help="scaled: the loss-scaled ranking perceptron (default, the winner on CoNLL-2002 testa); mira: MIRA "
+        "over the candidates' loss; perceptron: the averaged ranking perceptron."),
+    families: Optional[str] = typer.Option(None, "--families", help="Feature families, comma separated, of "
+                                           "entity, document, gazetteer, sequence, rank (default: all but entity)."),
     folds: int = typer.Option(5, "--folds", min=2, help="Jackknife folds (contiguous blocks of sentences)."),
     document_size: Optional[int] = typer.Option(None, "--document-size", min=1, help="Sentences per document "
                                                 "where the file marks none (-DOCSTART-, # newdoc)."),
@@ -284,15 +285,14 @@ def rerank_fit_command(
     (document context, gazetteers, whole entities, label trigrams), the learner, its settings chosen
     on --dev. The file is a model: tag, eval and load_model take it."""
     from structperc.ensembles.files import read_model
-    from structperc.rerank.learners import LossReranker
-    from structperc.rerank.tagger import RerankedCore
+    from structperc.rerank.tagger import DEFAULT_FAMILIES, DEFAULT_LEARNER, RerankedCore
 
     tagger = read_model(base)
     if getattr(tagger, "members", None) is not None or not hasattr(tagger, "get_params"):
         raise typer.BadParameter(f"{base} is not a single model", param_hint="'--base'")
-    learner = value_of(learner) or "perceptron"
-    model = RerankedCore(base=tagger, k=candidates, learner=LossReranker() if learner == "loss" else "perceptron",
-                         families=split_list(families), folds=folds, document_size=document_size, seed=seed)
+    learner = value_of(learner) or DEFAULT_LEARNER
+    model = RerankedCore(base=tagger, k=candidates, learner=learner, families=split_list(families) or DEFAULT_FAMILIES,
+                         folds=folds, document_size=document_size, seed=seed)
     model.check_params()
     corpus = tagger.read(train, encoding=encoding)
     dev_corpus = tagger.read(dev, encoding=encoding) if dev is not None else None
@@ -305,9 +305,9 @@ def rerank_fit_command(
     if json_output:
         typer.echo(json.dumps(summary))
     elif not quiet:
+        lists = model.training_lists_
         typer.echo(f"saved {output}: {len(model.vocabulary_):,} features; training lists 1-best "
-                   f"{model.training_lists_.get('one_best', 0):.2f}, oracle {model.training_lists_.get('oracle', 0):.2f}",
-                   err=True)
+                   f"{lists.get('one_best', 0):.2f}, oracle {lists.get('oracle', 0):.2f}", err=True)
 
 
 def register(app):

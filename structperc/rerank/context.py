@@ -5,6 +5,8 @@ Feature families (each switched on by name in ``featurize_in_context``):
 
 - ``entity``: Collins' (2002) features of every entity of a candidate (``features.ENTITY_FEATURES``)
   plus each word of each entity (``entity_word``).
+- ``chunk``: the chunking features of every chunk (``features.GLOBAL_FEATURES``: its words, POS,
+  length, first and last word, shape).
 - ``document``: for every entity of a candidate (type T, words s), the types that s, its lower-cased
   form and its last word get *elsewhere* in its document (the other sentences; the document's own
   sentence is left out), counted in the base's 1-best (``d1``) and in the other sentences' candidates,
@@ -36,10 +38,11 @@ import numpy as np
 from structperc.chunks import chunk_spans
 from structperc.errors import ConfigError
 from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
-from structperc.rerank.features import ENTITY_FEATURES, FEATURES
+from structperc.rerank.features import ENTITY_FEATURES, FEATURES, GLOBAL_FEATURES
 
-FAMILIES = ("entity", "document", "gazetteer", "sequence", "rank")
+FAMILIES = ("entity", "chunk", "document", "gazetteer", "sequence", "rank")
 ENTITY_FAMILY = ENTITY_FEATURES + ["entity_word"]
+CHUNK_FAMILY = [name for name in GLOBAL_FEATURES if name != "chunk_sequence"]
 DOCUMENT_MARKERS = ("-DOCSTART-", "# newdoc")
 
 
@@ -302,7 +305,7 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
     o = corpus.sentence_offsets
     columns = corpus.columns
     names = nb.label_names
-    entity_names = ENTITY_FAMILY if "entity" in families else []
+    entity_names = (ENTITY_FAMILY if "entity" in families else []) + (CHUNK_FAMILY if "chunk" in families else [])
     chunk_features = [FEATURES[n] for n in entity_names if hasattr(FEATURES[n], "of_chunk")]
     has_entity_word = "entity_word" in entity_names
     in_context = [f for f in families if f in ("document", "gazetteer")]

@@ -28,9 +28,15 @@ from structperc.rerank.context import (FAMILIES, Gazetteer, ListContext, check_f
 from structperc.rerank.learners import LEARNERS, LossReranker, Reranker, reranker_from_state
 
 KIND = "rerank"
-# the defaults that won on ned.testa (experiments/rerank_ner.py, experiments/results/rerank_ner.md)
+# the defaults that won on ned.testa (experiments/rerank_ner.py, experiments/results/rerank_ner.md): k,
+# the folds, the families (Collins' entity features left out) and the learner
 DEFAULT_K = 20
 DEFAULT_FOLDS = 5
+DEFAULT_FAMILIES = ("document", "gazetteer", "sequence", "rank")
+DEFAULT_LEARNER = "scaled"
+# learner names beside ``LEARNERS``: "scaled" is the loss-scaled perceptron at the settings that won
+NAMED_LEARNERS = {"scaled": lambda: LossReranker(epochs=5, update="scaled", margin=0.0, score_weight=5.0),
+                  "mira": lambda: LossReranker(update="mira")}
 # the settings ``fit`` tries on a dev corpus: epochs x the initial weight of the base's score
 SELECTION_GRID = [{"epochs": e, "score_weight": w} for e in (5, 10, 20) for w in (1.0, 5.0)]
 
@@ -38,8 +44,11 @@ SELECTION_GRID = [{"epochs": e, "score_weight": w} for e in (5, 10, 20) for w in
 def _learner(learner):
     """A fresh reranker: ``LEARNERS[learner]()`` for a name, a copy of an unfitted reranker otherwise."""
     if isinstance(learner, str):
+        if learner in NAMED_LEARNERS:
+            return NAMED_LEARNERS[learner]()
         if learner not in LEARNERS:
-            raise ConfigError(f"unknown reranker learner {learner!r}: choose one of {', '.join(LEARNERS)}")
+            raise ConfigError(f"unknown reranker learner {learner!r}: choose one of "
+                              f"{', '.join([*NAMED_LEARNERS, *LEARNERS])}")
         return LEARNERS[learner]()
     if not hasattr(learner, "fit_ranking"):
         raise ConfigError(f"learner must be a name ({', '.join(LEARNERS)}) or a reranker, got {learner!r}")
@@ -53,9 +62,10 @@ class RerankedCore(Estimator):
     ----------
     base : a Tagger (fitted or not) over token columns, first-order
     k : candidates per sentence
-    learner : "perceptron" (averaged ranking perceptron), "loss" (MIRA / loss-scaled perceptron),
-        or an unfitted reranker of ``rerank.learners`` (e.g. ``Reranker(epochs=10)``)
-    families : feature families (``rerank.context.FAMILIES``; None: all)
+    learner : "scaled" (the loss-scaled ranking perceptron: 5 epochs, base-score weight 5), "mira",
+        "perceptron" (the averaged ranking perceptron), a name of ``rerank.learners.LEARNERS``, or an
+        unfitted reranker (e.g. ``Reranker(epochs=10)``)
+    families : feature families (``rerank.context.FAMILIES``; None: all of them)
     folds : jackknife folds of the training lists (contiguous blocks of sentences)
     document_size : sentences per document where the input marks no documents (None: each
         sentence alone)
@@ -71,7 +81,7 @@ class RerankedCore(Estimator):
 
     fitted_attributes = ("base_", "reranker_")
 
-    def __init__(self, base=None, k=DEFAULT_K, learner="perceptron", families=None, folds=DEFAULT_FOLDS,
+    def __init__(self, base=None, k=DEFAULT_K, learner=DEFAULT_LEARNER, families=DEFAULT_FAMILIES, folds=DEFAULT_FOLDS,
                  document_size=None, select=True, seed=0):
         self.base = base
         self.k = k
