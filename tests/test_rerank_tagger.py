@@ -302,3 +302,76 @@ def test_rerank_fit_command_writes_a_model_that_eval_reads(tmp_path, ner_files):
     assert 0 <= json.loads(done.stdout)["f1"] <= 100
     done = run("rerank", "fit", ner_files / "train.txt", "--base", base, "--families", "nope", "--output", out)
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+# ------------------------------------------------------------------------------------ against naive references
+def rows_by_string(data, vocabulary):
+    names = {fid: text for text, fid in vocabulary.items()}
+    names[1] = "<score>"
+    out = []
+    for j in range(data.n_rows):
+        a, b = data.row_offsets[j], data.row_offsets[j + 1]
+        out.append({names[int(f)]: float(v) for f, v in zip(data.feature_ids[a:b], data.values[a:b])})
+    return out
+
+
+def assert_same_rows(ours, theirs):
+    assert len(ours) == len(theirs)
+    for row, expected in zip(ours, theirs):
+        assert row.keys() == expected.keys()
+        for key, value in expected.items():
+            assert row[key] == pytest.approx(value, abs=1e-12), key
+
+
+@pytest.mark.parametrize("k", [1, 4])
+def test_featurizing_and_document_counts_match_the_naive_references(ner_files, k):
+    from naive_rerank import naive_document_counts, naive_featurize
+
+    from structperc.estimator.tagger import Tagger
+    from structperc.rerank.context import FAMILIES
+
+    train, dev = read(ner_files / "train.txt"), read(ner_files / "dev.txt")
+    tagger = Tagger(templates=["w[0]", "bias"], epochs=1).fit(train.subset(range(30)))
+    for corpus in (dev, train.subset(range(40, 100))):
+        nb = nbest_corpus(tagger, corpus, k)
+        context = ListContext(nb, document_ids(corpus), [Gazetteer.from_corpus(train.subset(range(50)))],
+                              np.zeros(corpus.n_sentences, dtype=np.int64))
+        one, many = naive_document_counts(nb, document_ids(corpus))
+        for ours, theirs in ((context.one, one), (context.many, many)):
+            assert ours.keys() == theirs.keys()
+            for d in theirs:
+                assert ours[d].total.keys() == theirs[d].total.keys()
+                for key, counts in theirs[d].total.items():
+                    assert dict(ours[d].total[key]) == pytest.approx(dict(counts))
+        for families in (list(FAMILIES), ["sequence"], ["chunk", "rank"], ["document"]):
+            data, vocabulary = featurize_in_context(nb, families, context, {}, grow=True)
+            expected, expected_vocabulary = naive_featurize(nb, families, context, {}, grow=True)
+            assert set(vocabulary) == set(expected_vocabulary)
+            assert data.group_offsets.tolist() == expected.group_offsets.tolist()
+            assert data.targets.tolist() == expected.targets.tolist()
+            assert_same_rows(rows_by_string(data, vocabulary), rows_by_string(expected, expected_vocabulary))
+            # a fixed vocabulary drops the unseen strings alike
+            small = dict(list(vocabulary.items())[: len(vocabulary) // 2])
+            got, _ = featurize_in_context(nb, families, context, dict(small))
+            want, _ = naive_featurize(nb, families, context, dict(small))
+            assert got.feature_ids.tolist() == want.feature_ids.tolist()
+            assert np.allclose(got.values, want.values)
+
+
+def test_candidate_spans_kernel_matches_chunk_spans():
+    from structperc.chunks import chunk_spans
+    from structperc.rerank.context import label_tables
+    from structperc._kernels.rank.candidates import candidate_spans
+
+    names = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "E-LOC", "S-ORG", "I-ORG"]
+    tags, types, type_names = label_tables(names)
+    rng = np.random.default_rng(5)
+    paths = [rng.integers(0, len(names), size=int(rng.integers(0, 9))) for _ in range(300)]
+    offsets = np.concatenate([[0], np.cumsum([len(p) for p in paths])]).astype(np.int64)
+    flat = np.concatenate(paths).astype(np.int64)
+    end_type = type_names.index("_") if "_" in type_names else len(type_names)
+    span_offsets, kinds, firsts, lasts = candidate_spans(flat, offsets, tags, types, end_type)
+    for c, path in enumerate(paths):
+        a, b = span_offsets[c], span_offsets[c + 1]
+        ours = [(type_names[k], f, e) for k, f, e in zip(kinds[a:b], firsts[a:b], lasts[a:b])]
+        assert ours == chunk_spans([names[i] for i in path]), [names[i] for i in path]

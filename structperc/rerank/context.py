@@ -35,7 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from structperc._kernels.rank.candidates import (OTHER_TAG, TAG_CODES, candidate_spans, label_trigrams,
+                                                 outside_tokens)
 from structperc.chunks import chunk_spans
+from structperc.corpus import index_ranges
 from structperc.errors import ConfigError
 from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
 from structperc.rerank.features import ENTITY_FEATURES, FEATURES, GLOBAL_FEATURES
@@ -117,12 +120,21 @@ class TypeCounts:
     apart so that ``elsewhere`` leaves a sentence's own occurrences out."""
 
     def __init__(self):
-        self.total = collections.defaultdict(collections.Counter)
-        self.own = collections.defaultdict(lambda: collections.defaultdict(collections.Counter))
+        self.total = {}  # key -> {type: count}
+        self.own = {}    # sentence -> key -> {type: count}
 
     def add(self, key, kind, weight, sentence):
-        self.total[key][kind] += weight
-        self.own[sentence][key][kind] += weight
+        counts = self.total.get(key)
+        if counts is None:
+            counts = self.total[key] = {}
+        counts[kind] = counts.get(kind, 0) + weight
+        own = self.own.get(sentence)
+        if own is None:
+            own = self.own[sentence] = {}
+        counts = own.get(key)
+        if counts is None:
+            counts = own[key] = {}
+        counts[kind] = counts.get(kind, 0) + weight
 
     def elsewhere(self, key, sentence):
         total = self.total.get(key)
@@ -135,16 +147,26 @@ class TypeCounts:
         return {kind: count for kind, count in out.items() if count > 1e-9}
 
 
-def _share_features(prefix, kind, counts, out, with_none=True):
-    """``prefix:kind=T'`` (share of T') and ``prefix:agree`` (share of kind) of a Counter of types."""
+def shares(counts):
+    """The share of every type of a Counter of types, as a tuple of (type, share); () when empty."""
     total = sum(counts.values())
     if total <= 0:
+        return ()
+    return tuple((kind, count / total) for kind, count in counts.items())
+
+
+def _share_features(prefix, kind, type_shares, out, with_none=True):
+    """``prefix:kind=T'`` (share of T') and ``prefix:agree`` (share of kind) of ``shares``' tuple."""
+    if not type_shares:
         if with_none:
             out.append((f"{prefix}:{kind}:none", 1.0))
         return
-    for other, count in counts.items():
-        out.append((f"{prefix}:{kind}={other}", count / total))
-    out.append((f"{prefix}:agree", counts.get(kind, 0.0) / total))
+    agree = 0.0
+    for other, share in type_shares:
+        out.append((f"{prefix}:{kind}={other}", share))
+        if other == kind:
+            agree = share
+    out.append((f"{prefix}:agree", agree))
 
 
 # ------------------------------------------------------------------------------------ context
@@ -192,6 +214,64 @@ def jackknifed_gazetteers(corpus, fold_of):
     return [Gazetteer.from_corpus(corpus, np.flatnonzero(fold_of != f)) for f in range(folds)]
 
 
+def _tag_and_type(label):
+    """(tag letter, chunk type) of a label, as ``chunks.chunk_spans`` splits it."""
+    return label[0], label[1:].split("-", maxsplit=1)[-1] or "_"
+
+
+class CandidateSpans:
+    """The chunks of every candidate of an NBestList (``_kernels.rank.candidates.candidate_spans``),
+    and the distinct (sentence, type, first, last) among them.
+
+    offsets int64 (C + 1,); type, first, last, candidate, distinct_of int64 (S,): each chunk's type id
+    (into ``type_names``), first and last token (in its sentence), candidate and distinct chunk;
+    distinct_sentence, distinct_type, distinct_first, distinct_last int64 (D,); in_first bool (S,):
+    the chunk belongs to its sentence's first candidate; first_candidate bool (C,); token_start int64
+    (C,): the corpus index of each candidate's first token.
+    """
+
+    def __init__(self, nb):
+        tags, types, self.type_names = label_tables(nb.label_names)
+        end_type = self.type_names.index("_") if "_" in self.type_names else len(self.type_names)
+        self.offsets, self.type, self.first, self.last = candidate_spans(nb.paths, nb.path_offsets, tags, types,
+                                                                         end_type)
+        n_candidates = nb.n_candidates
+        self.candidate = np.repeat(np.arange(n_candidates, dtype=np.int64), np.diff(self.offsets))
+        sentence_of_candidate = nb.sentence_of_candidate()
+        self.first_candidate = np.zeros(n_candidates, dtype=bool)
+        self.first_candidate[nb.candidate_offsets[:-1][np.diff(nb.candidate_offsets) > 0]] = True
+        self.in_first = self.first_candidate[self.candidate]
+        self.token_start = nb.corpus.sentence_offsets[sentence_of_candidate].astype(np.int64)
+        sentence = sentence_of_candidate[self.candidate]
+        width = int(np.diff(nb.corpus.sentence_offsets).max()) + 1 if nb.corpus.n_sentences else 1
+        key = ((sentence * (len(self.type_names) + 1) + self.type) * width + self.first) * width + self.last
+        _, index, self.distinct_of = np.unique(key, return_index=True, return_inverse=True)
+        self.distinct_of = self.distinct_of.reshape(-1).astype(np.int64)
+        self.distinct_sentence = sentence[index]
+        self.distinct_type = self.type[index]
+        self.distinct_first = self.first[index]
+        self.distinct_last = self.last[index]
+
+    @property
+    def n_distinct(self):
+        return len(self.distinct_sentence)
+
+
+def label_tables(label_names):
+    """(tags int64 (L,), types int64 (L,), type names): the tag code (``candidates.TAG_CODES``) and the
+    chunk type id of every label."""
+    tags, types, type_names = [], [], []
+    index = {}
+    for label in label_names:
+        tag, kind = _tag_and_type(label)
+        tags.append(TAG_CODES.get(tag, OTHER_TAG))
+        if kind not in index:
+            index[kind] = len(type_names)
+            type_names.append(kind)
+        types.append(index[kind])
+    return np.asarray(tags, dtype=np.int64), np.asarray(types, dtype=np.int64), type_names
+
+
 class ListContext:
     """What the document-level features of an NBestList read: per document the types of entity
     strings, lower-cased strings and words in the base's 1-best and in all candidates.
@@ -201,46 +281,63 @@ class ListContext:
     """
 
     def __init__(self, nb, documents, gazetteers=None, gazetteer_of=None):
+        self.nb = nb
         self.documents = np.asarray(documents, dtype=np.int64)
         self.gazetteers = gazetteers or []
         self.gazetteer_of = gazetteer_of
-        names = nb.label_names
-        corpus = nb.corpus
-        words, o = corpus.columns["word"], corpus.sentence_offsets
-        one = collections.defaultdict(TypeCounts)   # (document) -> counts of 1-best keys
-        many = collections.defaultdict(TypeCounts)  # (document) -> counts over the candidates
-        for i in range(nb.n_sentences):
-            a, b = nb.candidate_offsets[i], nb.candidate_offsets[i + 1]
-            if b == a:
-                continue
-            d = int(self.documents[i])
+        self.spans = spans = CandidateSpans(nb)
+        words, o = nb.corpus.columns["word"], nb.corpus.sentence_offsets
+        one = collections.defaultdict(TypeCounts)   # document -> counts of the 1-best's keys
+        many = collections.defaultdict(TypeCounts)  # document -> counts over the candidates, each 1/k
+        n_candidates = np.diff(nb.candidate_offsets)
+        # each distinct chunk once: its share of its sentence's candidates, and whether the 1-best has it
+        shares = (np.bincount(spans.distinct_of, minlength=spans.n_distinct)
+                  / np.maximum(n_candidates[spans.distinct_sentence], 1))
+        in_one = np.zeros(spans.n_distinct, dtype=bool)
+        in_one[spans.distinct_of[spans.in_first]] = True
+        type_names = spans.type_names
+        for d, (i, kind, first, last, share, first_best) in enumerate(zip(
+                spans.distinct_sentence.tolist(), spans.distinct_type.tolist(), spans.distinct_first.tolist(),
+                spans.distinct_last.tolist(), shares.tolist(), in_one.tolist())):
+            document = int(self.documents[i])
+            kind = type_names[kind]
             w = words[o[i]: o[i + 1]]
-            weight = 1.0 / (b - a)
-            for j in range(a, b):
-                labels = tuple(names[c] for c in nb.paths[nb.path_offsets[j]: nb.path_offsets[j + 1]])
-                inside = np.zeros(len(w), dtype=bool)
-                for kind, first, last in _cached_spans(labels):
-                    string, lower = entity_keys(w, first, last)
-                    inside[first: last + 1] = True
-                    for key in (("s", string), ("l", lower)):
-                        many[d].add(key, kind, weight, i)
-                        if j == a:
-                            one[d].add(key, kind, 1.0, i)
-                    for t in range(first, last + 1):
-                        many[d].add(("w", w[t]), kind, weight, i)
-                        if j == a:
-                            one[d].add(("w", w[t]), kind, 1.0, i)
-                for t in np.flatnonzero(~inside):
-                    if _is_capitalised(w[t]):
-                        many[d].add(("w", w[t]), "O", weight, i)
-                        if j == a:
-                            one[d].add(("w", w[t]), "O", 1.0, i)
+            string, lower = entity_keys(w, first, last)
+            keys = [("s", string), ("l", lower)] + [("w", w[t]) for t in range(first, last + 1)]
+            for key in keys:
+                many[document].add(key, kind, share, i)
+                if first_best:
+                    one[document].add(key, kind, 1.0, i)
+        # capitalised words left outside every chunk, with their share of the candidates
+        capitalised = np.fromiter((_is_capitalised(w) for w in words), dtype=np.bool_, count=len(words))
+        candidates, tokens = outside_tokens(nb.path_offsets, spans.offsets, spans.first, spans.last,
+                                            spans.token_start, capitalised)
+        sentence_of_token = np.repeat(np.arange(nb.corpus.n_sentences), np.diff(o))
+        counts = np.bincount(tokens, minlength=len(words))
+        first_counts = np.bincount(tokens[spans.first_candidate[candidates]], minlength=len(words))
+        for t in np.flatnonzero(counts).tolist():
+            i = int(sentence_of_token[t])
+            document = int(self.documents[i])
+            many[document].add(("w", words[t]), "O", counts[t] / n_candidates[i], i)
+            if first_counts[t]:
+                one[document].add(("w", words[t]), "O", 1.0, i)
         self.one, self.many = one, many
 
     def gazetteer(self, i):
         if self.gazetteer_of is None or not self.gazetteers:
             return None
         return self.gazetteers[int(self.gazetteer_of[i])]
+
+    def _elsewhere_shares(self, source, key, i):
+        """``shares`` of what ``key`` gets elsewhere in sentence i's document, in the 1-best
+        (source "d1") or the candidates ("dn"); cached, as the chunks of one sentence's candidates
+        repeat their strings with other types."""
+        cache = self.__dict__.setdefault("_share_cache", {})
+        found = cache.get((source, key, i))
+        if found is None:
+            counts = (self.one if source == "d1" else self.many).get(int(self.documents[i]))
+            found = cache[(source, key, i)] = () if counts is None else shares(counts.elsewhere(key, i))
+        return found
 
     def entity_features(self, i, words, kind, first, last, families):
         """(feature string, value) pairs of the entity words[first..last] of type ``kind``."""
@@ -249,17 +346,19 @@ class ListContext:
         head = words[last]
         if "document" in families:
             d = int(self.documents[i])
-            for source, counts in (("d1", self.one.get(d)), ("dn", self.many.get(d))):
-                if counts is None:
+            for source in ("d1", "dn"):
+                if (self.one if source == "d1" else self.many).get(d) is None:
                     continue
-                _share_features(f"{source}s", kind, counts.elsewhere(("s", string), i), out)
-                _share_features(f"{source}l", kind, counts.elsewhere(("l", lower), i), out, with_none=False)
-                _share_features(f"{source}h", kind, counts.elsewhere(("w", head), i), out, with_none=False)
+                _share_features(f"{source}s", kind, self._elsewhere_shares(source, ("s", string), i), out)
+                _share_features(f"{source}l", kind, self._elsewhere_shares(source, ("l", lower), i), out,
+                                with_none=False)
+                _share_features(f"{source}h", kind, self._elsewhere_shares(source, ("w", head), i), out,
+                                with_none=False)
         if "gazetteer" in families:
             gazetteer = self.gazetteer(i)
             if gazetteer is not None:
-                _share_features("gs", kind, gazetteer.strings.get(string, {}), out)
-                _share_features("gl", kind, gazetteer.lowers.get(lower, {}), out, with_none=False)
+                _share_features("gs", kind, shares(gazetteer.strings.get(string, {})), out)
+                _share_features("gl", kind, shares(gazetteer.lowers.get(lower, {})), out, with_none=False)
         return out
 
     def outside_features(self, i, word):
@@ -295,96 +394,138 @@ def candidate_merits(nb):
 def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False):
     """RankingData of an NBestList with the feature families ``families`` (see the module
     docstring); one group per sentence with candidates (qid = sentence index + 1), targets from
-    ``candidate_merits``. ``context`` (a ListContext) is needed by ``document`` and ``gazetteer``.
-    Returns (RankingData, vocabulary)."""
+    ``candidate_merits``. ``context`` (a ListContext of ``nb``) is needed by ``document`` and
+    ``gazetteer``. Returns (RankingData, vocabulary).
+
+    A chunk's features are made once per distinct (sentence, type, first, last) and a word's outside
+    features once per token; every candidate then gathers those of its chunks and outside tokens.
+    """
     families = check_families(families)
     if context is None and ("document" in families or "gazetteer" in families):
         raise ConfigError("the document and gazetteer features need a ListContext")
     vocabulary = {} if vocabulary is None else vocabulary
+    spans = context.spans if context is not None and context.nb is nb else CandidateSpans(nb)
     corpus = nb.corpus
     o = corpus.sentence_offsets
     columns = corpus.columns
-    names = nb.label_names
+    n_candidates = nb.n_candidates
     entity_names = (ENTITY_FAMILY if "entity" in families else []) + (CHUNK_FAMILY if "chunk" in families else [])
     chunk_features = [FEATURES[n] for n in entity_names if hasattr(FEATURES[n], "of_chunk")]
     has_entity_word = "entity_word" in entity_names
     in_context = [f for f in families if f in ("document", "gazetteer")]
-    ranks = nb.ranks()
 
     def feature_id(string):
         fid = vocabulary.get(string)
-        if fid is None and grow:
+        if fid is None:
+            if not grow:
+                return -1
             fid = vocabulary[string] = len(vocabulary) + FIRST_FEATURE_ID
         return fid
 
-    row_ids, row_values, lengths = [], [], []
-    for i in range(nb.n_sentences):
-        a, b = nb.candidate_offsets[i], nb.candidate_offsets[i + 1]
-        if b == a:
-            continue
-        tokens = {name: values[o[i]: o[i + 1]] for name, values in columns.items()}
-        words = tokens["word"]
-        top = nb.scores[a]
-        span_cache, outside_cache, trigram_cache = {}, {}, {}
-        for j in range(a, b):
-            labels = tuple(names[c] for c in nb.paths[nb.path_offsets[j]: nb.path_offsets[j + 1]])
-            spans = _cached_spans(labels)
-            values = collections.defaultdict(float)
-            for kind, first, last in spans:
-                key = (kind, first, last)
-                pairs = span_cache.get(key)
-                if pairs is None:
-                    found = [(f.of_chunk(tokens, kind, first, last), 1.0) for f in chunk_features]
-                    if has_entity_word:
-                        found += [(f"ei={kind}:{w}", 1.0) for w in words[first: last + 1]]
-                    if in_context:
-                        found += context.entity_features(i, words, kind, first, last, in_context)
-                    pairs = span_cache[key] = [(fid, v) for fid, v in ((feature_id(s), v) for s, v in found)
-                                               if fid is not None]
-                for fid, v in pairs:
-                    values[fid] += v
-            if "document" in families:
-                inside = np.zeros(len(labels), dtype=bool)
-                for kind, first, last in spans:
-                    inside[first: last + 1] = True
-                for t in np.flatnonzero(~inside):
-                    pairs = outside_cache.get(t)
-                    if pairs is None:
-                        pairs = outside_cache[t] = [(fid, v) for fid, v in (
-                            (feature_id(s), v) for s, v in context.outside_features(i, words[t])) if fid is not None]
-                    for fid, v in pairs:
-                        values[fid] += v
-            if "sequence" in families:
-                padded = ("<s>", "<s>") + labels + ("</s>",)
-                for t in range(len(padded) - 2):
-                    gram = padded[t: t + 3]
-                    fid = trigram_cache.get(gram, -1)
-                    if fid == -1:
-                        fid = trigram_cache[gram] = feature_id("l3=" + " ".join(gram))
-                    if fid is not None:
-                        values[fid] += 1.0
-                by_type = collections.Counter(kind for kind, _, _ in spans)
-                for kind, n in by_type.items():
-                    fid = feature_id(f"nT={kind}:{min(n, 4)}")
-                    if fid is not None:
-                        values[fid] += 1.0
-                fid = feature_id("cseq=" + " ".join(kind for kind, _, _ in spans))
-                if fid is not None:
-                    values[fid] += 1.0
-            if "rank" in families:
-                fid = feature_id(f"rank={min(int(ranks[j]), 5)}")
-                if fid is not None:
-                    values[fid] += 1.0
-            pairs = sorted(values.items())
-            row_ids.append([SCORE_FEATURE] + [fid for fid, _ in pairs])
-            row_values.append([float(nb.scores[j] - top)] + [v for _, v in pairs])
-            lengths.append(len(pairs) + 1)
+    def csr(lists):
+        """(offsets, ids, values) of a list of [(id, value), ...], the unknown ids (-1) left out."""
+        lengths, ids, values = [], [], []
+        for pairs in lists:
+            kept = [(f, v) for f, v in pairs if f >= 0]
+            lengths.append(len(kept))
+            ids += [f for f, _ in kept]
+            values += [v for _, v in kept]
+        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return offsets, np.asarray(ids, dtype=np.int64), np.asarray(values, dtype=np.float64)
+
+    def gather(owners, items, offsets, ids, values):
+        """The (candidate, id, value) entries of the item rows ``items`` owned by ``owners``."""
+        lengths = offsets[items + 1] - offsets[items]
+        entries = index_ranges(offsets[items], offsets[items + 1])
+        return np.repeat(owners, lengths), ids[entries], values[entries]
+
+    parts = []  # (candidates, ids, values) arrays
+    scores = nb.scores - np.repeat(nb.scores[nb.candidate_offsets[:-1][np.diff(nb.candidate_offsets) > 0]],
+                                   np.diff(nb.candidate_offsets)[np.diff(nb.candidate_offsets) > 0])
+    parts.append((np.arange(n_candidates, dtype=np.int64), np.full(n_candidates, SCORE_FEATURE, dtype=np.int64),
+                  scores.astype(np.float64)))
+    type_names = spans.type_names
+    if chunk_features or has_entity_word or in_context:
+        found, tokens, sentence = [], None, -1
+        words = None
+        for i, kind, first, last in zip(spans.distinct_sentence.tolist(), spans.distinct_type.tolist(),
+                                        spans.distinct_first.tolist(), spans.distinct_last.tolist()):
+            if i != sentence:
+                sentence = i
+                tokens = {name: values[o[i]: o[i + 1]] for name, values in columns.items()}
+                words = tokens["word"]
+            kind = type_names[kind]
+            try:
+                strings = [(f.of_chunk(tokens, kind, first, last), 1.0) for f in chunk_features]
+            except KeyError as exc:
+                raise ConfigError(f"a chunk feature needs the input column {exc}") from None
+            if has_entity_word:
+                strings += [(f"ei={kind}:{w}", 1.0) for w in words[first: last + 1]]
+            if in_context:
+                strings += context.entity_features(i, words, kind, first, last, in_context)
+            found.append([(feature_id(text), value) for text, value in strings])
+        parts.append(gather(spans.candidate, spans.distinct_of, *csr(found)))
+    if "document" in families:
+        words = columns["word"]
+        sentence_of_token = np.repeat(np.arange(corpus.n_sentences), np.diff(o))
+        capitalised = np.fromiter((_is_capitalised(w) for w in words), dtype=np.bool_, count=len(words))
+        candidates, outside = outside_tokens(nb.path_offsets, spans.offsets, spans.first, spans.last,
+                                             spans.token_start, capitalised)
+        distinct, row_of_entry = np.unique(outside, return_inverse=True)
+        rows = [[(feature_id(text), value) for text, value in context.outside_features(int(sentence_of_token[t]),
+                                                                                        words[t])]
+                for t in distinct.tolist()]
+        parts.append(gather(candidates, row_of_entry.reshape(-1).astype(np.int64), *csr(rows)))
+    if "sequence" in families:
+        n_labels = len(nb.label_names)
+        names = list(nb.label_names) + ["<s>", "</s>"]
+        width = n_labels + 2
+        candidates, codes = label_trigrams(nb.paths, nb.path_offsets, n_labels)
+        distinct, inverse = np.unique(codes, return_inverse=True)
+        ids = np.asarray([feature_id(f"l3={names[c // (width * width)]} {names[(c // width) % width]} "
+                                     f"{names[c % width]}") for c in distinct.tolist()], dtype=np.int64)
+        parts.append((candidates, ids[inverse.reshape(-1)], np.ones(len(codes))))
+        # entities per type (4 and more as one), and the sequence of entity types
+        n_types = len(type_names)
+        per_type = np.bincount(spans.candidate * n_types + spans.type, minlength=n_candidates * n_types)
+        owners, kinds = np.divmod(np.flatnonzero(per_type), n_types)
+        counts = np.minimum(per_type[owners * n_types + kinds], 4)
+        count_ids = {}
+        ids = np.asarray([count_ids.setdefault((k, n), feature_id(f"nT={type_names[k]}:{n}"))
+                          for k, n in zip(kinds.tolist(), counts.tolist())], dtype=np.int64)
+        parts.append((owners.astype(np.int64), ids, np.ones(len(ids))))
+        sequence_ids = {}
+        span_types, offsets = spans.type.tolist(), spans.offsets.tolist()
+        ids = np.empty(n_candidates, dtype=np.int64)
+        for c in range(n_candidates):
+            key = tuple(span_types[offsets[c]: offsets[c + 1]])
+            fid = sequence_ids.get(key)
+            if fid is None:
+                fid = sequence_ids[key] = feature_id("cseq=" + " ".join(type_names[k] for k in key))
+            ids[c] = fid
+        parts.append((np.arange(n_candidates, dtype=np.int64), ids, np.ones(n_candidates)))
+    if "rank" in families:
+        ranks = np.minimum(nb.ranks(), 5)
+        rank_ids = np.full(6, -1, dtype=np.int64)
+        for r in np.unique(ranks).tolist():
+            rank_ids[r] = feature_id(f"rank={r}")
+        parts.append((np.arange(n_candidates, dtype=np.int64), rank_ids[ranks], np.ones(n_candidates)))
+    # rows: each candidate's features by ascending id, the values of a repeated id summed in order
+    candidates = np.concatenate([p[0] for p in parts])
+    ids = np.concatenate([p[1] for p in parts])
+    values = np.concatenate([p[2] for p in parts])
+    known = ids >= 0
+    candidates, ids, values = candidates[known], ids[known], values[known]
+    order = np.lexsort((ids, candidates))
+    candidates, ids, values = candidates[order], ids[order], values[order]
+    starts = np.flatnonzero(np.concatenate([[True], (candidates[1:] != candidates[:-1]) | (ids[1:] != ids[:-1])]))
+    values = np.add.reduceat(values, starts) if len(values) else values
+    candidates, ids = candidates[starts], ids[starts]
+    row_offsets = np.zeros(n_candidates + 1, dtype=np.int64)
+    np.cumsum(np.bincount(candidates, minlength=n_candidates), out=row_offsets[1:])
     cand_counts = np.diff(nb.candidate_offsets)
     group_offsets = np.concatenate([[0], np.cumsum(cand_counts[cand_counts > 0])]).astype(np.int64)
-    row_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    nnz = int(row_offsets[-1])
-    flat_ids = np.fromiter((f for ids in row_ids for f in ids), dtype=np.int64, count=nnz)
-    flat_values = np.fromiter((v for vals in row_values for v in vals), dtype=np.float64, count=nnz)
     kept = np.flatnonzero(cand_counts > 0).astype(np.int64)
-    return RankingData(group_offsets, row_offsets, flat_ids, flat_values, candidate_merits(nb), kept + 1,
-                       []), vocabulary
+    return RankingData(group_offsets, row_offsets, ids.astype(np.int64), values.astype(np.float64),
+                       candidate_merits(nb), kept + 1, []), vocabulary

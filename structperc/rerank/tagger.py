@@ -144,7 +144,7 @@ class RerankedCore(Estimator):
         self.selection_ = []
         if dev is not None and self.select and isinstance(learner, (Reranker, LossReranker)):
             dev_corpus = self._corpus(dev, dev_y)
-            dev_lists, dev_data = self._featurized(dev_corpus)
+            dev_lists, dev_data = self._featurized(dev_corpus, gold=True)
             best = None
             for settings in SELECTION_GRID:
                 trial = copy.deepcopy(learner)
@@ -162,9 +162,15 @@ class RerankedCore(Estimator):
         return self
 
     # ------------------------------------------------------------------ prediction
-    def _featurized(self, corpus):
+    def _featurized(self, corpus, gold=False):
+        """(NBestList, RankingData) of a Corpus; the candidates are scored against its labels only
+        with ``gold`` (choosing settings on dev), as tagging needs no scores."""
+        import dataclasses
+
         from structperc.nbest.lists import nbest_corpus
 
+        if not gold and corpus.label is not None:
+            corpus = dataclasses.replace(corpus, label=None)
         lists = nbest_corpus(self.base_, corpus, int(self.k))
         context = ListContext(lists, document_ids(corpus, self.document_size), [self.gazetteer_],
                               np.zeros(corpus.n_sentences, dtype=np.int64))
