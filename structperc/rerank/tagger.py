@@ -267,6 +267,12 @@ class RerankedCore(Estimator):
         self.base_.prepare()
         return self
 
+    def encode_input(self, corpus):
+        """A reranked model's scores are not sums of token features (the report's and explain's
+        subject): a ConfigError that names the base model instead."""
+        raise ConfigError("a reranked model's choices are not sums of token features: explain or report on its "
+                          "base model (structperc rerank fit --base), or evaluate without --report")
+
     def describe(self, top=10):
         summary = self.base_.describe(top)
         summary["reranked"] = {"k": int(self.k), "learner": self.reranker_.learner, "families": self.families_,
