@@ -267,6 +267,28 @@ def test_reranked_tagger_fits_saves_loads_and_is_scored_by_eval(tmp_path, ner_fi
     assert labels == [label for sentence in model.predict(dev) for label in sentence]
 
 
+def test_a_crf_base_is_jackknifed_with_its_settings(ner_files, monkeypatch):
+    from structperc.estimator.tagger import Tagger
+    from structperc.nbest import jackknife
+    from structperc.rerank.tagger import RerankedTagger
+
+    trained = []
+    fit = Tagger.fit
+
+    def recording_fit(self, *args, **kwargs):
+        trained.append(self.get_params())
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(Tagger, "fit", recording_fit)
+    train, dev = read(ner_files / "train.txt"), read(ner_files / "dev.txt")
+    base = Tagger(templates=["w[0]", "bias"], trainer="crf", epochs=3)
+    model = RerankedTagger(base=base, k=3, folds=2).fit(train)
+    assert len(trained) == 3 and all(p == base.get_params() for p in trained)  # the base, then one per fold
+    assert model.base_.trainer == "crf" and model.training_lists_["k"] == 3
+    assert len(model.predict(dev)) == dev.n_sentences
+    assert jackknife.fold_split(10, 2, blocks=True).tolist() == [0] * 5 + [1] * 5
+
+
 def test_reranked_tagger_refuses_bad_settings(ner_files):
     from structperc.estimator.tagger import Tagger
     from structperc.rerank.tagger import RerankedTagger

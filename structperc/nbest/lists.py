@@ -289,7 +289,8 @@ def jackknife_nbest(corpus, tagger_params, folds=10, k=20, seed=0, progress=None
     """n-best lists of a training corpus that look like test-time output.
 
     The sentences are dealt into ``folds`` folds (``jackknife.fold_split``: a permutation drawn from
-    ``seed``); for each fold a ``Tagger(**tagger_params)`` is trained on the other folds and produces
+    ``seed``); for each fold a ``Tagger(**tagger_params)`` (or a copy of the estimator ``tagger_params``,
+    ``jackknife.jackknife``) is trained on the other folds and produces
     the k-best lists of the held-out fold (``jackknife.jackknife``). The lists are returned in the
     corpus's sentence order.
 

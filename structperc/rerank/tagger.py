@@ -127,7 +127,7 @@ class RerankedCore(Estimator):
 
         folds = int(self.folds)
         say(f"jackknifing {self.k}-best lists over {folds} folds")
-        lists = jackknife_nbest(corpus, base.get_params(), folds=folds, k=int(self.k), seed=self.seed, blocks=True,
+        lists = jackknife_nbest(corpus, base, folds=folds, k=int(self.k), seed=self.seed, blocks=True,
                                 progress=lambda f, n, s: say(f"  fold {f}/{n}: {s:.0f}s"))
         fold_of = fold_split(corpus.n_sentences, folds, self.seed, blocks=True)
         context = ListContext(lists, document_ids(corpus, self.document_size),
