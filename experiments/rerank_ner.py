@@ -33,6 +33,7 @@ from structperc.readers import read_corpus  # noqa: E402
 from structperc.rerank.context import (Gazetteer, ListContext, document_ids,  # noqa: E402
                                        featurize_in_context, jackknifed_gazetteers)
 from structperc.rerank.learners import LossReranker, Reranker  # noqa: E402
+from structperc.rerank.tagger import RerankedTagger  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "experiments" / "results"
@@ -197,18 +198,22 @@ def main():
     reranked_eval = evaluate_labels(gold, reranked_labels, o, True)
     boot = paired_bootstrap(split(gold, o), split(reranked_labels, o), split(base_labels, o), samples=10000, seed=SEED)
 
-    # 5. speed on testb: the base's tagging, and the reranked model's (k-best, context, features, choice)
-    base_tagger = Tagger(**BASE).fit(parts["train"])
+    # 5. the same recipe as one model, `structperc rerank fit ned.train --base ner.npz --dev ned.testa`:
+    # RerankedTagger with its defaults (the choices above), its learner's settings chosen on testa;
+    # then tagging speed on testb, the base's and the reranked model's (k-best, context, features, choice)
+    packaged = RerankedTagger(base=Tagger(**BASE)).fit(parts["train"], dev=parts["testa"])
+    packaged_eval = packaged.evaluate(corpus)
+    base_tagger = packaged.base_
     base_tagger.predict_corpus(corpus)  # compiled and warm
-    t = time.perf_counter()
-    base_tagger.predict_corpus(corpus)
-    base_seconds = time.perf_counter() - t
-    t = time.perf_counter()
-    lists_b = nbest_corpus(base_tagger, corpus, k)
-    context = ListContext(lists_b, document_ids(corpus), [lists.gazetteer], np.zeros(corpus.n_sentences, np.int64))
-    test_data, _ = featurize_in_context(lists_b, families, context, vocabulary, grow=False)
-    model.choose(test_data)
-    reranked_seconds = time.perf_counter() - t
+    seconds = {"base": [], "reranked": []}
+    for _ in range(3):
+        t = time.perf_counter()
+        base_tagger.predict_corpus(corpus)
+        seconds["base"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        packaged.predict_corpus(corpus)
+        seconds["reranked"].append(time.perf_counter() - t)
+    base_seconds, reranked_seconds = min(seconds["base"]), min(seconds["reranked"])
 
     result = {
         "task": "CoNLL-2002 Dutch NER, ned.testb", "base": {k_: v for k_, v in BASE.items()},
@@ -220,6 +225,8 @@ def main():
                 "k": {str(key): v for key, v in k_dev.items()}},
         "lists": {p: lists.full[p].summary() for p in lists.full},
         "n_features": len(vocabulary), "folds": FOLDS, "blocks": BLOCKS, "seed": SEED,
+        "packaged": {"f1": packaged_eval["f1"], "selection": packaged.selection_,
+                     "learner": type(packaged.reranker_).__name__, "families": packaged.families_},
         "speed": {"tokens": corpus.n_tokens, "base_tokens_per_second": corpus.n_tokens / base_seconds,
                   "reranked_tokens_per_second": corpus.n_tokens / reranked_seconds},
         "wall_seconds": time.perf_counter() - start, "machine": platform.machine(),
@@ -270,9 +277,16 @@ def render(r):
         "Dev F1 by k (chosen families and learner): "
         + ", ".join(f"k = {k}: {f1:.2f}" for k, f1 in dev["k"].items()) + ".",
         "",
-        f"Tagging speed on ned.testb ({speed['tokens']:,} tokens, one process, warm): base "
-        f"{speed['base_tokens_per_second']:,.0f} tokens/s, reranked (k-best, document context, features, "
-        f"choice) {speed['reranked_tokens_per_second']:,.0f} tokens/s ({ratio:.2f}x the base's).",
+        "The same recipe as one model, `structperc rerank fit ned.train --base ner.npz --dev ned.testa` "
+        "(`RerankedTagger` with its defaults, the learner's epochs and base-score weight chosen on testa: "
+        + ", ".join(f"{json.dumps(s['settings'])} {s['dev_f1']:.2f}" for s in r["packaged"]["selection"])
+        + f"): ned.testb F1 {r['packaged']['f1']:.2f}.",
+        "",
+        f"Tagging speed on ned.testb ({speed['tokens']:,} tokens, one process, warm, best of 3): base "
+        f"{speed['base_tokens_per_second']:,.0f} tokens/s, the reranked model (k-best, document context, "
+        f"features, choice) {speed['reranked_tokens_per_second']:,.0f} tokens/s ({ratio:.2f}x the base's; "
+        "target >= 0.25x and >= 20,000 tokens/s: "
+        f"{'met' if ratio >= 0.25 and speed['reranked_tokens_per_second'] >= 20000 else 'not met'}).",
         "",
         "p: paired bootstrap over test sentences, 10,000 samples, reranked against the base's 1-best "
         "(`structperc.evaluate.metrics.paired_bootstrap`).",

@@ -285,6 +285,7 @@ def test_a_crf_base_is_jackknifed_with_its_settings(ner_files, monkeypatch):
     model = RerankedTagger(base=base, k=3, folds=2).fit(train)
     assert len(trained) == 3 and all(p == base.get_params() for p in trained)  # the base, then one per fold
     assert model.base_.trainer == "crf" and model.training_lists_["k"] == 3
+    assert len(model.selection_) > 1  # no dev: settings chosen on the last tenth of the training lists
     assert len(model.predict(dev)) == dev.n_sentences
     assert jackknife.fold_split(10, 2, blocks=True).tolist() == [0] * 5 + [1] * 5
 

@@ -69,7 +69,9 @@ class RerankedCore(Estimator):
     folds : jackknife folds of the training lists (contiguous blocks of sentences)
     document_size : sentences per document where the input marks no documents (None: each
         sentence alone)
-    select : with a dev corpus, choose the learner's epochs and base-score weight on it
+    select : choose the learner's epochs and base-score weight (``SELECTION_GRID``) on the dev
+        corpus, or without one on the last tenth of the training lists (the reranker learns on the
+        rest, then the chosen setting on all of them)
     seed : seed of the learner's shuffles
 
     Attributes
@@ -142,24 +144,43 @@ class RerankedCore(Estimator):
                                 for key, v in lists.summary().items()}
         learner = _learner(self.learner)
         self.selection_ = []
-        if dev is not None and self.select and isinstance(learner, (Reranker, LossReranker)):
-            dev_corpus = self._corpus(dev, dev_y)
-            dev_lists, dev_data = self._featurized(dev_corpus, gold=True)
-            best = None
-            for settings in SELECTION_GRID:
-                trial = copy.deepcopy(learner)
-                for name, value in settings.items():
-                    setattr(trial, name, value)
-                trial.fit_ranking(data, vocabulary)
-                f1 = float(dev_lists.corpus_score(self._choice(dev_lists, dev_data, trial)))
-                self.selection_.append({"settings": settings, "dev_f1": f1})
-                say(f"  {settings}: dev {f1:.2f}")
-                if best is None or f1 > best[0]:
-                    best = (f1, trial)
-            self.reranker_ = best[1]
+        selectable = self.select and isinstance(learner, (Reranker, LossReranker))
+        if selectable and dev is not None:
+            dev_lists, dev_data = self._featurized(self._corpus(dev, dev_y), gold=True)
+            self.reranker_ = self._select(learner, data, vocabulary, dev_lists, dev_data, say)
+        elif selectable and corpus.n_sentences >= 2 * folds * 10:
+            # no dev corpus: settings chosen on the last tenth of the training lists, learned on the rest
+            cut = corpus.n_sentences - corpus.n_sentences // 10
+            groups_of = data.qids - 1
+            held = data.take_groups(np.flatnonzero(groups_of >= cut))
+            held.qids = held.qids - cut
+            settings = self._select(learner, data.take_groups(np.flatnonzero(groups_of < cut)), vocabulary,
+                                    lists.take(np.arange(cut, corpus.n_sentences)), held, say).settings_
+            self.reranker_ = self._with(learner, settings).fit_ranking(data, vocabulary)
         else:
             self.reranker_ = learner.fit_ranking(data, vocabulary)
         return self
+
+    @staticmethod
+    def _with(learner, settings):
+        trial = copy.deepcopy(learner)
+        for name, value in settings.items():
+            setattr(trial, name, value)
+        trial.settings_ = settings
+        return trial
+
+    def _select(self, learner, data, vocabulary, dev_lists, dev_data, say):
+        """The learner at the ``SELECTION_GRID`` setting that scores best on the dev lists (fitted on
+        ``data``); every setting's dev F1 goes to ``selection_``."""
+        best = None
+        for settings in SELECTION_GRID:
+            trial = self._with(learner, settings).fit_ranking(data, vocabulary)
+            f1 = float(dev_lists.corpus_score(self._choice(dev_lists, dev_data, trial)))
+            self.selection_.append({"settings": settings, "dev_f1": f1})
+            say(f"  {settings}: dev {f1:.2f}")
+            if best is None or f1 > best[0]:
+                best = (f1, trial)
+        return best[1]
 
     # ------------------------------------------------------------------ prediction
     def _featurized(self, corpus, gold=False):
