@@ -30,6 +30,7 @@ consecutive sentences, or the sentence alone.
 """
 import collections
 import functools
+import itertools
 import os
 from dataclasses import dataclass
 
@@ -342,24 +343,34 @@ class ListContext:
     def entity_features(self, i, words, kind, first, last, families):
         """(feature string, value) pairs of the entity words[first..last] of type ``kind``."""
         out = []
+        for prefix, type_shares, with_none in self._span_shares(i, words, first, last, tuple(families)):
+            _share_features(prefix, kind, type_shares, out, with_none)
+        return out
+
+    def _span_shares(self, i, words, first, last, families):
+        """[(prefix, shares, with_none)] of the words[first..last] of sentence i, whatever their type
+        (cached: a sentence's candidates give one span several types)."""
+        cache = self.__dict__.setdefault("_span_cache", {})
+        found = cache.get((i, first, last, families))
+        if found is not None:
+            return found
+        found = []
         string, lower = entity_keys(words, first, last)
-        head = words[last]
         if "document" in families:
             d = int(self.documents[i])
             for source in ("d1", "dn"):
                 if (self.one if source == "d1" else self.many).get(d) is None:
                     continue
-                _share_features(f"{source}s", kind, self._elsewhere_shares(source, ("s", string), i), out)
-                _share_features(f"{source}l", kind, self._elsewhere_shares(source, ("l", lower), i), out,
-                                with_none=False)
-                _share_features(f"{source}h", kind, self._elsewhere_shares(source, ("w", head), i), out,
-                                with_none=False)
+                found += [(f"{source}s", self._elsewhere_shares(source, ("s", string), i), True),
+                          (f"{source}l", self._elsewhere_shares(source, ("l", lower), i), False),
+                          (f"{source}h", self._elsewhere_shares(source, ("w", words[last]), i), False)]
         if "gazetteer" in families:
             gazetteer = self.gazetteer(i)
             if gazetteer is not None:
-                _share_features("gs", kind, shares(gazetteer.strings.get(string, {})), out)
-                _share_features("gl", kind, shares(gazetteer.lowers.get(lower, {})), out, with_none=False)
-        return out
+                found += [("gs", shares(gazetteer.strings.get(string, {})), True),
+                          ("gl", shares(gazetteer.lowers.get(lower, {})), False)]
+        cache[(i, first, last, families)] = found
+        return found
 
     def outside_features(self, i, word):
         """(feature string, value) pairs of a capitalised word left outside every entity."""
@@ -423,16 +434,14 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
         return fid
 
     def csr(lists):
-        """(offsets, ids, values) of a list of [(id, value), ...], the unknown ids (-1) left out."""
-        lengths, ids, values = [], [], []
-        for pairs in lists:
-            kept = [(f, v) for f, v in pairs if f >= 0]
-            lengths.append(len(kept))
-            ids += [f for f, _ in kept]
-            values += [v for _, v in kept]
+        """(offsets, ids, values) of a list of [(id, value), ...] (unknown ids, -1, are dropped with
+        the rest at the end)."""
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        return offsets, np.asarray(ids, dtype=np.int64), np.asarray(values, dtype=np.float64)
+        np.cumsum([len(pairs) for pairs in lists], out=offsets[1:])
+        flat = list(itertools.chain.from_iterable(lists))
+        ids = np.fromiter((f for f, _ in flat), dtype=np.int64, count=len(flat))
+        values = np.fromiter((v for _, v in flat), dtype=np.float64, count=len(flat))
+        return offsets, ids, values
 
     def gather(owners, items, offsets, ids, values):
         """The (candidate, id, value) entries of the item rows ``items`` owned by ``owners``."""
