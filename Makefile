@@ -9,7 +9,7 @@ NP_MODEL := corpora/np-chunker.npz
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo test bench-serve bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner rerank-experiment ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo test bench-serve bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner reproduce-ner-quick rerank-experiment rerank-ner rerank-chunk ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -153,9 +153,27 @@ reproduce-ner: install
 	$(BIN)/python experiments/collins2002_ner.py
 	$(REFRESH)
 
+# a bounded Collins table with the context features: no kernel perceptron, no boosting (issue 41)
+reproduce-ner-quick: install
+	$(SP) data fetch conll2002_nl $(MIRROR)
+	$(BIN)/python experiments/collins2002_ner.py --quick
+	$(REFRESH)
+
 rerank-experiment: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/rerank_conll2000.py
+	$(REFRESH)
+
+# the ner preset's 20-best lists reranked with document, gazetteer and sequence features (issue 41)
+rerank-ner: install
+	$(SP) data fetch conll2002_nl $(MIRROR)
+	$(BIN)/python experiments/rerank_ner.py
+	$(REFRESH)
+
+# the chunk preset's 20-best lists reranked, choices on a held-out tenth of train (issue 41)
+rerank-chunk: install
+	$(SP) data fetch conll2000 $(MIRROR)
+	$(BIN)/python experiments/rerank_chunk.py
 	$(REFRESH)
 
 ensembles: install

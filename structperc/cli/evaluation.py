@@ -136,6 +136,9 @@ def explain_command(
     if json_output and top != 5:
         raise ConfigError("--top shapes the text view: --json lists every feature")
     tagger = read_model(model)
+    if hasattr(tagger, "reranker_"):  # a reranked model (structperc.rerank.tagger): its base explains itself
+        raise ConfigError(f"{model} is a reranked model, whose choices are not sums of token features: explain "
+                          "its base model")
     Explainer(tagger.model_)  # refuses a model whose scores are not sums of weights, before any compiling
     corpus = tagger.read(input, value_of(format), require_label=gold, tag_sep=tag_sep, encoding=encoding)
     if sentence > corpus.n_sentences:

@@ -239,7 +239,7 @@ def rerank_apply_command(
 
     check_json(json_output, output, "the choices")
     reranker = Reranker.load(model)
-    announce_compiling(RERANK_APPLYING[reranker.learner])
+    announce_compiling(RERANK_APPLYING.get(reranker.learner, RERANK_APPLYING["perceptron"]))
     summary = apply_reranker_file(reranker, nbest_file, output)
     if json_output:
         typer.echo(json.dumps(summary))
@@ -247,6 +247,67 @@ def rerank_apply_command(
         key = next((k for k in ("f1", "accuracy") if k in summary["reranked"]), "mean_target")
         typer.echo(f"{summary['groups']:,} groups; {key}: reranked {summary['reranked'][key]:.2f}, "
                    f"first candidate {summary['first'][key]:.2f}, best target {summary['oracle'][key]:.2f}", err=True)
+
+
+FIT_EPILOG = """Examples:
+
+  structperc train ned.train --templates ner --model ner.npz
+
+  structperc rerank fit ned.train --base ner.npz --dev ned.testa --output reranked.npz
+
+  structperc eval ned.testb --model reranked.npz
+"""
+FitLearner = choices("FitLearner", ("scaled", "mira", "perceptron"))
+
+
+def rerank_fit_command(
+    train: Annotated[Path, typer.Argument(help="Labelled training corpus (read as the base model's was).")],
+    base: Annotated[Path, typer.Option("--base", help="The base model file (first order); its settings are "
+                                       "retrained on each jackknife fold.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the reranked model (.npz).")],
+    dev: Annotated[Optional[Path], typer.Option("--dev", help="Labelled dev corpus: the learner's epochs and "
+                                                "base-score weight are chosen on it.")] = None,
+    candidates: int = typer.Option(20, "--candidates", "-k", min=2, help="Candidates per sentence."),
+    learner: Optional[FitLearner] = typer.Option(
+        None, help="scaled: the loss-scaled ranking perceptron (default, the winner on CoNLL-2002 testa); mira: MIRA "
+        "over the candidates' loss; perceptron: the averaged ranking perceptron."),
+    families: Optional[str] = typer.Option(None, "--families", help="Feature families, comma separated, of "
+                                           "entity, document, gazetteer, sequence, rank (default: all but entity)."),
+    folds: int = typer.Option(5, "--folds", min=2, help="Jackknife folds (contiguous blocks of sentences)."),
+    document_size: Optional[int] = typer.Option(None, "--document-size", min=1, help="Sentences per document "
+                                                "where the file marks none (-DOCSTART-, # newdoc)."),
+    seed: int = typer.Option(0, help="Seed of the learner's shuffles."),
+    encoding: Encoding = None,
+    quiet: Quiet = False,
+    json_output: Json = False,
+):
+    """Fit a reranked model in one step: the base's jackknifed k-best lists of TRAIN, the features
+    (document context, gazetteers, whole entities, label trigrams), the learner, its settings chosen
+    on --dev. The file is a model: tag, eval and load_model take it."""
+    from structperc.ensembles.files import read_model
+    from structperc.rerank.tagger import DEFAULT_FAMILIES, DEFAULT_LEARNER, RerankedCore
+
+    tagger = read_model(base)
+    if getattr(tagger, "members", None) is not None or not hasattr(tagger, "get_params"):
+        raise typer.BadParameter(f"{base} is not a single model", param_hint="'--base'")
+    learner = value_of(learner) or DEFAULT_LEARNER
+    model = RerankedCore(base=tagger, k=candidates, learner=learner, families=split_list(families) or DEFAULT_FAMILIES,
+                         folds=folds, document_size=document_size, seed=seed)
+    model.check_params()
+    corpus = tagger.read(train, encoding=encoding)
+    dev_corpus = tagger.read(dev, encoding=encoding) if dev is not None else None
+    say = (lambda message: None) if quiet or json_output else (lambda message: typer.echo(message, err=True))
+    model.fit(corpus, dev=dev_corpus, progress=say)
+    model.save(output)
+    summary = {"output": str(output), "k": candidates, "learner": learner, "families": model.families_,
+               "features": len(model.vocabulary_), "training_lists": model.training_lists_,
+               "selection": model.selection_}
+    if json_output:
+        typer.echo(json.dumps(summary))
+    elif not quiet:
+        lists = model.training_lists_
+        typer.echo(f"saved {output}: {len(model.vocabulary_):,} features; training lists 1-best "
+                   f"{lists.get('one_best', 0):.2f}, oracle {lists.get('oracle', 0):.2f}", err=True)
 
 
 def register(app):
@@ -257,5 +318,6 @@ def register(app):
                              epilog=examples(GROUP_EPILOG))
     rerank_app.command("train", epilog=examples(TRAIN_EPILOG))(rerank_train_command)
     rerank_app.command("apply", epilog=examples(APPLY_EPILOG))(rerank_apply_command)
+    rerank_app.command("fit", epilog=examples(FIT_EPILOG))(rerank_fit_command)
     app.add_typer(rerank_app, name="rerank")
     return rerank_app

@@ -41,9 +41,13 @@ def read_model(path, single=TaggerCore):
 
 
 def load_ensemble(path):
-    """The VotingTagger or StackedTagger of an ensemble model file."""
+    """The VotingTagger, StackedTagger or RerankedTagger of an ensemble model file."""
 
     arrays, meta = read_npz(path, "model")
+    if meta.get("ensemble") == "rerank":  # a base and the reranker of its k-best lists (structperc.rerank.tagger)
+        from structperc.rerank.tagger import RerankedTagger
+
+        return RerankedTagger.from_state(arrays, meta, path)
     kinds = {cls.kind: cls for cls in (VotingTagger, StackedTagger)}
     if meta.get("ensemble") not in kinds or meta.get("format_version") != FORMAT_VERSION:
         raise ModelFileError(f"{path}: not an ensemble model ({', '.join(kinds)}) of format version {FORMAT_VERSION}")

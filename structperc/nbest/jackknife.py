@@ -37,6 +37,9 @@ def jackknife(corpus, tagger_params, apply, folds=10, seed=0, progress=None, blo
     other folds, then ``apply(tagger, held)`` on the Corpus ``held`` of fold f's sentences (in corpus
     order). Returns a list, one entry per fold, of (fold f's sentence indices, what apply returned).
 
+    tagger_params : a dict of Tagger parameters, or an estimator (a ``Tagger``, a ``CRF``) whose
+        class and parameters (``get_params``) each fold's tagger takes.
+
     progress : optional callable(fold, folds, seconds) called after each fold; blocks : contiguous
         folds (``fold_split``).
     """
@@ -47,7 +50,9 @@ def jackknife(corpus, tagger_params, apply, folds=10, seed=0, progress=None, blo
     for f in range(folds):
         start = time.perf_counter()
         held = np.flatnonzero(fold_of == f)
-        tagger = Tagger(**tagger_params).fit(corpus.subset(np.flatnonzero(fold_of != f)))
+        tagger = (Tagger(**tagger_params) if isinstance(tagger_params, dict)
+                  else type(tagger_params)(**tagger_params.get_params()))
+        tagger.fit(corpus.subset(np.flatnonzero(fold_of != f)))
         parts.append((held, apply(tagger, corpus.subset(held))))
         if progress is not None:
             progress(f + 1, folds, time.perf_counter() - start)

@@ -151,6 +151,23 @@ class NBestList:
         return out
 
     # -------------------------------------------------------------- reshaping
+    def truncate(self, k):
+        """A new NBestList of the first ``k`` candidates of every sentence (the lists of a smaller k)."""
+        k = int(k)
+        if k < 1:
+            raise ConfigError(f"k must be at least 1, got {k!r}")
+        keep = np.flatnonzero(self.ranks() < k)
+        candidate_offsets = np.zeros(self.n_sentences + 1, dtype=np.int64)
+        np.cumsum(np.minimum(np.diff(self.candidate_offsets), k), out=candidate_offsets[1:])
+        path_index = index_ranges(self.path_offsets[keep], self.path_offsets[keep + 1])
+        path_offsets = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(np.diff(self.path_offsets)[keep], out=path_offsets[1:])
+        return NBestList(
+            self.corpus, list(self.label_names), candidate_offsets, path_offsets, self.paths[path_index],
+            self.scores[keep], self.metric, None if self.counts is None else self.counts[keep],
+            None if self.task_scores is None else self.task_scores[keep], min(k, self.k), self.seconds,
+        )
+
     def take(self, sentence_indices):
         """A new NBestList of the given sentences, in the given order."""
         idx = np.asarray(sentence_indices, dtype=np.int64)
@@ -272,7 +289,8 @@ def jackknife_nbest(corpus, tagger_params, folds=10, k=20, seed=0, progress=None
     """n-best lists of a training corpus that look like test-time output.
 
     The sentences are dealt into ``folds`` folds (``jackknife.fold_split``: a permutation drawn from
-    ``seed``); for each fold a ``Tagger(**tagger_params)`` is trained on the other folds and produces
+    ``seed``); for each fold a ``Tagger(**tagger_params)`` (or a copy of the estimator ``tagger_params``,
+    ``jackknife.jackknife``) is trained on the other folds and produces
     the k-best lists of the held-out fold (``jackknife.jackknife``). The lists are returned in the
     corpus's sentence order.
 

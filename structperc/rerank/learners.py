@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from structperc._kernels.rank.loss_ranking import loss_epoch
 from structperc._kernels.rank.dual_ranking import Postings, Rows, Support, dual_epoch, dual_predict
 from structperc._kernels.rank.rank_boosting import FeaturePairs, PairRows, boost_rounds, pair_differences
 from structperc._kernels.rank.ranking import group_argmax, predict_groups, ranking_epoch
@@ -60,8 +61,9 @@ class _RerankerBase:
         return choice
 
     # -------------------------------------------------------------- file
-    def save(self, path):
-        """``.npz`` (learned arrays, vocabulary) plus JSON metadata, written atomically."""
+    def state(self):
+        """(arrays, JSON-able metadata) of the fitted reranker: what ``save`` writes and
+        ``reranker_from_state`` reads back (a reranked model file keeps them beside its base)."""
         vocabulary = self.vocabulary_ or {}
         strings = sorted(vocabulary, key=vocabulary.get)
         ids = np.fromiter((vocabulary[s] for s in strings), dtype=np.int64, count=len(strings))
@@ -76,6 +78,11 @@ class _RerankerBase:
             "vocabulary": np.array(strings, dtype=np.str_) if strings else np.zeros(0, dtype="<U1"),
             "vocabulary_ids": ids,
         }
+        return arrays, meta
+
+    def save(self, path):
+        """``.npz`` (learned arrays, vocabulary) plus JSON metadata, written atomically."""
+        arrays, meta = self.state()
         return write_npz(path, arrays, meta)
 
     @classmethod
@@ -86,6 +93,11 @@ class _RerankerBase:
 
 def load_reranker(path):
     arrays, meta = read_npz(path, "reranker")
+    return reranker_from_state(arrays, meta, path)
+
+
+def reranker_from_state(arrays, meta, path="<model>"):
+    """The fitted reranker of ``state()``'s arrays and metadata; ModelFileError naming ``path``."""
     if meta.get("kind") != "structperc-reranker":
         raise ModelFileError(f"{path}: not a structperc reranker file")
     if meta.get("format_version") != FORMAT_VERSION:
@@ -488,4 +500,65 @@ class BoostReranker(_RerankerBase):
         self.steps_ = arrays["steps"].astype(np.float64)
 
 
-LEARNERS = {"perceptron": Reranker, "dual": DualReranker, "boost": BoostReranker}
+# ------------------------------------------------------------------------------------ loss
+UPDATES = ("mira", "scaled")
+
+
+class LossReranker(Reranker):
+    """A ranking learner that uses each candidate's loss (its target below the group's best):
+    MIRA or the loss-scaled ranking perceptron, averaged (``structperc._kernels.rank.loss_ranking``).
+
+    Parameters
+    ----------
+    features, epochs, average, seed, score_weight : as for ``Reranker``
+    update : "mira" (step min(C, violation / ||x_best - x_ŷ||²)) or "scaled" (step = the loss)
+    margin : m, the margin asked per unit of loss (0: a plain mistake-driven update)
+    aggressiveness : C, MIRA's largest step
+    """
+
+    hyperparameters = ("epochs", "average", "update", "margin", "aggressiveness")
+    learner = "loss"
+
+    def __init__(self, features=None, epochs=10, average=True, seed=0, score_weight=1.0, update="mira", margin=1.0,
+                 aggressiveness=0.1):
+        super().__init__(features, epochs, average, seed, score_weight)
+        self.update = update
+        self.margin = margin
+        self.aggressiveness = aggressiveness
+
+    def fit_ranking(self, data, vocabulary=None):
+        """Train on RankingData; returns self."""
+        if self.epochs < 1:
+            raise ConfigError(f"epochs must be at least 1, got {self.epochs!r}")
+        if self.update not in UPDATES:
+            raise ConfigError(f"unknown update {self.update!r}: choose one of {', '.join(UPDATES)}")
+        if not self.margin >= 0 or not self.aggressiveness > 0:
+            raise ConfigError(f"margin must be >= 0 and aggressiveness > 0, got {self.margin!r}, "
+                              f"{self.aggressiveness!r}")
+        n_weights = max(data.n_features, (max(vocabulary.values()) + 1) if vocabulary else 0, FIRST_FEATURE_ID)
+        self._fit_scale(data)
+        values = self._scaled_values(data)
+        w = np.zeros(n_weights)
+        w[SCORE_FEATURE] = self.score_weight
+        u = np.zeros(n_weights) if self.average else np.zeros(0)
+        groups = Groups(data.group_offsets, data.row_offsets, data.feature_ids, values, data.targets,
+                        data.best_rows())
+        rng = np.random.default_rng(self.seed)
+        counter = 0.0
+        self.history_ = []
+        for epoch in range(1, self.epochs + 1):
+            order = rng.permutation(data.n_groups).astype(np.int64)
+            counter, updates = loss_epoch(w, u, counter, groups, order, float(self.margin),
+                                          float(self.aggressiveness), self.update == "mira")
+            self.history_.append({"epoch": epoch, "mistakes": int(updates)})
+        self.weights_ = w - u / counter if self.average and counter > 0 else w
+        self.vocabulary_ = vocabulary
+        self.n_iter_ = self.epochs
+        return self
+
+    def _params(self):
+        return {"epochs": self.epochs, "average": self.average, "update": self.update, "margin": self.margin,
+                "aggressiveness": self.aggressiveness}
+
+
+LEARNERS = {"perceptron": Reranker, "dual": DualReranker, "boost": BoostReranker, "loss": LossReranker}

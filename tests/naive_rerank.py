@@ -1,0 +1,141 @@
+"""Naive references of ``structperc.rerank.context``: the document counts and the featurizing of
+n-best lists, one candidate at a time, as first written (the package computes them per distinct chunk
+and token, with the kernels of ``structperc._kernels.rank.candidates``)."""
+import collections
+
+import numpy as np
+
+from structperc.rerank.context import (ENTITY_FAMILY, CHUNK_FAMILY, TypeCounts, _cached_spans,
+                                       _is_capitalised, candidate_merits, check_families, entity_keys)
+from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
+from structperc.rerank.features import FEATURES
+
+
+def naive_document_counts(nb, documents):
+    """(one, many): per document the TypeCounts of the 1-best and of all candidates."""
+    documents = np.asarray(documents, dtype=np.int64)
+    names = nb.label_names
+    corpus = nb.corpus
+    words, o = corpus.columns["word"], corpus.sentence_offsets
+    one = collections.defaultdict(TypeCounts)   # (document) -> counts of 1-best keys
+    many = collections.defaultdict(TypeCounts)  # (document) -> counts over the candidates
+    for i in range(nb.n_sentences):
+        a, b = nb.candidate_offsets[i], nb.candidate_offsets[i + 1]
+        if b == a:
+            continue
+        d = int(documents[i])
+        w = words[o[i]: o[i + 1]]
+        weight = 1.0 / (b - a)
+        for j in range(a, b):
+            labels = tuple(names[c] for c in nb.paths[nb.path_offsets[j]: nb.path_offsets[j + 1]])
+            inside = np.zeros(len(w), dtype=bool)
+            for kind, first, last in _cached_spans(labels):
+                string, lower = entity_keys(w, first, last)
+                inside[first: last + 1] = True
+                for key in (("s", string), ("l", lower)):
+                    many[d].add(key, kind, weight, i)
+                    if j == a:
+                        one[d].add(key, kind, 1.0, i)
+                for t in range(first, last + 1):
+                    many[d].add(("w", w[t]), kind, weight, i)
+                    if j == a:
+                        one[d].add(("w", w[t]), kind, 1.0, i)
+            for t in np.flatnonzero(~inside):
+                if _is_capitalised(w[t]):
+                    many[d].add(("w", w[t]), "O", weight, i)
+                    if j == a:
+                        one[d].add(("w", w[t]), "O", 1.0, i)
+    return one, many
+
+
+def naive_featurize(nb, families, context=None, vocabulary=None, grow=False):
+    """``featurize_in_context``, one candidate at a time. Returns (RankingData, vocabulary)."""
+    families = check_families(families)
+    vocabulary = {} if vocabulary is None else vocabulary
+    corpus = nb.corpus
+    o = corpus.sentence_offsets
+    columns = corpus.columns
+    names = nb.label_names
+    entity_names = (ENTITY_FAMILY if "entity" in families else []) + (CHUNK_FAMILY if "chunk" in families else [])
+    chunk_features = [FEATURES[n] for n in entity_names if hasattr(FEATURES[n], "of_chunk")]
+    has_entity_word = "entity_word" in entity_names
+    in_context = [f for f in families if f in ("document", "gazetteer")]
+    ranks = nb.ranks()
+
+    def feature_id(string):
+        fid = vocabulary.get(string)
+        if fid is None and grow:
+            fid = vocabulary[string] = len(vocabulary) + FIRST_FEATURE_ID
+        return fid
+
+    row_ids, row_values, lengths = [], [], []
+    for i in range(nb.n_sentences):
+        a, b = nb.candidate_offsets[i], nb.candidate_offsets[i + 1]
+        if b == a:
+            continue
+        tokens = {name: values[o[i]: o[i + 1]] for name, values in columns.items()}
+        words = tokens["word"]
+        top = nb.scores[a]
+        span_cache, outside_cache, trigram_cache = {}, {}, {}
+        for j in range(a, b):
+            labels = tuple(names[c] for c in nb.paths[nb.path_offsets[j]: nb.path_offsets[j + 1]])
+            spans = _cached_spans(labels)
+            values = collections.defaultdict(float)
+            for kind, first, last in spans:
+                key = (kind, first, last)
+                pairs = span_cache.get(key)
+                if pairs is None:
+                    found = [(f.of_chunk(tokens, kind, first, last), 1.0) for f in chunk_features]
+                    if has_entity_word:
+                        found += [(f"ei={kind}:{w}", 1.0) for w in words[first: last + 1]]
+                    if in_context:
+                        found += context.entity_features(i, words, kind, first, last, in_context)
+                    pairs = span_cache[key] = [(fid, v) for fid, v in ((feature_id(s), v) for s, v in found)
+                                               if fid is not None]
+                for fid, v in pairs:
+                    values[fid] += v
+            if "document" in families:
+                inside = np.zeros(len(labels), dtype=bool)
+                for kind, first, last in spans:
+                    inside[first: last + 1] = True
+                for t in np.flatnonzero(~inside):
+                    pairs = outside_cache.get(t)
+                    if pairs is None:
+                        pairs = outside_cache[t] = [(fid, v) for fid, v in (
+                            (feature_id(s), v) for s, v in context.outside_features(i, words[t])) if fid is not None]
+                    for fid, v in pairs:
+                        values[fid] += v
+            if "sequence" in families:
+                padded = ("<s>", "<s>") + labels + ("</s>",)
+                for t in range(len(padded) - 2):
+                    gram = padded[t: t + 3]
+                    fid = trigram_cache.get(gram, -1)
+                    if fid == -1:
+                        fid = trigram_cache[gram] = feature_id("l3=" + " ".join(gram))
+                    if fid is not None:
+                        values[fid] += 1.0
+                by_type = collections.Counter(kind for kind, _, _ in spans)
+                for kind, n in by_type.items():
+                    fid = feature_id(f"nT={kind}:{min(n, 4)}")
+                    if fid is not None:
+                        values[fid] += 1.0
+                fid = feature_id("cseq=" + " ".join(kind for kind, _, _ in spans))
+                if fid is not None:
+                    values[fid] += 1.0
+            if "rank" in families:
+                fid = feature_id(f"rank={min(int(ranks[j]), 5)}")
+                if fid is not None:
+                    values[fid] += 1.0
+            pairs = sorted(values.items())
+            row_ids.append([SCORE_FEATURE] + [fid for fid, _ in pairs])
+            row_values.append([float(nb.scores[j] - top)] + [v for _, v in pairs])
+            lengths.append(len(pairs) + 1)
+    cand_counts = np.diff(nb.candidate_offsets)
+    group_offsets = np.concatenate([[0], np.cumsum(cand_counts[cand_counts > 0])]).astype(np.int64)
+    row_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    nnz = int(row_offsets[-1])
+    flat_ids = np.fromiter((f for ids in row_ids for f in ids), dtype=np.int64, count=nnz)
+    flat_values = np.fromiter((v for vals in row_values for v in vals), dtype=np.float64, count=nnz)
+    kept = np.flatnonzero(cand_counts > 0).astype(np.int64)
+    return RankingData(group_offsets, row_offsets, flat_ids, flat_values, candidate_merits(nb), kept + 1,
+                       []), vocabulary
