@@ -47,6 +47,7 @@ def test_ud_english_tokens_and_multiword_joins():
     # a plural's possessive apostrophe joins its noun; a closing quote after an s does not
     assert [s.joined for s in word_spans("the soldiers' camp, 'yes'.")] == [False, False, True, False, False,
                                                                          False, False, False, False]
+    assert [s.joined for s in word_spans("Peter Cox' files")] == [False, False, True, False]
     # a clitic after a space is a word of its own, not part of a multiword token
     assert [s.joined for s in word_spans("rock 'n roll 's")] == [False, False, False, False, False]
 
@@ -304,3 +305,89 @@ def test_paragraph_columns_of_an_empty_line_are_empty():
     values, ends = paragraph_columns("   ")
     assert values == [[], [], [], []] and ends == []
     assert math.isfinite(0.0)
+
+
+# ---------------------------------------------------------------------------------------- CoNLL-U multiword tokens
+def test_cli_conllu_output_writes_a_multiword_token_for_each_split_clitic(spacing_model):
+    model, _ = spacing_model
+    done = run_tag(model, "She didn't like it. I can't, you won't.\n", "--output-format", "conllu")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split("\t") for line in done.stdout.splitlines() if line and not line.startswith("#")]
+    assert [(row[0], row[1], row[9]) for row in rows] == [
+        ("1", "She", "_"), ("2-3", "didn't", "_"), ("2", "did", "_"), ("3", "n't", "_"), ("4", "like", "_"),
+        ("5", "it", "SpaceAfter=No"), ("6", ".", "_"),
+        ("1", "I", "_"), ("2-3", "can't", "SpaceAfter=No"), ("2", "ca", "_"), ("3", "n't", "_"), ("4", ",", "_"),
+        ("5", "you", "_"), ("6-7", "won't", "SpaceAfter=No"), ("6", "wo", "_"), ("7", "n't", "_"), ("8", ".", "_")]
+    assert all(row[2:9] == ["_"] * 7 for row in rows if "-" in row[0])
+
+
+def ud_sentences(path):
+    """(text, words, {first word: last word} of the multiword tokens, 0-based) of each sentence of a
+    CoNLL-U file, read here with no code of structperc."""
+    sentences = []
+    text, words, ranges = None, [], {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# text = "):
+            text = line[len("# text = "):]
+        elif not line:
+            if words:
+                sentences.append((text, words, ranges))
+            text, words, ranges = None, [], {}
+        elif not line.startswith("#"):
+            fields = line.split("\t")
+            if "-" in fields[0]:
+                first, last = fields[0].split("-")
+                ranges[int(first) - 1] = (int(last) - 1, fields[1], "SpaceAfter=No" in fields[9])
+            elif "." not in fields[0]:
+                words.append(fields[1])
+    return sentences
+
+
+def test_conllu_output_of_ewt_test_raw_text_has_ewts_own_multiword_tokens(corpus_mirror, tmp_path):
+    import io
+
+    from structperc.readers.text_writer import write_conllu
+
+    gold = ud_sentences(corpus_mirror / "ud_english_ewt" / "en_ewt-ud-test.conllu")
+    raw = tmp_path / "test.txt"
+    raw.write_text("".join(text + "\n" for text, _, _ in gold), encoding="utf-8")
+    corpus = read_corpus(raw, format="raw", require_label=False)
+    out = io.StringIO()
+    write_conllu(out, corpus, ["X"] * corpus.n_tokens, "upos")
+    # the writer's sentences joined back into the input's lines (the reader may split a line in two);
+    # a token that ends a written sentence has no SpaceAfter to compare (None)
+    by_line = {}
+    for (words, ranges), start in zip(ud_sentences_of_text(out.getvalue()), corpus.sentence_offsets[:-1]):
+        line_words, line_ranges = by_line.setdefault(int(corpus.line_numbers[start]), ([], {}))
+        line_ranges.update({first + len(line_words): (last + len(line_words), surface,
+                                                      None if last == len(words) - 1 else space)
+                            for first, (last, surface, space) in ranges.items()})
+        line_words.extend(words)
+    same_words = [(by_line[n][1], theirs) for n, (_, words, theirs) in enumerate(gold, 1)
+                  if by_line.get(n, ([], {}))[0] == words]
+    assert len(same_words) > 0.9 * len(gold)
+    assert sum(len(theirs) for _, theirs in same_words) > 300
+    # where the words are EWT's, so are the multiword tokens: the same words, the same surface text,
+    # and SpaceAfter=No on the same ranges
+    assert [{k: v[:2] for k, v in ours.items()} for ours, _ in same_words] == \
+        [{k: v[:2] for k, v in theirs.items()} for _, theirs in same_words]
+    assert [(k, ours[k]) for ours, theirs in same_words for k in ours if ours[k][2] not in (None, theirs[k][2])] == []
+
+
+def ud_sentences_of_text(text):
+    """(words, multiword tokens) of each sentence of CoNLL-U text, as ``ud_sentences``."""
+    sentences = []
+    words, ranges = [], {}
+    for line in text.splitlines():
+        if not line:
+            if words:
+                sentences.append((words, ranges))
+            words, ranges = [], {}
+        elif not line.startswith("#"):
+            fields = line.split("\t")
+            if "-" in fields[0]:
+                first, last = fields[0].split("-")
+                ranges[int(first) - 1] = (int(last) - 1, fields[1], "SpaceAfter=No" in fields[9])
+            else:
+                words.append(fields[1])
+    return sentences
