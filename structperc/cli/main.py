@@ -23,8 +23,9 @@ from typing import Annotated, Optional
 import typer
 from typer.core import TyperGroup
 
-from structperc.cli.options import (Encoding, InputFormat, ModelFile, Output, Quiet, TagSep, UsageError, check_json,
-                                    choices, flags_in, hidden, plural, renamed, value_of)
+from structperc.cli.loading import open_model
+from structperc.cli.options import (Encoding, InputFormat, Mirror, ModelFile, Output, Quiet, TagSep, UsageError,
+                                    check_json, choices, flags_in, hidden, plural, renamed, value_of)
 from structperc.cli.progress import announce_compiling, examples
 from structperc.cli.train import TRAIN_EPILOG, train_command
 from structperc.errors import StructpercError, StructpercWarning
@@ -224,6 +225,7 @@ OutputFormat = choices("OutputFormat", ("tagged", "jsonl", "conllu"))
 def tag(
     input: Annotated[str, typer.Argument(help="Input file, or - for stdin.")],
     model: ModelFile,
+    mirror: Mirror = None,
     output: Output = None,
     format: InputFormat = None,
     tag_sep: TagSep = None,
@@ -253,11 +255,10 @@ def tag(
     batch, so files larger than memory stream through. An empty input gives an empty output.
     """
     from structperc._kernels.cache import tagging_kernels
-    from structperc.ensembles.files import read_model
 
     marginals = value_of(marginals)
     check_json(json_output, output, "the tagged text")
-    tagger = read_model(model)
+    tagger = open_model(model, mirror, quiet)
     announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
     # the input is read once: the tagging warns when the model knows little of its first sentences
     # (ensembles are not checked)
@@ -275,15 +276,15 @@ def tag(
 # ---------------------------------------------------------------------------------------- info
 @app.command(epilog=examples("Example:\n\n  structperc info np.npz --top 5"))
 def info(
-    model: Annotated[Path, typer.Argument(help="Model file.")],
+    model: Annotated[Path, typer.Argument(help="Model file, or a model's name (structperc models list).")],
+    mirror: Mirror = None,
     top: int = typer.Option(10, min=0, help="Top weighted features to show per label."),
     json_output: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ):
     """Labels, feature count, training configuration and the top weighted features per label."""
-    from structperc.ensembles.files import read_model
     from structperc.features.presets import describe_structure
 
-    summary = read_model(model).describe(top)
+    summary = open_model(model, mirror).describe(top)
     if json_output:
         typer.echo(json.dumps(summary))
         return

@@ -16,9 +16,9 @@ def examples(text):
 def announce_compiling(kernels):
     """Say on stderr, before a command's first call of the kernels ``kernels`` compiles them, that
     it does (once), so that the wait does not look like a hang."""
-    from structperc._kernels.cache import NOTICE, cold, say_compiling
+    from structperc._kernels.cache import NOTICE, cold, compiling_said, say_compiling
 
-    if cold(kernels):
+    if not compiling_said() and cold(kernels):
         typer.echo(NOTICE, err=True)
         say_compiling(log=False)  # said: numba's compile event does not say it again
 
