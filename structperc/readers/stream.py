@@ -91,11 +91,16 @@ def read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_range
                 text = data.decode(encoding)
             except UnicodeDecodeError as error:
                 line = first_line + data.count(b"\n", 0, error.start)
+                byte = data[error.start:error.start + 1]
                 guess = likely_encoding(data, error.start, encoding)
+                if b"\0" in data and not (guess or "").startswith("utf"):  # NUL bytes but not UTF-16: not text
+                    raise InputFormatError(
+                        name, line, f"cannot decode byte {byte!r} as {encoding}: the file is not text (it holds "
+                        f"NUL bytes); give a text file, or a text file's own encoding as encoding=NAME") from None
                 hint = (f"it looks like {guess}: give encoding={guess}, or the file's own" if guess
-                        else "give the file's own encoding")
+                        else "give the file's own encoding as encoding=NAME")
                 raise InputFormatError(
-                    name, line, f"cannot decode byte {data[error.start:error.start + 1]!r} as "
+                    name, line, f"cannot decode byte {byte!r} as "
                     f"{encoding} ({error.reason}): the file has another encoding; {hint}") from None
             except LookupError:
                 raise ConfigError(f"unknown encoding {encoding!r}") from None
