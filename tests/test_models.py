@@ -5,6 +5,7 @@ path goes. Every test has its own cache (``XDG_CACHE_HOME`` in tmp_path), never 
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -241,8 +242,10 @@ def test_a_named_models_first_use_in_a_pipe_says_each_step_and_epoch(tiny):
     assert lines[0] == "building model tiny-upos from its recipe (once); a build took 7 s where the recipe was measured"
     assert any(line.startswith("tiny_pos/train.conllu: copying from ") for line in lines)
     assert "tiny-upos: training on tiny_pos/train.conllu, 3 epochs" in lines
-    assert [line.split()[:2] for line in lines if line.startswith("epoch")] == [["epoch", "1"], ["epoch", "2"],
-                                                                                ["epoch", "3"]]
+    epochs = [line for line in lines if line.startswith("epoch")]
+    assert [line.split()[:2] for line in epochs] == [["epoch", "1"], ["epoch", "2"], ["epoch", "3"]]
+    # from the second epoch, what the epochs left would take at its pace (none after the first: it compiles)
+    assert "left)" not in epochs[0] and re.search(r"\(about \d+ s left\)$", epochs[1]) and "left)" not in epochs[2]
     assert "tiny-upos: scoring on tiny_pos/test.conllu" in lines
     assert any(line.startswith("tiny-upos: test accuracy ") for line in lines)
     assert lines[-1].startswith("tagged 1 sentence")

@@ -1,6 +1,7 @@
 """Opening the model of a command's ``--model``: a file, or a named model, built first when it is not
-built here (with the models that give its input columns), with a line per step and epoch on stderr
-(and rich's bar over each epoch on a terminal). ``--mirror`` names where its corpus is copied from."""
+built here (with the models that give its input columns). The build says on stderr what it does: a
+line per step and per epoch, which says how long the epochs left would take (and rich's bar over each
+epoch on a terminal). ``--mirror`` names where its corpus is copied from."""
 from structperc.cli.progress import Progress
 
 
@@ -20,6 +21,6 @@ def build_named(name, mirror=None, quiet=False):
     from structperc.models.store import names_to_build
 
     for needed in names_to_build(name):
-        progress = Progress(recipe_of(needed).epochs or 0, quiet)
+        progress = Progress(recipe_of(needed).epochs or 0, quiet, estimate=True)
         with progress:
             model_path(needed, mirror=mirror, report=progress.line, progress=progress, callback=progress.epoch_done)
