@@ -311,12 +311,16 @@ def read_corpus(path, format: str | None = None, columns: Sequence[str] | None =
                 label: str | None = None, encoding: str = "utf-8",
                 only_types: Iterable[str] | None = None, require_label: bool = True,
                 tag_sep: str | None = None) -> Corpus:
-    """Read a whole corpus file into memory. Parameters as for `iter_corpus`."""
+    """Read a whole corpus file into memory. Parameters as for `iter_corpus`. The corpus keeps the
+    options that a model trained on it records (``Corpus.read_options``)."""
     batches = list(iter_corpus(path, format=format, columns=columns, label=label,
                                encoding=encoding, only_types=only_types,
                                require_label=require_label, batch_sentences=None,
                                tag_sep=tag_sep))
-    return concatenate(batches)
+    corpus = concatenate(batches)
+    corpus.read_options = {"encoding": encoding, **({} if only_types is None else {"only_types": list(only_types)}),
+                           **({} if tag_sep is None else {"tag_sep": tag_sep})}
+    return corpus
 
 
 def read_ptb_files(paths: Iterable, label: str | None = None, encoding: str = "utf-8",
