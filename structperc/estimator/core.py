@@ -287,12 +287,20 @@ class TaggerCore(Estimator):
         """[(token, label), ...] of one sentence, as NLTK's taggers give it; of raw text (a str), a
         list of such sentences, the text split into sentences and words first (``estimator.text``).
 
-        tokens : list of str (or of tuples of column values, for a model over several columns), or a str."""
+        tokens : list of str (or of tuples of column values, for a model over several columns), or a str.
+            A list of words for a model that reads other columns too has them filled as for raw text
+            (``estimator.text.tag_words``): space_after from the spacing the words would have in text,
+            pos (a chunker's) from the model's column taggers."""
         if isinstance(tokens, str):
             from structperc.estimator.text import tag_text
 
             return tag_text(self, tokens)
         tokens = list(tokens)
+        if tokens and all(isinstance(token, str) for token in tokens):
+            from structperc.estimator.text import reads_beside_words, tag_words
+
+            if reads_beside_words(self.model_):
+                return tag_words(self, tokens)  # the other columns filled as for raw text
         return list(zip(tokens, self.predict([tokens])[0]))
 
     def tag_spans(self, text):
