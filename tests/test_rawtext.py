@@ -186,11 +186,78 @@ def test_cli_jsonl_and_conllu_output_of_raw_text(spacing_model):
         "3\tloudly\t_\tADV\t_\t_\t_\t_\t_\tSpaceAfter=No", "4\t.\t_\tPUNCT\t_\t_\t_\t_\t_\t_", ""]
     done = run_tag(model, "Dogs bark.\n", "--output-format", "jsonl", "--format", "conllu")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "raw text" in done.stderr
-    # raw text read as the model's CoNLL-U: the error says what to do
-    done = run_tag(model, "Dogs bark.\n")
+    # a CoNLL-U line that is not one (no tabs, one word): the error says what to do
+    done = run_tag(model, "Dogs\n")
     assert done.returncode == 2 and done.stderr == (
-        "structperc: error: <stdin>:1: expected 10 tab-separated CoNLL-U fields, found 1; if this is raw text, "
-        "read it as format raw (or write --output-format jsonl)\n")
+        "structperc: error: <stdin>:1: expected 10 tab-separated CoNLL-U fields, found 1\n")
+
+
+def test_raw_text_is_read_as_raw_text_whatever_the_output_format(spacing_model, tmp_path):
+    """The same raw text, on stdin or in a file, with or without --format raw, gives the same words and
+    tags in each output format: the default (a word and its tag a line), tagged, jsonl and conllu."""
+    model, _ = spacing_model
+    text = "Cats sleep. Dogs bark loudly.\n\nCats sleep.\n"
+    (tmp_path / "in.txt").write_text(text, encoding="utf-8")
+    expected = [[("Cats", "NOUN"), ("sleep", "VERB"), (".", "PUNCT")],
+                [("Dogs", "NOUN"), ("bark", "VERB"), ("loudly", "ADV"), (".", "PUNCT")],
+                [("Cats", "NOUN"), ("sleep", "VERB"), (".", "PUNCT")]]
+    for given in ([], ["--format", "raw"]):
+        for source in ("-", str(tmp_path / "in.txt")):
+            outputs = {}
+            for output_format in (None, "tagged", "jsonl", "conllu"):
+                options = given + (["--output-format", output_format] if output_format else [])
+                done = subprocess.run([sys.executable, "-m", "structperc", "tag", source, "--model", str(model),
+                                       "--quiet", *options], input=text if source == "-" else None,
+                                      capture_output=True, text=True, timeout=300)
+                assert done.returncode == 0, (options, done.stderr)
+                outputs[output_format] = done.stdout
+            default = [[tuple(line.split()) for line in block.splitlines()]
+                       for block in outputs[None].strip().split("\n\n")]
+            tagged = [[tuple(token.rsplit("/", 1)) for token in line.split()] for line in outputs["tagged"].splitlines()]
+            jsonl = [list(zip([t["text"] for t in r["tokens"]], r["tags"]))
+                     for r in map(json.loads, outputs["jsonl"].splitlines())]
+            conllu = [[(row.split("\t")[1], row.split("\t")[3]) for row in block.splitlines() if not row.startswith("#")]
+                      for block in outputs["conllu"].strip().split("\n\n")]
+            assert default == tagged == jsonl == conllu == expected
+
+
+def test_tag_help_says_what_format_raw_reads():
+    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "--help"], capture_output=True, text=True,
+                          timeout=300)
+    text = " ".join(done.stdout.split())
+    assert "one sentence a line" not in text.split("--output-format tagged")[0]
+    assert "Each line of raw text is a paragraph, split into sentences and words" in text
+
+
+def test_a_model_that_reads_columns_raw_text_lacks_says_so_and_names_the_fix(tmp_path):
+    """A chunker trained on CoNLL columns (word, pos, chunk), given raw text: one line in a user's
+    words, naming what raw text lacks and the pipe that gives it, and that pipe works."""
+    (tmp_path / "train.txt").write_text(CHUNKS * 3, encoding="utf-8")
+    run = [sys.executable, "-m", "structperc"]
+    done = subprocess.run([*run, "train", str(tmp_path / "train.txt"), "--model", str(tmp_path / "chunks.npz"),
+                           "--columns", "word,pos,chunk", "--templates", "chunk", "--epochs", "2", "--quiet"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for options in ([], ["--format", "raw"], ["--output-format", "jsonl"]):
+        done = subprocess.run([*run, "tag", "-", "--model", str(tmp_path / "chunks.npz"), *options],
+                              input="The cat sat on the mat.\n", capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert "reads pos beside each word, which raw text does not have" in done.stderr, done.stderr
+        assert "structperc tag TEXT --model en-ewt-xpos | structperc tag - --model MODEL" in done.stderr
+    # the fix as named, with a model of POS tags in the place of en-ewt-xpos
+    (tmp_path / "pos.txt").write_text("\n".join(" ".join(line.split()[:2]) for line in (CHUNKS * 3).splitlines())
+                                      + "\n", encoding="utf-8")
+    done = subprocess.run([*run, "train", str(tmp_path / "pos.txt"), "--model", str(tmp_path / "pos.npz"),
+                           "--templates", "pos", "--epochs", "2", "--quiet"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run(f"{sys.executable} -m structperc tag - --model {tmp_path / 'pos.npz'} --format raw -q | "
+                          f"{sys.executable} -m structperc tag - --model {tmp_path / 'chunks.npz'} -q", shell=True,
+                          input="The cat sat on the mat.\n", capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line]
+    assert [row[0] for row in rows] == ["The", "cat", "sat", "on", "the", "mat", "."]
+    assert all(len(row) == 3 and row[2] in ("B-NP", "I-NP", "O") for row in rows)  # word, its POS tag, its chunk
 
 
 CHUNKS = """The DT B-NP

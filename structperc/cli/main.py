@@ -226,7 +226,7 @@ OutputFormat = choices("OutputFormat", ("tagged", "jsonl", "conllu"))
 """))
 def tag(
     inputs: Annotated[List[str], typer.Argument(
-        help="Input files, or - for stdin; several go to --output-dir, one output file each.", metavar="INPUT...")],
+        help="Input files, or - for stdin; several go to --output-dir, one output file each.")],
     model: ModelFile,
     mirror: Mirror = None,
     output: Output = None,
@@ -247,7 +247,8 @@ def tag(
         None, "--output-format", help="tagged: one sentence a line of word/TAG tokens (default: as the input); "
         "jsonl: raw text in (one paragraph a line), one JSON object per sentence out, with character offsets "
         "in the line, tags and, for chunk labels, spans (with a score, their probability, for crf and memm "
-        "models only: a perceptron defines none); conllu: raw text in, CoNLL-U with # text and SpaceAfter=No."),
+        "models only: a perceptron defines none); conllu: raw text in, CoNLL-U with # text, SpaceAfter=No and "
+        "multiword tokens (didn't: did n't)."),
     keep_gold: bool = typer.Option(
         False, "--keep-gold", help="CoNLL-U: keep the gold label and add the prediction as an 11th column."),
     quiet: Quiet = False,
@@ -255,7 +256,12 @@ def tag(
         "--json", help="Print the summary as JSON on stdout (needs --output or --output-dir).")] = False,
 ):
     """Tag a corpus: the input columns plus the predicted label as the last column (CoNLL-U: in the
-    label's own column). --format raw reads raw text, one sentence a line.
+    label's own column).
+
+    Raw text is read as raw text whatever the output format: with --format raw, with --output-format
+    jsonl or conllu, or when the input is raw text where the model's format was expected. Each line
+    of raw text is a paragraph, split into sentences and words as UD English splits them (do n't);
+    a sentence is one line of word/TAG with --output-format tagged, else a word and its tag a line.
 
     The columns, format and label mapping are the model's. The input is read lazily, batch by
     batch, so files larger than memory stream through. An empty input gives an empty output.
