@@ -29,7 +29,7 @@ def test_the_fields_of_pycrfsuites_info_for_the_same_crf(tmp_path):
     theirs = tagger.info()
     crf = CRF(algorithm="lbfgs", c1=0.0, c2=0.1, max_iterations=3000, epsilon=1e-9, delta=1e-12,
               all_possible_transitions=True).fit(X, y)
-    ours = model_info(crf.tagger_.model_)
+    ours = crf.tagger_.info()  # as sklearn-crfsuite's crf.tagger_.info() gives python-crfsuite's
     assert set(vars(ours)) == set(vars(theirs))  # header, labels, attributes, transitions, state_features
     assert set(ours.labels) == set(theirs.labels) and set(ours.attributes) == set(theirs.attributes)
     assert sorted(ours.labels.values(), key=int) == [str(i) for i in range(len(ours.labels))]
@@ -45,7 +45,8 @@ def test_the_fields_of_pycrfsuites_info_for_the_same_crf(tmp_path):
 def test_a_model_of_templates_names_its_attributes_as_info_shows_them():
     tagger = Tagger(templates=["word[0]"], epochs=3).fit([words for words, _ in SENTENCES],
                                                          [labels for _, labels in SENTENCES])
-    info = model_info(tagger.model_)
+    info = tagger.info()
+    assert info == model_info(tagger.model_)
     assert "word[0]=cat" in info.attributes and info.state_features[("word[0]=cat", "N")] > 0
     assert info.transitions[("D", "N")] > 0
     assert all(weight != 0 for weight in [*info.transitions.values(), *info.state_features.values()])

@@ -128,6 +128,12 @@ class TaggerCore(Estimator):
         """The labels of the fitted model, in label-id order (python-crfsuite's ``Tagger.labels()``)."""
         return list(self.labels_)
 
+    def info(self):
+        """The model as python-crfsuite's ``Tagger.info()`` gives one (``model.info.model_info``)."""
+        from structperc.model.info import model_info
+
+        return model_info(self.model_)
+
     def check_params(self, client=None, checkpoint=False):
         """The constructor's parameters, checked once (``settings.Settings``): ConfigError for an unknown
         rule, an option the rule does not take or a value it refuses, bad epochs, and engine options
@@ -287,10 +293,8 @@ class TaggerCore(Estimator):
         """[(token, label), ...] of one sentence, as NLTK's taggers give it; of raw text (a str), a
         list of such sentences, the text split into sentences and words first (``estimator.text``).
 
-        tokens : list of str (or of tuples of column values, for a model over several columns), or a str.
-            A list of words for a model that reads other columns too has them filled as for raw text
-            (``estimator.text.tag_words``): space_after from the spacing the words would have in text,
-            pos (a chunker's) from the model's column taggers."""
+        tokens : list of str (or of tuples of column values, for a model over several columns), or a str;
+            the other columns a model reads are filled as for raw text (``estimator.text.tag_words``)."""
         if isinstance(tokens, str):
             from structperc.estimator.text import tag_text
 
