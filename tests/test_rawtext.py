@@ -201,11 +201,11 @@ def test_raw_text_is_read_as_raw_text_whatever_the_output_format(spacing_model, 
     expected = [[("Cats", "NOUN"), ("sleep", "VERB"), (".", "PUNCT")],
                 [("Dogs", "NOUN"), ("bark", "VERB"), ("loudly", "ADV"), (".", "PUNCT")],
                 [("Cats", "NOUN"), ("sleep", "VERB"), (".", "PUNCT")]]
-    for given in ([], ["--format", "raw"]):
+    for format_given in ([], ["--format", "raw"]):
         for source in ("-", str(tmp_path / "in.txt")):
             outputs = {}
             for output_format in (None, "tagged", "jsonl", "conllu"):
-                options = given + (["--output-format", output_format] if output_format else [])
+                options = format_given + (["--output-format", output_format] if output_format else [])
                 done = subprocess.run([sys.executable, "-m", "structperc", "tag", source, "--model", str(model),
                                        "--quiet", *options], input=text if source == "-" else None,
                                       capture_output=True, text=True, timeout=300)
@@ -458,3 +458,18 @@ def ud_sentences_of_text(text):
             else:
                 words.append(fields[1])
     return sentences
+
+
+@pytest.mark.parametrize("format, text, raw", [
+    ("conll", "The cat sat on the mat.\n", True), ("conll", "The cat sat on the mat .\n", True),
+    ("conll", 'He said "stop."\n', True), ("conll", "the DT B-NP\n", False), ("conll", ". . O\n", False),
+    ("conll", "the DT B-NP O\n", False), ("conll", "-DOCSTART- -X- O\n\nHe PRP B-NP\n", False),
+    ("conll", "# # B-NP\n", False), ("conllu", "Dogs bark.\n", True), ("conllu", "# text = Dogs bark.\n", False),
+    ("conllu", "1\tDogs\t_\tNOUN\t_\t_\t_\t_\t_\t_\n", False), ("ptb", "The cat sat.\n", False), ("conll", "", False),
+])
+def test_raw_text_is_told_from_a_token_line_of_the_models_format(tmp_path, format, text, raw):
+    from structperc.readers.registry import looks_like_raw_text
+
+    path = tmp_path / "in.txt"
+    path.write_text(text, encoding="utf-8")
+    assert looks_like_raw_text(path, format, ["word", "pos", "chunk"]) is raw

@@ -46,9 +46,10 @@ _SENTENCE_END = re.compile(r"\w[.!?][\"')\]]?$")
 def looks_like_raw_text(path, format: str | None, columns=None, encoding: str = "utf-8") -> bool:
     """Whether the first line of ``path`` that is neither blank nor a comment is a line of raw text
     rather than a token line of ``format`` (``columns``: the format's column names, when known): words
-    without a tab where CoNLL-U has ten tab-separated fields; more fields than the columns, or a word
-    glued to a sentence's final punctuation, where a CoNLL line has a token and its columns. Standard
-    input ("-") is peeked at, not read. False for the other formats and for an empty input."""
+    without a tab where CoNLL-U has ten tab-separated fields; where a CoNLL line has a token and its
+    columns, a line that ends a sentence, with a word glued to its final punctuation or with more
+    fields than the columns. Standard input ("-") is peeked at, not read. False for the other formats
+    and for an empty input."""
     if format not in ("conll", "conllu"):
         return False
     line = _first_line(path, encoding)
@@ -57,8 +58,9 @@ def looks_like_raw_text(path, format: str | None, columns=None, encoding: str = 
     fields = line.split()
     if format == "conllu":
         return "\t" not in line and len(fields) > 1
-    return len(fields) > 1 and ((columns is not None and len(fields) > len(columns))
-                                or _SENTENCE_END.search(fields[-1]) is not None)
+    ends_sentence = fields[-1] in (".", "!", "?") or _SENTENCE_END.search(fields[-1]) is not None
+    return len(fields) > 1 and ends_sentence and (columns is None or len(fields) > len(columns)
+                                                  or fields[-1] not in (".", "!", "?"))
 
 
 def _first_line(path, encoding):
@@ -76,4 +78,5 @@ def _first_line(path, encoding):
         except OSError:
             return None  # the reading that tags the input reports it
     text = data.decode(encoding, errors="replace")
-    return next((line for line in text.splitlines() if line.strip() and not line.startswith("#")), None)
+    return next((line for line in text.splitlines()
+                 if line.strip() and not line.startswith(("#", "-DOCSTART-"))), None)
