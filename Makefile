@@ -9,7 +9,7 @@ NP_MODEL := corpora/np-chunker.npz
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo test bench-serve bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner reproduce-ner-quick rerank-experiment rerank-ner rerank-chunk ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo demo-raw-text test bench-serve bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner reproduce-ner-quick rerank-experiment rerank-ner rerank-chunk ensembles partial-labels ewt-features clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -45,14 +45,17 @@ demo: $(BIN)/.core
 	$(SP) train corpora/conll2000/train.txt --model $(NP_MODEL) \
 	    --columns word,pos,chunk --only-types NP --templates chunk --epochs 10 --constrain bio
 	$(SP) eval corpora/conll2000/test.txt --model $(NP_MODEL)
-	@# raw text with the named model when it is built here; else how to build it (about 40 s)
+	@$(MAKE) -s --no-print-directory demo-raw-text
+
+# The demo's last step: raw text with the named model when it is built here; else the command to run
+# next, which builds it on first use (from the mirror when there is one: it works offline as printed).
+demo-raw-text:
 	@if $(SP) models list --json | $(BIN)/python -c "import json, sys; \
 	    sys.exit(not any(m['name'] == 'en-ewt-upos' and m['built'] for m in json.load(sys.stdin)))"; then \
 	  echo "Mary left early. She was tired." | $(SP) tag - --model en-ewt-upos --output-format jsonl; \
 	else \
-	  echo "Next, raw text: echo 'Mary left early.' | $(SP) tag - --model en-ewt-upos --output-format jsonl"; \
-	  echo "(the named model en-ewt-upos is built on first use, or now by:"; \
-	  echo " $(SP) models build en-ewt-upos $(MIRROR))"; \
+	  echo "Next, raw text (the named model en-ewt-upos is built on first use):"; \
+	  echo "  echo 'Mary left early.' | $(SP) tag - --model en-ewt-upos $(MIRROR) --output-format jsonl"; \
 	fi
 
 # two workers (pytest-xdist); each file's tests stay in one worker, as a docs page's examples share names

@@ -1,4 +1,6 @@
-"""The pictures of the documentation site, into docs/ as *.png (gitignored); `make docs` runs this.
+"""The pictures of the documentation site, into docs/ as *.png; `make docs` runs this. They are
+committed, so that the pages show them where most readers read them, in the repository;
+tests/test_figures.py checks that each is the copy or the drawing of its current results file.
 
     python benchmarks/docs_figures.py
 

@@ -61,6 +61,11 @@ class Corpus:
         When the corpus concatenates several files: their names, indexed by `file_ids`.
     file_ids : ndarray of int64, shape (n_tokens,), or None
         Index into `paths` of each token's file (None: every token comes from `path`).
+    read_options : dict or None
+        How `read_corpus` read the file beyond its format, columns and label: ``encoding``, and
+        ``only_types`` and ``tag_sep`` when given. A model trained on the corpus records them, as
+        one trained on the file from the command line does, so that its later reads read alike.
+        None for a corpus made of token lists.
     """
 
     columns: dict[str, list[str]]
@@ -72,6 +77,7 @@ class Corpus:
     format: str = "conll"
     paths: list[str] | None = None
     file_ids: np.ndarray | None = field(default=None, repr=False)
+    read_options: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_sentences(self) -> int:
@@ -121,6 +127,7 @@ class Corpus:
             format=self.format,
             paths=self.paths,
             file_ids=None if self.file_ids is None else self.file_ids[token_index],
+            read_options=self.read_options,
         )
 
 
@@ -192,6 +199,7 @@ def concatenate(corpora: Sequence[Corpus]) -> Corpus:
         format=first.format,
         paths=None if single_path else paths,
         file_ids=None if single_path else np.concatenate(file_ids),
+        read_options=first.read_options if all(part.read_options == first.read_options for part in corpora) else None,
     )
 
 

@@ -9,6 +9,9 @@ fails the suite.
 - Every page runs in a fresh folder that holds small slices of the corpora at the paths the pages
   use (``corpora/conll2000/train.txt``, ...), with ``../shared/corpora`` pointing at the mirror, so
   ``data fetch`` works as it does in a checkout. ``structperc`` on the PATH runs this checkout.
+- The named models of a page are stand-ins (``standins.py``): the shipped recipes over slices of the
+  mirror's corpora, built in seconds into the page's own cache, whose corpus copies are already there
+  (``tests/test_models.py`` builds a real one after ``make demo``, under ``make test-slow``).
 - ``<!-- slow -->`` just above a block marks it slow: it runs under ``make test-slow`` only.
 """
 import fnmatch
@@ -21,6 +24,7 @@ from pathlib import Path
 from unittest import SkipTest
 
 import pytest
+from standins import write_standins
 from sybil import Sybil
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 
@@ -55,6 +59,38 @@ def _slice(source, target, n_sentences):
         target.write_text("\n".join(text.splitlines()[:n_sentences]) + "\n", encoding="utf-8")
 
 
+_STANDINS = {}
+
+
+def _standins():
+    """(the stand-ins' corpus slices, their recipes file): written once per session."""
+    if not _STANDINS:
+        import atexit
+
+        folder = Path(tempfile.mkdtemp(prefix="structperc-standins-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _STANDINS["mirror"], _STANDINS["recipes"] = write_standins(MIRROR, folder)
+    return _STANDINS["mirror"], _STANDINS["recipes"]
+
+
+def _use_standins(named):
+    """Point ``named`` (the page's environment) at the stand-in recipes, and put their corpora where a
+    build looks before any mirror: the page's cache (``models.build.corpus_folder``)."""
+    from structperc.models import cache
+
+    mirror, recipes = _standins()
+    named["STRUCTPERC_RECIPES"] = str(recipes)
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = named["XDG_CACHE_HOME"]
+    try:
+        shutil.copytree(mirror, cache.cache_root() / "corpora")
+    finally:
+        if previous is None:
+            os.environ.pop("XDG_CACHE_HOME")
+        else:
+            os.environ["XDG_CACHE_HOME"] = previous
+
+
 def _env(path):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), PATH=path)
     env.pop("NUMBA_DISABLE_JIT", None)
@@ -80,6 +116,7 @@ def setup(namespace):
     # named models are built into the page's folder from the mirror, never into the user's cache; the
     # page's Python blocks run in this process, so its environment says so too (until teardown)
     named = {"XDG_CACHE_HOME": str(folder / "cache"), "STRUCTPERC_MIRROR": str(MIRROR)}
+    _use_standins(named)
     env.update(named)
     previous_env = {key: os.environ.get(key) for key in named}
     os.environ.update(named)

@@ -179,3 +179,23 @@ def test_a_solver_compiles_its_own_kernels_only(tmp_path, solver, runs, not_runs
     declared, compiled = done.stdout.splitlines()
     assert compiled.split() == [runs]
     assert runs in declared and not_runs not in declared
+
+
+# what a command does when a named model is built on first use: the build's compiling says the notice
+# (numba's compile event, ``say_compiling``), then the command announces its tagging kernels
+BUILD_THEN_TAG = """
+from structperc._kernels.cache import cold, say_compiling, tagging_kernels
+from structperc.cli.progress import announce_compiling
+
+assert cold(tagging_kernels())
+say_compiling()
+announce_compiling(tagging_kernels())
+"""
+
+
+def test_the_notice_is_said_once_per_process_when_a_build_compiled_before_the_command(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"),
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", BUILD_THEN_TAG], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [NOTICE]

@@ -55,3 +55,18 @@ def test_the_command_line_prints_the_hint_on_one_line(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "give --encoding cp1252" in lines[0] and f"{path}:" in lines[0], done.stderr
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_a_binary_file_is_named_not_text_and_the_message_names_encoding(tmp_path):
+    """A model file given as input (NUL bytes, no encoding reads it): one line that says it is not text
+    and names --encoding."""
+    import numpy as np
+
+    model = tmp_path / "model.npz"
+    np.savez_compressed(model, weights=np.random.default_rng(0).normal(size=2000))
+    done = subprocess.run([sys.executable, "-m", "structperc", "train", str(model), "--model", str(tmp_path / "m.npz"),
+                           "--columns", "word,pos,chunk"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "is not text" in lines[0] and "--encoding" in lines[0], done.stderr
+    assert not (tmp_path / "m.npz").exists()

@@ -111,3 +111,28 @@ def test_the_headline_labels_come_from_the_recorded_settings():
            "| x | k | 5 |\n"
     assert headline.table_rows(text) == {"a": ["a", "b"], "x": ["x", "1"]}  # the first table only
     assert headline.table_after(text, "Settings of each job") == {"x": {"job": "x", "id": "k", "epochs": "5"}}
+
+
+def test_every_image_of_the_pages_is_committed_and_drawn_from_its_current_results(tmp_path):
+    """The docs' images are shown where the pages are read in the repository: each is a file under
+    version control, the copy of the results file it comes from (``docs_figures.COPIED``), or for
+    peers.png, what ``docs_figures`` draws from benchmarks/headline.md now."""
+    import subprocess
+
+    import docs_figures  # noqa: E402  (benchmarks/docs_figures.py)
+
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    tracked = set(listed.stdout.split("\0"))
+    images = set()
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if "://" not in target:
+                images.add((page.parent / target).resolve().relative_to(ROOT).as_posix())
+    assert {"docs/peers.png", "docs/collins2002_np.png"} <= images
+    assert sorted(images - tracked) == []
+    for source in docs_figures.COPIED:
+        assert (ROOT / "docs" / source.name).read_bytes() == source.read_bytes(), source.name
+    docs_figures.peers_plot(tmp_path / "peers.png")
+    assert (ROOT / "docs" / "peers.png").read_bytes() == (tmp_path / "peers.png").read_bytes()

@@ -6,6 +6,7 @@ line. Every test has its own cache (``XDG_CACHE_HOME`` in tmp_path), never the u
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -54,7 +55,7 @@ def tiny(tmp_path, monkeypatch):
             "templates": "pos", "licence": "test data", "manifest": manifest}
     recipes = [
         {**base, "name": "tiny-upos", "files": {k: shas[k] for k in ("train.conllu", "test.conllu")},
-         "train": "train.conllu", "epochs": 3},
+         "train": "train.conllu", "epochs": 3, "build_seconds": 7},
         {**base, "name": "tiny-research", "files": {k: shas[k] for k in ("train.conllu", "test.conllu")},
          "train": "train.conllu", "epochs": 2, "licence": "research use only (test)", "research_only": True},
         {**base, "name": "tiny-slow", "files": {k: shas[k] for k in ("big.conllu", "test.conllu")},
@@ -95,7 +96,7 @@ def test_a_model_changed_on_disk_is_refused_and_rebuilt(tiny):
 
     said = []
     tagger = load_named("tiny-upos", report=said.append)
-    assert said == ["building model tiny-upos from its recipe (once)"]
+    assert said[0] == "building model tiny-upos from its recipe (once); a build took 7 s where the recipe was measured"
     good = cache.model_file("tiny-upos").read_bytes()
     assert [label for _, label in tagger.tag(["w0", "w1", "w2"])] == ["DET", "NOUN", "VERB"]
     with open(cache.model_file("tiny-upos"), "r+b") as handle:  # one byte of the weights flipped
@@ -140,8 +141,9 @@ def test_without_network_and_mirror_an_unbuilt_name_is_one_clear_error(tiny, mon
     import structperc
 
     monkeypatch.delenv("STRUCTPERC_MIRROR")
-    with pytest.raises(DataFetchError, match=r"data fetch tiny_pos --mirror DIR.*--mirror DIR"):
+    with pytest.raises(DataFetchError, match=r"data fetch tiny_pos --mirror DIR.*--mirror DIR") as raised:
         structperc.load_model("tiny-upos")
+    assert str(raised.value).count("STRUCTPERC_MIRROR") == 1  # the advice is given once
     env = {k: v for k, v in tiny["env"].items() if k != "STRUCTPERC_MIRROR"}
     done = subprocess.run([sys.executable, "-m", "structperc", "models", "build", "tiny-upos"], capture_output=True,
                           text=True, env=env, timeout=300)
@@ -207,16 +209,23 @@ def test_the_shipped_names_are_model_names():
     assert RECIPES and all(MODEL_NAME.fullmatch(name) for name in RECIPES)
 
 
-def test_a_research_only_model_says_so_when_built_and_loaded(tiny):
+def test_a_research_only_model_says_so_once_when_built_and_loaded(tiny):
     from structperc.models import load_named
 
     said = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         load_named("tiny-research", report=said.append)
-    assert "note: tiny-research is for research use only (test)" in said
+    assert not [line for line in said if "research use" in line]
     assert [str(w.message) for w in caught if issubclass(w.category, StructpercWarning)] == [
         "model tiny-research: research use only (test)"]
+    # the command line: built and loaded, the notice is one line
+    tiny["models"].joinpath("tiny-research.json").unlink()
+    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-research", "--output-format",
+                           "jsonl"], input="w0 w1\n", capture_output=True, text=True, env=tiny["env"], timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "building model tiny-research" in done.stderr
+    assert done.stderr.count("research use only (test)") == 1, done.stderr
 
 
 # the commands' loader (no scikit-learn import), as `structperc tag --model tiny-upos` loads it
@@ -261,20 +270,97 @@ def test_ctrl_c_during_a_build_leaves_nothing_a_load_takes_for_a_model(tiny):
 
 @pytest.mark.slow
 def test_after_make_demo_raw_text_goes_to_jsonl_with_the_named_model(tmp_path, corpus_mirror):
-    """`make demo`, then the command of the issue, which builds en-ewt-upos on first use (in this test's
-    cache: `make demo` leaves it unbuilt and says how)."""
+    """`make demo`, then the command it prints last, as printed, which builds en-ewt-upos on first use
+    from the mirror (in this test's cache: `make demo` leaves it unbuilt and says how)."""
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run(["make", "-s", "demo", f"MIRROR_DIR={corpus_mirror}"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "models build en-ewt-upos" in done.stdout
-    env["STRUCTPERC_MIRROR"] = str(corpus_mirror)  # where the first use finds the corpus to build from
-    done = subprocess.run(["bash", "-c", 'echo "Mary left early. She was tired." | .venv/bin/structperc tag - '
-                           "--model en-ewt-upos --output-format jsonl"], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=600)
+    lines = done.stdout.splitlines()
+    command = lines[lines.index("Next, raw text (the named model en-ewt-upos is built on first use):") + 1].strip()
+    assert f"--mirror {corpus_mirror}" in command
+    command = command.replace("echo 'Mary left early.'", "echo 'Mary left early. She was tired.'")
+    done = subprocess.run(["bash", "-c", command], cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r["text"] for r in records] == ["Mary left early.", "She was tired."]
     assert records[0]["tags"] == ["PROPN", "VERB", "ADV", "PUNCT"]
     assert [(t["start"], t["end"]) for t in records[1]["tokens"]] == [(17, 20), (21, 24), (25, 30), (30, 31)]
+
+
+def test_a_named_models_first_use_in_a_pipe_says_each_step_and_epoch(tiny):
+    """Outside a terminal: the build's announcement with its estimate, then a line per step and per
+    epoch, before the command's own output."""
+    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-upos", "--output-format",
+                           "jsonl"], input="w0 w1\n", capture_output=True, text=True, env=tiny["env"], timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line != "compiling kernels, once"]
+    assert lines[0] == "building model tiny-upos from its recipe (once); a build took 7 s where the recipe was measured"
+    assert any(line.startswith("tiny_pos/train.conllu: copying from ") for line in lines)
+    assert "tiny-upos: training on tiny_pos/train.conllu, 3 epochs" in lines
+    epochs = [line for line in lines if line.startswith("epoch")]
+    assert [line.split()[:2] for line in epochs] == [["epoch", "1"], ["epoch", "2"], ["epoch", "3"]]
+    # from the second epoch, what the epochs left would take at its pace (none after the first: it compiles)
+    assert "left)" not in epochs[0] and re.search(r"\(about \d+ s left\)$", epochs[1]) and "left)" not in epochs[2]
+    assert "tiny-upos: scoring on tiny_pos/test.conllu" in lines
+    assert any(line.startswith("tiny-upos: test accuracy ") for line in lines)
+    assert lines[-1].startswith("tagged 1 sentence")
+    # built: the next use says nothing of it
+    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-upos", "--quiet",
+                           "--output-format", "jsonl"],
+                          input="w0 w1\n", capture_output=True, text=True, env=tiny["env"], timeout=300)
+    assert done.returncode == 0 and done.stderr == ""
+
+
+def test_every_command_that_takes_a_model_takes_mirror(tiny):
+    """Without $STRUCTPERC_MIRROR and without network, --mirror builds a named model on first use."""
+    import typer
+
+    from structperc.cli.main import app
+
+    def commands(group, path=()):
+        for name, command in group.commands.items():
+            if hasattr(command, "commands"):  # a group
+                yield from commands(command, path + (name,))
+            else:
+                yield path + (name,), command
+
+    taking = {path: {p.name for p in command.params} for path, command in commands(typer.main.get_command(app))
+              if "model" in {p.name for p in command.params} or path == ("info",)}
+    for writes_or_reranks in (("train",), ("rerank", "train"), ("rerank", "apply")):
+        taking.pop(writes_or_reranks)  # --model: the file it writes, or a reranker; never a named model
+    assert {("tag",), ("eval",), ("explain",), ("info",), ("nbest",)} <= set(taking)
+    assert [path for path, params in taking.items() if "mirror" not in params] == []
+    env = {k: v for k, v in tiny["env"].items() if k != "STRUCTPERC_MIRROR"}
+    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-upos", "--mirror",
+                           str(tiny["mirror"]), "--output-format", "jsonl"], input="w0 w1\n", capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tags"] == ["DET", "NOUN"]
+
+
+def test_the_demos_closing_hint_works_as_printed_offline_with_the_mirror(tmp_path, corpus_mirror):
+    """`make demo`'s last step, with en-ewt-upos not built: the command it prints runs as printed with
+    no network and no $STRUCTPERC_MIRROR (a stand-in en-ewt-upos over a slice of the mirror's EWT)."""
+    from standins import write_standins
+
+    root = Path(__file__).resolve().parents[1]
+    mirror, recipes = write_standins(corpus_mirror, tmp_path, train_sentences=300)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STRUCTPERC_")}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "cache"), STRUCTPERC_RECIPES=str(recipes),
+               STRUCTPERC_CORPORA=str(tmp_path / "corpora"), PYTHONPATH=str(root),
+               http_proxy="http://127.0.0.1:9", https_proxy="http://127.0.0.1:9")  # no network
+    structperc = f"{sys.executable} -m structperc"
+    done = subprocess.run(["make", "-s", "demo-raw-text", f"MIRROR_DIR={mirror}", f"SP={structperc}",
+                           f"BIN={Path(sys.executable).parent}"], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Next, raw text (the named model en-ewt-upos is built on first use):"
+    command = lines[1].strip()
+    done = subprocess.run(["bash", "-c", command], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["text"] == "Mary left early." and len(record["tags"]) == 4
+    assert "building model en-ewt-upos" in done.stderr

@@ -47,6 +47,7 @@ def test_ud_english_tokens_and_multiword_joins():
     # a plural's possessive apostrophe joins its noun; a closing quote after an s does not
     assert [s.joined for s in word_spans("the soldiers' camp, 'yes'.")] == [False, False, True, False, False,
                                                                          False, False, False, False]
+    assert [s.joined for s in word_spans("Peter Cox' files")] == [False, False, True, False]
     # a clitic after a space is a word of its own, not part of a multiword token
     assert [s.joined for s in word_spans("rock 'n roll 's")] == [False, False, False, False, False]
 
@@ -185,11 +186,78 @@ def test_cli_jsonl_and_conllu_output_of_raw_text(spacing_model):
         "3\tloudly\t_\tADV\t_\t_\t_\t_\t_\tSpaceAfter=No", "4\t.\t_\tPUNCT\t_\t_\t_\t_\t_\t_", ""]
     done = run_tag(model, "Dogs bark.\n", "--output-format", "jsonl", "--format", "conllu")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "raw text" in done.stderr
-    # raw text read as the model's CoNLL-U: the error says what to do
-    done = run_tag(model, "Dogs bark.\n")
+    # a CoNLL-U line that is not one (no tabs, one word): the error says what to do
+    done = run_tag(model, "Dogs\n")
     assert done.returncode == 2 and done.stderr == (
-        "structperc: error: <stdin>:1: expected 10 tab-separated CoNLL-U fields, found 1; if this is raw text, "
-        "read it as format raw (or write --output-format jsonl)\n")
+        "structperc: error: <stdin>:1: expected 10 tab-separated CoNLL-U fields, found 1\n")
+
+
+def test_raw_text_is_read_as_raw_text_whatever_the_output_format(spacing_model, tmp_path):
+    """The same raw text, on stdin or in a file, with or without --format raw, gives the same words and
+    tags in each output format: the default (a word and its tag a line), tagged, jsonl and conllu."""
+    model, _ = spacing_model
+    text = "Cats sleep. Dogs bark loudly.\n\nCats sleep.\n"
+    (tmp_path / "in.txt").write_text(text, encoding="utf-8")
+    expected = [[("Cats", "NOUN"), ("sleep", "VERB"), (".", "PUNCT")],
+                [("Dogs", "NOUN"), ("bark", "VERB"), ("loudly", "ADV"), (".", "PUNCT")],
+                [("Cats", "NOUN"), ("sleep", "VERB"), (".", "PUNCT")]]
+    for format_given in ([], ["--format", "raw"]):
+        for source in ("-", str(tmp_path / "in.txt")):
+            outputs = {}
+            for output_format in (None, "tagged", "jsonl", "conllu"):
+                options = format_given + (["--output-format", output_format] if output_format else [])
+                done = subprocess.run([sys.executable, "-m", "structperc", "tag", source, "--model", str(model),
+                                       "--quiet", *options], input=text if source == "-" else None,
+                                      capture_output=True, text=True, timeout=300)
+                assert done.returncode == 0, (options, done.stderr)
+                outputs[output_format] = done.stdout
+            default = [[tuple(line.split()) for line in block.splitlines()]
+                       for block in outputs[None].strip().split("\n\n")]
+            tagged = [[tuple(token.rsplit("/", 1)) for token in line.split()] for line in outputs["tagged"].splitlines()]
+            jsonl = [list(zip([t["text"] for t in r["tokens"]], r["tags"]))
+                     for r in map(json.loads, outputs["jsonl"].splitlines())]
+            conllu = [[(row.split("\t")[1], row.split("\t")[3]) for row in block.splitlines() if not row.startswith("#")]
+                      for block in outputs["conllu"].strip().split("\n\n")]
+            assert default == tagged == jsonl == conllu == expected
+
+
+def test_tag_help_says_what_format_raw_reads():
+    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "--help"], capture_output=True, text=True,
+                          timeout=300)
+    text = " ".join(done.stdout.split())
+    assert "one sentence a line" not in text.split("--output-format tagged")[0]
+    assert "Each line of raw text is a paragraph, split into sentences and words" in text
+
+
+def test_a_model_that_reads_columns_raw_text_lacks_says_so_and_names_the_fix(tmp_path):
+    """A chunker trained on CoNLL columns (word, pos, chunk), given raw text: one line in a user's
+    words, naming what raw text lacks and the pipe that gives it, and that pipe works."""
+    (tmp_path / "train.txt").write_text(CHUNKS * 3, encoding="utf-8")
+    run = [sys.executable, "-m", "structperc"]
+    done = subprocess.run([*run, "train", str(tmp_path / "train.txt"), "--model", str(tmp_path / "chunks.npz"),
+                           "--columns", "word,pos,chunk", "--templates", "chunk", "--epochs", "2", "--quiet"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for options in ([], ["--format", "raw"], ["--output-format", "jsonl"]):
+        done = subprocess.run([*run, "tag", "-", "--model", str(tmp_path / "chunks.npz"), *options],
+                              input="The cat sat on the mat.\n", capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert "reads pos beside each word, which raw text does not have" in done.stderr, done.stderr
+        assert "structperc tag TEXT --model en-ewt-xpos | structperc tag - --model MODEL" in done.stderr
+    # the fix as named, with a model of POS tags in the place of en-ewt-xpos
+    (tmp_path / "pos.txt").write_text("\n".join(" ".join(line.split()[:2]) for line in (CHUNKS * 3).splitlines())
+                                      + "\n", encoding="utf-8")
+    done = subprocess.run([*run, "train", str(tmp_path / "pos.txt"), "--model", str(tmp_path / "pos.npz"),
+                           "--templates", "pos", "--epochs", "2", "--quiet"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run(f"{sys.executable} -m structperc tag - --model {tmp_path / 'pos.npz'} --format raw -q | "
+                          f"{sys.executable} -m structperc tag - --model {tmp_path / 'chunks.npz'} -q", shell=True,
+                          input="The cat sat on the mat.\n", capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line]
+    assert [row[0] for row in rows] == ["The", "cat", "sat", "on", "the", "mat", "."]
+    assert all(len(row) == 3 and row[2] in ("B-NP", "I-NP", "O") for row in rows)  # word, its POS tag, its chunk
 
 
 CHUNKS = """The DT B-NP
@@ -304,3 +372,104 @@ def test_paragraph_columns_of_an_empty_line_are_empty():
     values, ends = paragraph_columns("   ")
     assert values == [[], [], [], []] and ends == []
     assert math.isfinite(0.0)
+
+
+# ---------------------------------------------------------------------------------------- CoNLL-U multiword tokens
+def test_cli_conllu_output_writes_a_multiword_token_for_each_split_clitic(spacing_model):
+    model, _ = spacing_model
+    done = run_tag(model, "She didn't like it. I can't, you won't.\n", "--output-format", "conllu")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split("\t") for line in done.stdout.splitlines() if line and not line.startswith("#")]
+    assert [(row[0], row[1], row[9]) for row in rows] == [
+        ("1", "She", "_"), ("2-3", "didn't", "_"), ("2", "did", "_"), ("3", "n't", "_"), ("4", "like", "_"),
+        ("5", "it", "SpaceAfter=No"), ("6", ".", "_"),
+        ("1", "I", "_"), ("2-3", "can't", "SpaceAfter=No"), ("2", "ca", "_"), ("3", "n't", "_"), ("4", ",", "_"),
+        ("5", "you", "_"), ("6-7", "won't", "SpaceAfter=No"), ("6", "wo", "_"), ("7", "n't", "_"), ("8", ".", "_")]
+    assert all(row[2:9] == ["_"] * 7 for row in rows if "-" in row[0])
+
+
+def ud_sentences(path):
+    """(text, words, {first word: last word} of the multiword tokens, 0-based) of each sentence of a
+    CoNLL-U file, read here with no code of structperc."""
+    sentences = []
+    text, words, ranges = None, [], {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# text = "):
+            text = line[len("# text = "):]
+        elif not line:
+            if words:
+                sentences.append((text, words, ranges))
+            text, words, ranges = None, [], {}
+        elif not line.startswith("#"):
+            fields = line.split("\t")
+            if "-" in fields[0]:
+                first, last = fields[0].split("-")
+                ranges[int(first) - 1] = (int(last) - 1, fields[1], "SpaceAfter=No" in fields[9])
+            elif "." not in fields[0]:
+                words.append(fields[1])
+    return sentences
+
+
+def test_conllu_output_of_ewt_test_raw_text_has_ewts_own_multiword_tokens(corpus_mirror, tmp_path):
+    import io
+
+    from structperc.readers.text_writer import write_conllu
+
+    gold = ud_sentences(corpus_mirror / "ud_english_ewt" / "en_ewt-ud-test.conllu")
+    raw = tmp_path / "test.txt"
+    raw.write_text("".join(text + "\n" for text, _, _ in gold), encoding="utf-8")
+    corpus = read_corpus(raw, format="raw", require_label=False)
+    out = io.StringIO()
+    write_conllu(out, corpus, ["X"] * corpus.n_tokens, "upos")
+    # the writer's sentences joined back into the input's lines (the reader may split a line in two);
+    # a token that ends a written sentence has no SpaceAfter to compare (None)
+    by_line = {}
+    for (words, ranges), start in zip(ud_sentences_of_text(out.getvalue()), corpus.sentence_offsets[:-1]):
+        line_words, line_ranges = by_line.setdefault(int(corpus.line_numbers[start]), ([], {}))
+        line_ranges.update({first + len(line_words): (last + len(line_words), surface,
+                                                      None if last == len(words) - 1 else space)
+                            for first, (last, surface, space) in ranges.items()})
+        line_words.extend(words)
+    same_words = [(by_line[n][1], theirs) for n, (_, words, theirs) in enumerate(gold, 1)
+                  if by_line.get(n, ([], {}))[0] == words]
+    assert len(same_words) > 0.9 * len(gold)
+    assert sum(len(theirs) for _, theirs in same_words) > 300
+    # where the words are EWT's, so are the multiword tokens: the same words, the same surface text,
+    # and SpaceAfter=No on the same ranges
+    assert [{k: v[:2] for k, v in ours.items()} for ours, _ in same_words] == \
+        [{k: v[:2] for k, v in theirs.items()} for _, theirs in same_words]
+    assert [(k, ours[k]) for ours, theirs in same_words for k in ours if ours[k][2] not in (None, theirs[k][2])] == []
+
+
+def ud_sentences_of_text(text):
+    """(words, multiword tokens) of each sentence of CoNLL-U text, as ``ud_sentences``."""
+    sentences = []
+    words, ranges = [], {}
+    for line in text.splitlines():
+        if not line:
+            if words:
+                sentences.append((words, ranges))
+            words, ranges = [], {}
+        elif not line.startswith("#"):
+            fields = line.split("\t")
+            if "-" in fields[0]:
+                first, last = fields[0].split("-")
+                ranges[int(first) - 1] = (int(last) - 1, fields[1], "SpaceAfter=No" in fields[9])
+            else:
+                words.append(fields[1])
+    return sentences
+
+
+@pytest.mark.parametrize("format, text, raw", [
+    ("conll", "The cat sat on the mat.\n", True), ("conll", "The cat sat on the mat .\n", True),
+    ("conll", 'He said "stop."\n', True), ("conll", "the DT B-NP\n", False), ("conll", ". . O\n", False),
+    ("conll", "the DT B-NP O\n", False), ("conll", "-DOCSTART- -X- O\n\nHe PRP B-NP\n", False),
+    ("conll", "# # B-NP\n", False), ("conllu", "Dogs bark.\n", True), ("conllu", "# text = Dogs bark.\n", False),
+    ("conllu", "1\tDogs\t_\tNOUN\t_\t_\t_\t_\t_\t_\n", False), ("ptb", "The cat sat.\n", False), ("conll", "", False),
+])
+def test_raw_text_is_told_from_a_token_line_of_the_models_format(tmp_path, format, text, raw):
+    from structperc.readers.registry import looks_like_raw_text
+
+    path = tmp_path / "in.txt"
+    path.write_text(text, encoding="utf-8")
+    assert looks_like_raw_text(path, format, ["word", "pos", "chunk"]) is raw

@@ -100,8 +100,28 @@ def page_problems(driver):
 
 
 def shown_errors(driver):
+    """[type, kind] of each error named on the page shown, sentence by sentence."""
+    return driver.execute_script("return Array.from(document.querySelectorAll('#error-list .error .err'))"
+                                 ".map(e => [e.dataset.type, e.dataset.kind])")
+
+
+def shown_sentences(driver):
     return driver.execute_script(
-        "return Array.from(document.querySelectorAll('#error-list .error')).map(e => [e.dataset.type, e.dataset.kind])")
+        "return Array.from(document.querySelectorAll('#error-list .error')).map(e => Number(e.dataset.sentence))")
+
+
+def first_page(records, keep=lambda record: True, page=25):
+    """The sentences of the first page of the errors that ``keep`` keeps, in the order of their first
+    error, and their errors: what the page must show, from the records the page holds."""
+    groups = {}
+    for record in records:
+        if keep(record):
+            groups.setdefault(record["sentence"], []).append(record)
+    return list(groups.items())[:page], sum(len(errors) for errors in groups.values()), len(groups)
+
+
+def page_records(driver):
+    return driver.execute_script("return JSON.parse(document.getElementById('report-data').textContent).records")
 
 
 def choose(driver, select_id, value):
@@ -127,20 +147,27 @@ def test_chunk_report_draws_filters_and_explains(browser, reports, tmp_path):
                                   ".length") == n_types * n_types
     assert browser.execute_script("return document.querySelectorAll('svg.lineplot polyline.series').length") >= 1
     total = sum(result["errors"].values())
-    assert f"of {total}" in browser.find_element("id", "page-info").text
-    assert len(shown_errors(browser)) == min(25, total)
+    records = page_records(browser)
+    assert len(records) == total
+    page, _, n_sentences = first_page(records)
+    assert browser.find_element("id", "page-info").text.endswith(f"of {n_sentences} ({total} errors)")
+    assert shown_sentences(browser) == [sentence for sentence, _ in page]
+    assert len(shown_errors(browser)) == sum(len(errors) for _, errors in page)
     # the type filter: only errors of that type, as many as eval counts
     kind_of_phrase = max(result["per_type"], key=lambda t: sum(result["per_type"][t]["errors"].values()))
     choose(browser, "filter-type", kind_of_phrase)
     expected = sum(result["per_type"][kind_of_phrase]["errors"].values())
+    page, errors, _ = first_page(records, lambda r: r["type"] == kind_of_phrase)
     shown = shown_errors(browser)
-    assert {t for t, _ in shown} == {kind_of_phrase} and len(shown) == min(25, expected)
-    assert browser.find_element("id", "page-info").text.endswith(f"of {expected}")
+    assert errors == expected and {t for t, _ in shown} == {kind_of_phrase}
+    assert len(shown) == sum(len(errors) for _, errors in page)
+    assert browser.find_element("id", "page-info").text.endswith(f"({expected} errors)")
     # and the kind filter on top of it
     kind = max(result["errors"], key=lambda k: result["per_type"][kind_of_phrase]["errors"][k])
     choose(browser, "filter-kind", kind)
-    both = result["per_type"][kind_of_phrase]["errors"][kind]
-    assert shown_errors(browser) == [[kind_of_phrase, kind]] * min(25, both)
+    page, both, _ = first_page(records, lambda r: r["type"] == kind_of_phrase and r["kind"] == kind)
+    assert both == result["per_type"][kind_of_phrase]["errors"][kind]
+    assert shown_errors(browser) == [[kind_of_phrase, kind]] * sum(len(errors) for _, errors in page)
     # the explanation of the first error shown
     browser.find_element("css selector", "#error-list .explain-button").click()
     table = browser.find_element("css selector", "#error-list table.explanation")
@@ -167,10 +194,38 @@ def test_pos_report_draws_and_filters_by_tag(browser, reports):
     shown = shown_errors(browser)
     assert shown and {t for t, _ in shown} == {gold} and {k for _, k in shown} == {"wrong_tag"}
     wrong = sum(c for g, _, c in result["confusions"] if g == gold)
-    assert browser.find_element("id", "page-info").text.endswith(f"of {wrong}")
+    assert browser.find_element("id", "page-info").text.endswith(f"({wrong} errors)")
     # the top state features of a label, drawn on choosing it
     choose(browser, "feature-label", predicted)
     assert browser.find_elements("css selector", "#feature-tables table.features tr")
+    assert page_problems(browser) == []
+
+
+def test_a_sentence_is_one_entry_with_every_error_marked(browser, reports):
+    """Each sentence with errors is listed once, over all the pages; one with several errors names
+    each and outlines each wrong token."""
+    page, _ = reports["pos"]
+    open_page(browser, page)
+    records = page_records(browser)
+    counts = {}
+    for record in records:
+        counts[record["sentence"]] = counts.get(record["sentence"], 0) + 1
+    listed = []
+    while True:
+        listed += shown_sentences(browser)
+        if not browser.find_element("id", "page-next").is_enabled():
+            break
+        browser.find_element("id", "page-next").click()
+    assert listed == list(counts)  # each once, in the order of its first error
+    sentence, most = max(counts.items(), key=lambda item: item[1])
+    assert most >= 3
+    open_page(browser, page)
+    while sentence not in shown_sentences(browser):
+        browser.find_element("id", "page-next").click()
+    item = browser.find_element("css selector", f'#error-list .error[data-sentence="{sentence}"]')
+    assert len(item.find_elements("css selector", ".head .err")) == most
+    predicted = item.find_elements("css selector", ".row")[1]
+    assert len(predicted.find_elements("css selector", ".tok.wrong.focus")) == most
     assert page_problems(browser) == []
 
 

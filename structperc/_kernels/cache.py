@@ -80,6 +80,11 @@ def say_compiling(log=True):
     _said = True
 
 
+def compiling_said() -> bool:
+    """Whether this process has said the notice (``say_compiling``)."""
+    return _said
+
+
 _compiling = {"depth": 0, "start": 0.0, "seconds": 0.0}  # the compile events under way, their time
 
 

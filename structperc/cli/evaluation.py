@@ -6,7 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from structperc.cli.options import Encoding, InputFormat, ModelFile, TagSep, value_of
+from structperc.cli.loading import open_model
+from structperc.cli.options import Encoding, InputFormat, Mirror, ModelFile, TagSep, value_of
 from structperc.cli.progress import announce_compiling
 
 EVAL_EPILOG = """Examples:
@@ -36,6 +37,7 @@ KIND_HEADERS = {"wrong_type": "wrong type", "wrong_boundary": "wrong boundary", 
 def eval_command(
     test_file: Annotated[Path, typer.Argument(help="Labelled test corpus.")],
     model: ModelFile,
+    mirror: Mirror = None,
     format: InputFormat = None,
     tag_sep: TagSep = None,
     encoding: Encoding = None,
@@ -52,9 +54,8 @@ def eval_command(
     wrong type, wrong boundary, missed, spurious. --json gives all of it, with the confusion matrix.
     """
     from structperc._kernels.cache import tagging_kernels
-    from structperc.ensembles.files import read_model
 
-    tagger = read_model(model)
+    tagger = open_model(model, mirror)
     announce_compiling(tagging_kernels()
                        + (EXPLAINING if report is not None else ()))
     tagger.prepare()
@@ -109,6 +110,7 @@ def format_evaluation(result):
 def explain_command(
     input: Annotated[str, typer.Argument(help="Input file, or - for stdin (read as the model's training file).")],
     model: ModelFile,
+    mirror: Mirror = None,
     sentence: int = typer.Option(1, "--sentence", "-s", min=1, help="The sentence to explain (1-based)."),
     gold: bool = typer.Option(False, "--gold", help="Compare each label with the input's gold label where they "
                               "differ (elsewhere with the runner-up); needs a label column."),
@@ -127,7 +129,6 @@ def explain_command(
     winnow and the other globally normalized rules (not memm).
     """
     from structperc._kernels.cache import tagging_kernels
-    from structperc.ensembles.files import read_model
     from structperc.errors import ConfigError, DataError
     from structperc.estimator.explaining import explain
 
@@ -135,7 +136,7 @@ def explain_command(
 
     if json_output and top != 5:
         raise ConfigError("--top shapes the text view: --json lists every feature")
-    tagger = read_model(model)
+    tagger = open_model(model, mirror)
     if hasattr(tagger, "reranker_"):  # a reranked model (structperc.rerank.tagger): its base explains itself
         raise ConfigError(f"{model} is a reranked model, whose choices are not sums of token features: explain "
                           "its base model")

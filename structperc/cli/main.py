@@ -18,13 +18,14 @@ import signal
 import sys
 import warnings
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
 from typer.core import TyperGroup
 
-from structperc.cli.options import (Encoding, InputFormat, ModelFile, Output, Quiet, TagSep, UsageError, check_json,
-                                    choices, flags_in, hidden, plural, renamed, value_of)
+from structperc.cli.loading import open_model
+from structperc.cli.options import (Encoding, InputFormat, Mirror, ModelFile, Output, Quiet, TagSep, UsageError,
+                                    check_json, choices, flags_in, hidden, plural, renamed, value_of)
 from structperc.cli.progress import announce_compiling, examples
 from structperc.cli.train import TRAIN_EPILOG, train_command
 from structperc.errors import StructpercError, StructpercWarning
@@ -220,11 +221,18 @@ OutputFormat = choices("OutputFormat", ("tagged", "jsonl", "conllu"))
   cat sentences.txt | structperc tag - --model pos.npz --format raw --output tagged.txt --json
 
   echo "Mary left. She was tired." | structperc tag - --model en-ewt-upos --output-format jsonl
+
+  structperc tag part1.txt part2.txt --model np.npz --output-dir tagged/
 """))
 def tag(
-    input: Annotated[str, typer.Argument(help="Input file, or - for stdin.")],
+    inputs: Annotated[List[str], typer.Argument(
+        help="Input files, or - for stdin; several go to --output-dir, one output file each.")],
     model: ModelFile,
+    mirror: Mirror = None,
     output: Output = None,
+    output_dir: Annotated[Optional[Path], typer.Option(
+        "--output-dir", help="Write the output of each input into this folder (created if needed), under the "
+        "input's file name, each atomically.")] = None,
     format: InputFormat = None,
     tag_sep: TagSep = None,
     encoding: Encoding = None,
@@ -239,51 +247,98 @@ def tag(
         None, "--output-format", help="tagged: one sentence a line of word/TAG tokens (default: as the input); "
         "jsonl: raw text in (one paragraph a line), one JSON object per sentence out, with character offsets "
         "in the line, tags and, for chunk labels, spans (with a score, their probability, for crf and memm "
-        "models only: a perceptron defines none); conllu: raw text in, CoNLL-U with # text and SpaceAfter=No."),
+        "models only: a perceptron defines none); conllu: raw text in, CoNLL-U with # text, SpaceAfter=No and "
+        "multiword tokens (didn't: did n't)."),
     keep_gold: bool = typer.Option(
         False, "--keep-gold", help="CoNLL-U: keep the gold label and add the prediction as an 11th column."),
     quiet: Quiet = False,
     json_output: Annotated[bool, typer.Option(
-        "--json", help="Print the summary as JSON on stdout (needs --output).")] = False,
+        "--json", help="Print the summary as JSON on stdout (needs --output or --output-dir).")] = False,
 ):
     """Tag a corpus: the input columns plus the predicted label as the last column (CoNLL-U: in the
-    label's own column). --format raw reads raw text, one sentence a line.
+    label's own column).
+
+    Raw text is read as raw text whatever the output format: with --format raw, with --output-format
+    jsonl or conllu, or when the input is raw text where the model's format was expected. Each line
+    of raw text is a paragraph, split into sentences and words as UD English splits them (do n't);
+    a sentence is one line of word/TAG with --output-format tagged, else a word and its tag a line.
 
     The columns, format and label mapping are the model's. The input is read lazily, batch by
     batch, so files larger than memory stream through. An empty input gives an empty output.
     """
     from structperc._kernels.cache import tagging_kernels
-    from structperc.ensembles.files import read_model
 
     marginals = value_of(marginals)
-    check_json(json_output, output, "the tagged text")
-    tagger = read_model(model)
+    outputs = output_paths(inputs, output, output_dir)
+    check_json(json_output, output or output_dir, "the tagged text")
+    tagger = open_model(model, mirror, quiet)
     announce_compiling(tagging_kernels(tagger.model_.normalization if marginals or probability else None))
-    # the input is read once: the tagging warns when the model knows little of its first sentences
+    # each input is read once: the tagging warns when the model knows little of its first sentences
     # (ensembles are not checked)
-    stats = tagger.prepare().tag_file(input, output, value_of(format), marginals=marginals, probability=probability,
-                                      tag_sep=tag_sep, force_column=force_column, encoding=encoding,
-                                      output_format=value_of(output_format), keep_gold=keep_gold,
-                                      familiarity=getattr(tagger, "members", None) is None)
+    prepared = tagger.prepare()
+    summaries = []
+    for input, out in zip(inputs, outputs):
+        stats = prepared.tag_file(input, out, value_of(format), marginals=marginals, probability=probability,
+                                  tag_sep=tag_sep, force_column=force_column, encoding=encoding,
+                                  output_format=value_of(output_format), keep_gold=keep_gold,
+                                  familiarity=getattr(tagger, "members", None) is None)
+        summaries.append({"input": input, "output": None if out is None else str(out), **stats})
+        if not quiet and not json_output:
+            where = f"{input} -> {out}: " if len(inputs) > 1 else ""
+            typer.echo(f"{where}tagged {plural(stats['sentences'], 'sentence')}, {plural(stats['tokens'], 'token')} "
+                       f"in {stats['seconds']:.3f}s ({stats['tokens_per_second']:,.0f} tokens/s)", err=True)
     if json_output:
-        typer.echo(json.dumps({"output": str(output), **stats}))
-    elif not quiet:
-        typer.echo(f"tagged {plural(stats['sentences'], 'sentence')}, {plural(stats['tokens'], 'token')} in "
-                   f"{stats['seconds']:.3f}s ({stats['tokens_per_second']:,.0f} tokens/s)", err=True)
+        summary = {key: value for key, value in summaries[0].items() if key != "input"}
+        if output_dir is not None:
+            summary = {"outputs": summaries, **{key: sum(s[key] for s in summaries) for key in
+                                                ("sentences", "tokens", "seconds")}}
+        typer.echo(json.dumps(summary))
+
+
+def output_paths(inputs, output, output_dir):
+    """Where ``tag`` writes each input: ``--output`` (or standard output, None) for one input; with
+    ``--output-dir``, the folder and the input's file name. Usage errors before anything is read: several
+    inputs without --output-dir, both options, standard input or one name twice in the folder, an input
+    that is missing or that its output would overwrite."""
+    if output_dir is None:
+        if len(inputs) > 1:
+            raise typer.BadParameter(f"{len(inputs)} inputs: give --output-dir DIR, where each input's output "
+                                     f"is written under its file name", param_hint="INPUT...")
+        return [output]
+    if output is not None:
+        raise typer.BadParameter("names one output file: give --output-dir alone", param_hint="'--output'")
+    if "-" in inputs:
+        raise typer.BadParameter("standard input (-) has no file name to write under in --output-dir: tag it "
+                                 "alone, with --output", param_hint="INPUT...")
+    outputs = [output_dir / Path(input).name for input in inputs]
+    for input, out in zip(inputs, outputs):
+        if not Path(input).is_file():
+            raise OSError(errno.ENOENT, "no such file", input)
+        if out.exists() and out.resolve() == Path(input).resolve():
+            raise typer.BadParameter(f"the output of {input} would write over it: give another folder",
+                                     param_hint="'--output-dir'")
+    named = {}
+    for input, out in zip(inputs, outputs):
+        if out.name in named:
+            raise typer.BadParameter(f"{named[out.name]} and {input} would both be written to {out}: tag them "
+                                     f"into separate folders", param_hint="'--output-dir'")
+        named[out.name] = input
+    output_dir.mkdir(parents=True, exist_ok=True)
+    return outputs
 
 
 # ---------------------------------------------------------------------------------------- info
 @app.command(epilog=examples("Example:\n\n  structperc info np.npz --top 5"))
 def info(
-    model: Annotated[Path, typer.Argument(help="Model file.")],
+    model: Annotated[Path, typer.Argument(help="Model file, or a model's name (structperc models list).")],
+    mirror: Mirror = None,
     top: int = typer.Option(10, min=0, help="Top weighted features to show per label."),
     json_output: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ):
     """Labels, feature count, training configuration and the top weighted features per label."""
-    from structperc.ensembles.files import read_model
     from structperc.features.presets import describe_structure
 
-    summary = read_model(model).describe(top)
+    summary = open_model(model, mirror).describe(top)
     if json_output:
         typer.echo(json.dumps(summary))
         return

@@ -4,12 +4,11 @@
 are ``structperc.models.list_models`` and ``structperc.models.model_path`` (which never print).
 """
 import json
-from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from structperc.cli.options import Quiet
+from structperc.cli.options import Mirror, Quiet
 from structperc.cli.progress import Progress, examples
 
 MODELS_EPILOG = """Examples:
@@ -49,8 +48,7 @@ def list_command(json_output: Annotated[bool, typer.Option("--json", help="One J
 @models_app.command("build", epilog=examples("Example:\n\n  structperc models build en-np --mirror ../shared/corpora"))
 def build_command(
     name: Annotated[str, typer.Argument(help="A model's name (see structperc models list).")],
-    mirror: Optional[Path] = typer.Option(None, help="Copy the corpus from this mirror folder instead of "
-                                                     "downloading it (default $STRUCTPERC_MIRROR)."),
+    mirror: Mirror = None,
     force: bool = typer.Option(False, help="Build again even when built and unchanged."),
     quiet: Quiet = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the build record as JSON on stdout.")] = False,
@@ -63,11 +61,11 @@ def build_command(
     recipe = recipe_of(name)
     progress = Progress(recipe.epochs or 0, quiet)
     say = progress.line
+    if recipe.research_only:
+        say(f"note: {name} is for {recipe.licence}")
     with progress:
         if force:
             with cache.build_lock(name):
-                if recipe.research_only:
-                    say(f"note: {name} is for {recipe.licence}")
                 build(recipe, mirror=mirror, progress=progress, callback=progress.epoch_done, report=say)
             path = cache.model_file(name)
         else:

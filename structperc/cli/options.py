@@ -36,6 +36,9 @@ Format = choices("Format", FORMATS)
 ModelFile = Annotated[Path, typer.Option("--model", "-m", help="Model file (.npz), or a model's name "
                                                                "(structperc models list), built on first use.")]
 Output = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")]
+Mirror = Annotated[Optional[Path], typer.Option(
+    "--mirror", help="A folder holding the corpora (as structperc data fetch --mirror): a named model not "
+                     "built yet is built from the copy there, not downloaded (default $STRUCTPERC_MIRROR).")]
 InputFormat = Annotated[Optional[Format], typer.Option(
     "--format", help="Input format (default: the model's, or from the extension).")]
 Encoding = Annotated[Optional[str], typer.Option(

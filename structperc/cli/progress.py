@@ -16,9 +16,9 @@ def examples(text):
 def announce_compiling(kernels):
     """Say on stderr, before a command's first call of the kernels ``kernels`` compiles them, that
     it does (once), so that the wait does not look like a hang."""
-    from structperc._kernels.cache import NOTICE, cold, say_compiling
+    from structperc._kernels.cache import NOTICE, cold, compiling_said, say_compiling
 
-    if cold(kernels):
+    if not compiling_said() and cold(kernels):
         typer.echo(NOTICE, err=True)
         say_compiling(log=False)  # said: numba's compile event does not say it again
 
@@ -77,16 +77,25 @@ class Progress(Bar):
     """A training run: a bar over the sentences of each epoch, and a line per finished epoch (and
     per checkpoint written) and per jackknife fold."""
 
-    def __init__(self, epochs, quiet, checkpoint=None, checkpoint_every=0, header=None):
+    def __init__(self, epochs, quiet, checkpoint=None, checkpoint_every=0, header=None, estimate=False):
         """header : None, or a callable giving a line (or None) printed before the first epoch's:
-        what the run chose from the data."""
+        what the run chose from the data. estimate : end each epoch's line with how long the epochs
+        left would take at the pace of the last one (at most: a run with dev data may stop early)."""
         super().__init__(quiet, "sentences")
         self.epochs = epochs
         self.header = header
         self.checkpoint, self.checkpoint_every = checkpoint, checkpoint_every
+        self.estimate = estimate
 
     def __call__(self, epoch, done, total, stats):
         self.update(f"epoch {epoch}/{self.epochs}", done, total)
+
+    def time_left(self, record):
+        """"(about N s left)": the epochs left times the last epoch's seconds, from the second epoch on
+        (the first holds the compiling of the kernels, once); "" after the first and the last."""
+        if record.epoch < 2 or record.epoch >= self.epochs:
+            return ""
+        return f"(about {(self.epochs - record.epoch) * record.seconds:.0f} s left)"
 
     def fold_done(self, fold, folds, seconds):
         self.line(f"fold {fold}/{folds} jackknifed  {seconds:6.2f}s")
@@ -101,6 +110,9 @@ class Progress(Bar):
             parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")
         if record.dev:
             parts.append(f"dev={record.dev['score']:.2f}")
+        left = self.time_left(record) if self.estimate else ""
+        if left:
+            parts.append(left)
         self.line("  ".join(parts))
         if self.checkpoint is not None and record.epoch % self.checkpoint_every == 0:
             self.line(f"checkpoint {self.checkpoint} (epoch {record.epoch})")

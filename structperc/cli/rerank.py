@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from structperc.cli.options import (Encoding, Json, ModelFile, Output, Quiet, check_applies, check_json, choices,
-                                    deprecated, hidden, plural, renamed, split_list, value_of)
+from structperc.cli.options import (Encoding, Json, Mirror, ModelFile, Output, Quiet, check_applies, check_json,
+                                    choices, deprecated, hidden, plural, renamed, split_list, value_of)
 from structperc.cli.progress import announce_compiling, examples
 
 NBEST_EPILOG = """Examples:
@@ -54,6 +54,7 @@ def nbest_command(
     input: Annotated[str, typer.Argument(
         help="Input corpus (with or without the gold label column), or - for stdin.")],
     model: ModelFile,
+    mirror: Mirror = None,
     candidates: Optional[int] = typer.Option(None, "--candidates", "-k", min=1,
                                              help=f"Candidates per sentence (default {CANDIDATES})."),
     k: Optional[int] = typer.Option(None, "--k", min=1, hidden=True),
@@ -80,7 +81,7 @@ def nbest_command(
     """
     from structperc._kernels.cache import nbest_kernels
     from structperc.rerank.pipeline import write_nbest_file
-    from structperc.ensembles.files import read_model
+    from structperc.cli.loading import open_model
 
     k = renamed(candidates, k, "--k", "--candidates", default=CANDIDATES)
     format = value_of(renamed(output_format, format, "--format", "--output-format", default="block"))
@@ -92,7 +93,7 @@ def nbest_command(
         raise typer.BadParameter("gives a fixed vocabulary, --vocab-out learns one: give one of them",
                                  param_hint="'--vocab'")
     check_json(json_output, output, "the lists")
-    tagger = read_model(model)
+    tagger = open_model(model, mirror, quiet)
     announce_compiling(nbest_kernels(labelled=_has_gold(tagger, input, encoding)))
     summary = write_nbest_file(tagger, input, k, output=output, format=format,
                                features=split_list(features), vocab=vocab, vocab_out=vocab_out, encoding=encoding)

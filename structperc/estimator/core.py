@@ -136,6 +136,12 @@ class TaggerCore(Estimator):
         """The labels of the fitted model, in label-id order (python-crfsuite's ``Tagger.labels()``)."""
         return list(self.labels_)
 
+    def info(self):
+        """The model as python-crfsuite's ``Tagger.info()`` gives one (``model.info.model_info``)."""
+        from structperc.model.info import model_info
+
+        return model_info(self.model_)
+
     def check_params(self, client=None, checkpoint=False):
         """The constructor's parameters, checked once (``settings.Settings``): ConfigError for an unknown
         rule, an option the rule does not take or a value it refuses, bad epochs, and engine options
@@ -295,12 +301,18 @@ class TaggerCore(Estimator):
         """[(token, label), ...] of one sentence, as NLTK's taggers give it; of raw text (a str), a
         list of such sentences, the text split into sentences and words first (``estimator.text``).
 
-        tokens : list of str (or of tuples of column values, for a model over several columns), or a str."""
+        tokens : list of str (or of tuples of column values, for a model over several columns), or a str;
+            the other columns a model reads are filled as for raw text (``estimator.text.tag_words``)."""
         if isinstance(tokens, str):
             from structperc.estimator.text import tag_text
 
             return tag_text(self, tokens)
         tokens = list(tokens)
+        if tokens and all(isinstance(token, str) for token in tokens):
+            from structperc.estimator.text import reads_beside_words, tag_words
+
+            if reads_beside_words(self.model_):
+                return tag_words(self, tokens)  # the other columns filled as for raw text
         return list(zip(tokens, self.predict([tokens])[0]))
 
     def tag_spans(self, text):

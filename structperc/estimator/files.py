@@ -213,6 +213,13 @@ def tag_file(tagger, input, output=None, format=None, marginals=None, probabilit
             raise ConfigError(f"output format {output_format} takes none of marginals, probability, "
                               f"force_column, keep_gold")
         format = "raw"
+    elif format is None and force_column is None and not keep_gold:
+        from structperc.readers.registry import looks_like_raw_text
+
+        read = model.metadata.get("input", {})
+        if looks_like_raw_text(input, read.get("format"), read.get("columns"), encoding or read.get("encoding")
+                               or "utf-8"):
+            format = "raw"  # raw text is read as raw text whatever the output format
     if marginals or probability:
         from structperc.estimator.marginals import check_probabilistic
 

@@ -98,16 +98,18 @@ class ColumnsInput:
     """A Corpus of token columns (from token lists, a Corpus, or a file), encoded by
     ``FeatureEncoder`` with templates.
 
-    read : how the corpus was read; release : the corpus is no one else's (``fit_file``): the
-    encoder empties it as it goes. given_columns : the tagger's ``columns`` given with a Corpus
-    (checked against the Corpus's own at training)."""
+    read : how the corpus was read (beside what ``read_corpus`` recorded in it: ``Corpus.read_options``);
+    release : the corpus is no one else's (``fit_file``): the encoder empties it as it goes.
+    given_columns : the tagger's ``columns`` given with a Corpus (checked against the Corpus's own at
+    training)."""
 
     def __init__(self, corpus, read=None, release=False, given_columns=None):
         self.corpus = corpus
         self.columns = list(corpus.columns)
         self.sentence_offsets = corpus.sentence_offsets
         self.labels = corpus.columns[corpus.label] if corpus.label is not None else None
-        self.read = {**(read or {}), "format": corpus.format, "columns": list(corpus.columns), "label": corpus.label}
+        self.read = {**(corpus.read_options or {}), **(read or {}), "format": corpus.format,
+                     "columns": list(corpus.columns), "label": corpus.label}
         self.release = release
         self.given_columns = given_columns
 

@@ -5,6 +5,7 @@ sentences and words) into a Corpus whose ``start`` and ``end`` columns hold each
 the text. A model tags it like any other input: its ``space_after`` column comes from the text's own
 spacing, and a column that raw text lacks (``pos`` for a chunker) comes from the model's column
 taggers (``column_taggers_``, set by ``structperc.models`` for a named model that declares them).
+A sentence given as a list of words is tagged the same way (``tag_words``), as the text it would be.
 
 Chunk labels (``chunks.is_bio``) give spans ``(start, end, label, score)``: the chunks of
 ``chunks.chunk_spans``. ``score`` is the span's marginal probability P(the span is a chunk of its
@@ -28,7 +29,7 @@ import numpy as np
 
 from structperc.chunks import chunk_spans, is_bio
 from structperc.corpus import Corpus
-from structperc.readers.raw import RAW_COLUMNS, SEGMENTER, paragraph_columns
+from structperc.readers.raw import RAW_COLUMNS, SEGMENTER, paragraph_columns, words_columns
 
 
 class TextSpan(NamedTuple):
@@ -56,6 +57,28 @@ def text_corpus(text: str, path: str = "<text>") -> Corpus:
         at += len(line)
     return Corpus(dict(zip(RAW_COLUMNS, columns)), np.array(sentence_offsets, dtype=np.int64), None, path,
                   np.array(line_numbers, dtype=np.int64), format="raw")
+
+
+def words_corpus(words, path: str = "<words>") -> Corpus:
+    """The raw-text Corpus of one sentence given as its words (``readers.raw.words_columns``)."""
+    return Corpus(dict(zip(RAW_COLUMNS, words_columns(list(words)))), np.array([0, len(words)], dtype=np.int64),
+                  None, path, np.ones(len(words), dtype=np.int64), format="raw")
+
+
+def reads_beside_words(model) -> bool:
+    """Whether ``model`` was trained on columns other than the word and the label (space_after, pos,
+    ...), which a list of words lacks."""
+    read = model.metadata.get("input", {})
+    return bool(set(read.get("columns") or ["word"]) - {"word", read.get("label")})
+
+
+def tag_words(tagger, words):
+    """[(word, label), ...] of one sentence given as its words, the columns a model reads beside the
+    word filled as for raw text: ``space_after`` from the spacing the words would have, the others
+    from the model's column taggers."""
+    corpus = words_corpus(words)
+    names = tagger.predict_corpus(add_input_columns(tagger, corpus))[0]
+    return list(zip(corpus.columns["word"], names))
 
 
 def add_input_columns(tagger, corpus: Corpus) -> Corpus:
@@ -155,4 +178,5 @@ def text_spans(tagger, text: str) -> list[TextSpan]:
             for spans in chunks for kind, first, last, score in spans]
 
 
-__all__ = ["TextSpan", "text_corpus", "tag_text", "text_spans", "tag_corpus", "chunk_annotations", "SEGMENTER"]
+__all__ = ["TextSpan", "text_corpus", "tag_text", "text_spans", "tag_corpus", "chunk_annotations", "tag_words",
+           "words_corpus", "reads_beside_words", "SEGMENTER"]

@@ -134,7 +134,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
             if leaking is None:  # the word is the label, and an attribute or an @rare template reads it
                 leaking = next(str(t) for t in self._emission_templates + self._pair_templates
                                if t.fields & self._attributes or t.rare_only)
-        raise column_error(corpus.path, needed, list(corpus.columns), label, leaking)
+        raise column_error(corpus.path, needed, list(corpus.columns), label, leaking, raw=corpus.format == "raw")
 
     # ---------------------------------------------------------------- keys
     def _radix(self, field):

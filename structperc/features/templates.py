@@ -244,11 +244,12 @@ def presets_over(columns):
     return fitting
 
 
-def column_error(path, needed, columns, label, leaking=None):
+def column_error(path, needed, columns, label, leaking=None, raw=False):
     """The ConfigError of templates that read the label column (``leaking``: the first template that
     does) or a column the input lacks. needed : the columns the templates read; columns : the
     input's, the label column ``label`` among them. It names the columns the templates need, the
-    label column, and the presets that read only the other columns."""
+    label column, and the presets that read only the other columns. raw : the input is raw text,
+    whose columns the user never named: the message says what raw text lacks and how to give it."""
     others = [name for name in columns if name != label]
     fitting = presets_over(others)
     presets = f"; presets over the other columns: {', '.join(fitting)}" if fitting else ""
@@ -257,6 +258,13 @@ def column_error(path, needed, columns, label, leaking=None):
             f"{path}: template {leaking!r} reads column {label!r}, the label column: a feature may "
             f"not read the label it predicts (the input's other columns: {', '.join(others) or 'none'}{presets})")
     missing = sorted(set(needed) - set(columns))
+    if raw:
+        return ConfigError(
+            f"{path}: this model reads {', '.join(missing)} beside each word, which raw text does not have "
+            f"(it gives the words and their spacing only): tag the text with a model that gives "
+            f"{', '.join(missing)} first and pipe its output, a word and its tag a line, into this one "
+            f"(structperc tag TEXT --model en-ewt-xpos | structperc tag - --model MODEL), as the named "
+            f"chunker en-np does")
     has = ", ".join(others) or "no other column"
     has += f", and the label column {label}" if label is not None else ""
     return ConfigError(

@@ -14,6 +14,9 @@ from structperc.models import cache
 from structperc.models.recipes import Recipe
 from structperc.utils.digest import file_sha256
 
+# how ``data.fetch`` begins its advice to use a mirror, which ``corpus_folder`` gives instead
+FETCH_HINT = "; no network?"
+
 
 def corpus_folder(recipe: Recipe, mirror=None, progress=None) -> Path:
     """The folder of the recipe's corpus, every file the recipe reads checked against its sha256:
@@ -30,9 +33,11 @@ def corpus_folder(recipe: Recipe, mirror=None, progress=None) -> Path:
         folder = fetch(recipe.corpus, mirror=mirror, dest=cache.cache_root() / "corpora", manifest=recipe.manifest,
                        progress=progress)
     except DataFetchError as error:
+        # the advice is given once, here: the fetch's own hint about a mirror is left out
+        reason = str(error).partition(FETCH_HINT)[0]
         raise DataFetchError(
-            f"model {recipe.name} is built from corpus {recipe.corpus}, which is not here: {error}. Fetch it first "
-            f"(structperc data fetch {recipe.corpus} --mirror DIR), or give the build a mirror "
+            f"model {recipe.name} is built from corpus {recipe.corpus}, which is not here: {reason}. Fetch it "
+            f"first (structperc data fetch {recipe.corpus} --mirror DIR), or give the build a mirror "
             f"(--mirror DIR, or $STRUCTPERC_MIRROR)") from None
     for name, sha in recipe.files.items():
         if file_sha256(folder / name) != sha:
@@ -70,7 +75,10 @@ def build(recipe: Recipe, mirror=None, progress=None, callback=None, report=None
     say = report or (lambda text: None)
     start = time.perf_counter()
     folder = corpus_folder(recipe, mirror, say)
+    epochs = "" if recipe.epochs is None else f", {recipe.epochs} epochs"
+    say(f"{recipe.name}: training on {recipe.corpus}/{recipe.train}{epochs}")
     tagger = train(recipe, folder, progress, callback)
+    say(f"{recipe.name}: scoring on {recipe.corpus}/{recipe.test}")
     score = test_score(tagger, recipe, folder)
     say(f"{recipe.name}: test {recipe.metric} {score:.2f}")
     model = tagger.model_

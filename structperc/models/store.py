@@ -1,5 +1,6 @@
 """Loading a named model: from the cache when it is built and unchanged, else built first (one line
-says so and how long the last build took). Research-only models say so whenever they are loaded.
+says so and how long the last build took; then a line per step). Research-only models say so whenever
+they are loaded (once: a warning).
 
 Two processes that want the same unbuilt model take turns on its build lock: the first builds, the
 second then finds it built and loads the same file. A build stopped by Ctrl-C leaves no model file
@@ -27,7 +28,8 @@ def is_model_name(value) -> bool:
 def model_path(name, mirror=None, report=None, progress=None, callback=None) -> Path:
     """The path of the built, unchanged model ``name``, building it first when needed.
 
-    report : callable(str) for the line announcing a build (default: stderr)."""
+    report : callable(str) for the line announcing a build and for its steps (default: stderr)
+    progress, callback : as in ``build.build`` (the bar over each epoch, each finished epoch)"""
     say = report or (lambda text: print(text, file=sys.stderr))
     recipe = recipe_of(name)
     record, why = cache.check_built(name)
@@ -39,15 +41,30 @@ def model_path(name, mirror=None, report=None, progress=None, callback=None) -> 
 
                 if why != "not built":
                     say(f"structperc: warning: {why}; building it again")
-                last = (cache.read_record(name) or {}).get("seconds")
-                if last is None:
-                    last = recipe.build_seconds
-                took = "" if last is None else f"; the last build took {last:.1f} s"
-                say(f"building model {name} from its recipe (once){took}")
-                if recipe.research_only:
-                    say(f"note: {name} is for {recipe.licence}")
-                record = build(recipe, mirror=mirror, progress=progress, callback=callback)
+                say(f"building model {name} from its recipe (once){build_estimate(recipe)}")
+                record = build(recipe, mirror=mirror, progress=progress, callback=callback, report=say)
     return cache.model_file(name)
+
+
+def build_estimate(recipe) -> str:
+    """"; the last build took N s": this cache's last build of the recipe, else the build time
+    measured where the recipe was written ("" when neither is known)."""
+    last = (cache.read_record(recipe.name) or {}).get("seconds")
+    if last is not None:
+        return f"; the last build took {last:.1f} s"
+    if recipe.build_seconds is not None:
+        return f"; a build took {recipe.build_seconds:.0f} s where the recipe was measured"
+    return ""
+
+
+def names_to_build(name) -> list[str]:
+    """The named models that loading ``name`` reads and that are not built here, those that give its
+    input columns first (a listing's quick check: loading checks each file's sha256)."""
+    recipe = recipe_of(name)
+    names = [needed for source in recipe.input_columns.values() for needed in names_to_build(source)]
+    if cache.check_built(name, quick=True)[0] is None:
+        names.append(name)
+    return list(dict.fromkeys(names))
 
 
 def load_named(name, read=None, mirror=None, report=None):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from structperc.errors import ConfigError
 from structperc.readers.base import Parser
 from structperc.readers.sentences import sentence_ends
-from structperc.readers.tokenize import TOKENIZER, tokenize, word_spans  # noqa: F401 (tokenize: public)
+from structperc.readers.tokenize import TOKENIZER, joins_previous, tokenize, word_spans  # noqa: F401 (tokenize: public)
 
 # what splits raw text, recorded with the models that tag it
 SEGMENTER = f"{TOKENIZER}; sentences by punctuation and line breaks"
@@ -25,6 +25,31 @@ def paragraph_columns(text: str) -> tuple[list[list[str]], list[int]]:
     words = [text[s.start:s.end] for s in spans]
     space_after = ["0" if i + 1 < len(spans) and spans[i + 1].start == s.end else "1" for i, s in enumerate(spans)]
     return [words, space_after, [str(s.start) for s in spans], [str(s.end) for s in spans]], sentence_ends(text, spans)
+
+
+# words written against the word before them in text (closing punctuation) or after them (opening)
+_NO_SPACE_BEFORE = {",", ".", ";", ":", "!", "?", ")", "]", "}", "%", "...", "''", "”", "’"}
+_NO_SPACE_AFTER = {"(", "[", "{", "$", "#", "``", "“", "‘"}
+
+
+def words_columns(words: list[str]) -> list[list[str]]:
+    """[words, space_after, start, end] of one sentence given as its words, as ``paragraph_columns``
+    gives them for the text the words would be written as: a space between two words, but none before
+    a clitic (``tokenize.joins_previous``: do n't) or closing punctuation, nor after opening punctuation.
+
+    >>> words_columns(["She", "did", "n't", "go", "."])[1]
+    ['1', '0', '1', '0', '1']
+    """
+    starts, ends, at = [], [], 0
+    for i, word in enumerate(words):
+        if i and not (word in _NO_SPACE_BEFORE or words[i - 1] in _NO_SPACE_AFTER
+                      or joins_previous(word, words[i - 1])):
+            at += 1
+        starts.append(at)
+        at += len(word)
+        ends.append(at)
+    space_after = ["0" if i + 1 < len(words) and starts[i + 1] == ends[i] else "1" for i in range(len(words))]
+    return [list(words), space_after, [str(v) for v in starts], [str(v) for v in ends]]
 
 
 class RawParser(Parser):

@@ -91,11 +91,16 @@ def read_chunks(path, encoding: str, chunk_bytes: int = _CHUNK_BYTES, byte_range
                 text = data.decode(encoding)
             except UnicodeDecodeError as error:
                 line = first_line + data.count(b"\n", 0, error.start)
+                byte = data[error.start:error.start + 1]
                 guess = likely_encoding(data, error.start, encoding)
+                if b"\0" in data and not (guess or "").startswith("utf"):  # NUL bytes but not UTF-16: not text
+                    raise InputFormatError(
+                        name, line, f"cannot decode byte {byte!r} as {encoding}: the file is not text (it holds "
+                        f"NUL bytes); give a text file, or a text file's own encoding as encoding=NAME") from None
                 hint = (f"it looks like {guess}: give encoding={guess}, or the file's own" if guess
-                        else "give the file's own encoding")
+                        else "give the file's own encoding as encoding=NAME")
                 raise InputFormatError(
-                    name, line, f"cannot decode byte {data[error.start:error.start + 1]!r} as "
+                    name, line, f"cannot decode byte {byte!r} as "
                     f"{encoding} ({error.reason}): the file has another encoding; {hint}") from None
             except LookupError:
                 raise ConfigError(f"unknown encoding {encoding!r}") from None
@@ -306,12 +311,16 @@ def read_corpus(path, format: str | None = None, columns: Sequence[str] | None =
                 label: str | None = None, encoding: str = "utf-8",
                 only_types: Iterable[str] | None = None, require_label: bool = True,
                 tag_sep: str | None = None) -> Corpus:
-    """Read a whole corpus file into memory. Parameters as for `iter_corpus`."""
+    """Read a whole corpus file into memory. Parameters as for `iter_corpus`. The corpus keeps the
+    options that a model trained on it records (``Corpus.read_options``)."""
     batches = list(iter_corpus(path, format=format, columns=columns, label=label,
                                encoding=encoding, only_types=only_types,
                                require_label=require_label, batch_sentences=None,
                                tag_sep=tag_sep))
-    return concatenate(batches)
+    corpus = concatenate(batches)
+    corpus.read_options = {"encoding": encoding, **({} if only_types is None else {"only_types": list(only_types)}),
+                           **({} if tag_sep is None else {"tag_sep": tag_sep})}
+    return corpus
 
 
 def read_ptb_files(paths: Iterable, label: str | None = None, encoding: str = "utf-8",

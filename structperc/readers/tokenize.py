@@ -112,21 +112,32 @@ def word_spans(text: str) -> list[WordSpan]:
     >>> [(s.start, s.end, s.joined) for s in word_spans("I don't")]
     [(0, 1, False), (2, 4, False), (4, 7, True)]
     """
-    spans = []
-    end = -1
-    for match in _TOKEN.finditer(text):
-        joined = match.start() == end and (joins_previous(match.group(), text[match.start() - 1])
-                                           or _plural_possessive(text, match))
-        end = match.end()
-        spans.append(WordSpan(match.start(), end, joined))
-    return spans
+    bounds = [match.span() for match in _TOKEN.finditer(text)]
+    return [WordSpan(start, end, joined) for (start, end), joined in zip(bounds, joined_words(text, bounds))]
 
 
-def _plural_possessive(text, match):
-    """An apostrophe after an s and before a space or the end (the soldiers' camp): UD writes it in
-    one multiword token with its noun."""
-    return (match.group() in ("'", "’") and text[match.start() - 1] in "sS"
-            and (match.end() == len(text) or text[match.end()].isspace()))
+def joined_words(text: str, bounds) -> list[bool]:
+    """Whether each word of ``text`` at ``bounds`` (its ``(start, end)`` characters, in order) is a
+    clitic written against the word before it, as ``WordSpan.joined`` (the writers of CoNLL-U
+    rebuild their multiword tokens with it).
+
+    >>> joined_words("I don't", [(0, 1), (2, 4), (4, 7)])
+    [False, False, True]
+    """
+    joined = []
+    previous_end = -1
+    for start, end in bounds:
+        joined.append(start == previous_end and start > 0
+                      and (joins_previous(text[start:end], text[start - 1]) or _plural_possessive(text, start, end)))
+        previous_end = end
+    return joined
+
+
+def _plural_possessive(text, start, end):
+    """An apostrophe after an s, x or z and before a space or the end (the soldiers' camp, Peter Cox'
+    files): UD writes it in one multiword token with its noun."""
+    return (text[start:end] in ("'", "’") and text[start - 1] in "sSxXzZ"
+            and (end == len(text) or text[end].isspace()))
 
 
 def tokenize(text: str) -> list[str]:

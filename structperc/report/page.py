@@ -86,9 +86,9 @@ def errors_section(errors):
     type_options = "".join(f'<option value="{escape(t)}">{escape(t)}</option>' for t in types)
     note = f'<p class="note">{escape(errors["explain_note"])}</p>' if errors["explain_note"] else ""
     return f"""<section id="errors"><h2>Errors in context</h2>
-<p>Each error in its sentence: the gold labels above, the prediction below. <b>explain</b> shows the
-terms of the predicted path's score: where a token is wrong, its label is compared with the gold one,
-elsewhere with its runner-up.</p>{note}
+<p>Each sentence with errors once, its errors named and outlined: the gold labels above, the
+prediction below. <b>explain</b> shows the terms of the predicted path's score: where a token is
+wrong, its label is compared with the gold one, elsewhere with its runner-up.</p>{note}
 <div class="filters"><label>type <select id="filter-type"><option value="">all</option>{type_options}</select></label>
 <label>kind <select id="filter-kind"><option value="">all</option>{kind_options}</select></label>
 <button id="page-prev" type="button">&larr; previous</button><span id="page-info"></span>

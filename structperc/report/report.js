@@ -1,5 +1,6 @@
-// The report's errors, explanations and state features, drawn from the JSON the page holds, a page of
-// errors at a time so that thousands of them stay quick. Sets body[data-ready] when drawn and
+// The report's errors, explanations and state features, drawn from the JSON the page holds: one entry
+// per sentence with all its errors (those the filters keep) marked, a page of sentences at a time so
+// that thousands of them stay quick. Sets body[data-ready] when drawn and
 // body[data-error] when a script error happens (the browser tests read both).
 "use strict";
 window.addEventListener("error", function (event) {
@@ -10,7 +11,17 @@ window.addEventListener("error", function (event) {
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const PAGE = 25;
   let page = 0;
-  let shown = data.records;
+  let shown = bySentence(data.records);
+
+  // the errors grouped by sentence, in the order of each sentence's first error
+  function bySentence(records) {
+    const groups = new Map();
+    for (const record of records) {
+      if (!groups.has(record.sentence)) groups.set(record.sentence, []);
+      groups.get(record.sentence).push(record);
+    }
+    return Array.from(groups.values());
+  }
 
   function el(tag, attrs, children) {
     const node = document.createElement(tag);
@@ -33,14 +44,15 @@ window.addEventListener("error", function (event) {
     return (x >= 0 ? "+" : "") + x.toFixed(3);
   }
 
-  // a chunk task's sentence: its words with the given spans highlighted; focus: [first, last] to outline
+  // a chunk task's sentence: its words with the given spans highlighted; focus: the [first, last] of
+  // each error, whose spans are outlined
   function spanRow(words, spans, focus) {
     const out = [];
     let t = 0;
     const sorted = spans.slice().sort((a, b) => a[1] - b[1]);
     for (const [type, first, last] of sorted) {
       if (t < first) out.push(words.slice(t, first).join(" ") + " ");
-      const inFocus = focus && first <= focus[1] && focus[0] <= last;
+      const inFocus = focus.some(f => first <= f[1] && f[0] <= last);
       out.push(el("mark", {cls: "ent" + (inFocus ? " focus" : ""), style: "background:" + colour(type)},
                   [words.slice(first, last + 1).join(" "), el("span", {cls: "type", text: type})]));
       out.push(" ");
@@ -50,11 +62,12 @@ window.addEventListener("error", function (event) {
     return out;
   }
 
-  // a token task's sentence: each word over its tag, wrong tokens marked
+  // a token task's sentence: each word over its tag, wrong tokens marked; focus: the Set of the tokens
+  // of the errors shown, outlined
   function tagRow(sentence, labels, focus) {
     return sentence.words.map((word, t) => {
       const wrong = sentence.gold[t] !== sentence.predicted[t];
-      return el("span", {cls: "tok" + (wrong ? " wrong" : "") + (t === focus ? " focus" : "")},
+      return el("span", {cls: "tok" + (wrong ? " wrong" : "") + (focus.has(t) ? " focus" : "")},
                 [word, el("span", {cls: "tag", text: labels[t]})]);
     });
   }
@@ -95,22 +108,30 @@ window.addEventListener("error", function (event) {
     return table;
   }
 
-  function errorItem(record) {
-    const sentence = data.sentences[String(record.sentence)];
-    const kindName = data.kindNames[record.kind] || record.kind;
-    const head = el("div", {cls: "head"}, [el("span", {cls: "kind", text: kindName}), " · " + record.type +
-      (record.kind === "wrong_tag" ? " predicted " + record.predicted : "") + " · sentence " +
-      (record.sentence + 1) + (sentence.where ? " (" + sentence.where + ")" : "")]);
-    const item = el("div", {cls: "error", "data-type": record.type, "data-kind": record.kind}, [head]);
+  // one sentence with its errors (records): each named in the head, all of them outlined
+  function errorItem(records) {
+    const index = records[0].sentence;
+    const sentence = data.sentences[String(index)];
+    const head = el("div", {cls: "head"}, ["sentence " + (index + 1) + (sentence.where ? " (" + sentence.where + ")" : "") +
+      ", " + records.length + (records.length === 1 ? " error: " : " errors: ")]);
+    records.forEach((record, i) => {
+      if (i) head.appendChild(document.createTextNode("; "));
+      head.appendChild(el("span", {cls: "err", "data-type": record.type, "data-kind": record.kind},
+        [el("span", {cls: "kind", text: data.kindNames[record.kind] || record.kind}), " " + record.type +
+         (record.kind === "wrong_tag" ? " predicted " + record.predicted : "")]));
+    });
+    const item = el("div", {cls: "error", "data-sentence": String(index)}, [head]);
     if (data.chunks) {
-      const focus = record.gold || (record.predicted.length ? [record.predicted[0][1], record.predicted[0][2]] : null);
+      const focus = records.map(r => r.gold || (r.predicted.length ? [r.predicted[0][1], r.predicted[0][2]] : null))
+        .filter(f => f !== null);
       item.appendChild(row("gold", spanRow(sentence.words, sentence.gold_spans, focus)));
       item.appendChild(row("predicted", spanRow(sentence.words, sentence.predicted_spans, focus)));
     } else {
-      item.appendChild(row("gold", tagRow(sentence, sentence.gold, record.token)));
-      item.appendChild(row("predicted", tagRow(sentence, sentence.predicted, record.token)));
+      const focus = new Set(records.map(r => r.token));
+      item.appendChild(row("gold", tagRow(sentence, sentence.gold, focus)));
+      item.appendChild(row("predicted", tagRow(sentence, sentence.predicted, focus)));
     }
-    const explanation = data.explanations[String(record.sentence)];
+    const explanation = data.explanations[String(index)];
     if (explanation) {
       const panel = el("div", {cls: "explain"});
       panel.hidden = true;
@@ -132,10 +153,11 @@ window.addEventListener("error", function (event) {
     const pages = Math.max(1, Math.ceil(shown.length / PAGE));
     page = Math.min(page, pages - 1);
     const start = page * PAGE;
-    for (const record of shown.slice(start, start + PAGE)) list.appendChild(errorItem(record));
+    for (const records of shown.slice(start, start + PAGE)) list.appendChild(errorItem(records));
+    const errors = shown.reduce((n, records) => n + records.length, 0);
     document.getElementById("page-info").textContent = shown.length ?
-      "errors " + (start + 1) + "-" + Math.min(start + PAGE, shown.length) + " of " + shown.length :
-      "no error matches";
+      "sentences " + (start + 1) + "-" + Math.min(start + PAGE, shown.length) + " of " + shown.length + " (" +
+      errors + (errors === 1 ? " error)" : " errors)") : "no error matches";
     document.getElementById("page-prev").disabled = page === 0;
     document.getElementById("page-next").disabled = page >= pages - 1;
   }
@@ -143,7 +165,7 @@ window.addEventListener("error", function (event) {
   function filter() {
     const type = document.getElementById("filter-type").value;
     const kind = document.getElementById("filter-kind").value;
-    shown = data.records.filter(r => (!type || r.type === type) && (!kind || r.kind === kind));
+    shown = bySentence(data.records.filter(r => (!type || r.type === type) && (!kind || r.kind === kind)));
     page = 0;
     drawErrors();
   }
