@@ -147,8 +147,9 @@ def installed(request, dist, tmp_path_factory):
     if request.param == "borrowed":
         import site
 
-        borrowed = [path for path in site.getsitepackages() + [site.getusersitepackages()]
-                    if Path(path).is_dir() and ROOT not in Path(path).resolve().parents]
+        # the running environment's site-packages, wherever it is (the checkout's own .venv included): the
+        # checkout's source is never one of them
+        borrowed = [path for path in site.getsitepackages() + [site.getusersitepackages()] if Path(path).is_dir()]
         # a path line of a .pth file is appended to sys.path; the .pth files in it are not run, so an
         # editable install of the checkout there (a finder that a .pth line starts) stays invisible
         Path(paths["purelib"], "borrowed_dependencies.pth").write_text("\n".join(borrowed) + "\n")
@@ -236,3 +237,49 @@ def test_the_installed_wheel_builds_a_named_model_and_tags_raw_text(installed, d
             assert span["label"] == "NP" and span["start"] < span["end"]
     assert [(span["start"], span["end"]) for span in records[1]["spans"]][:1] == [(17, 20)]  # "She"
     assert not (installed.cwd / "corpora").exists()  # a named model's corpus is fetched into the cache
+    # the installed wheel serves the model it built, until /ready
+    serve_until_ready(installed, "en-np", env)
+
+
+def serve_until_ready(installed, model, env, timeout=180):
+    """Start ``structperc serve MODEL`` from the installed venv on a free port of 127.0.0.1, wait for
+    /ready (200), tag one sentence through /v1/tag, and stop it with SIGTERM (exit 0)."""
+    import signal
+    import socket
+    import subprocess
+    import time
+    import urllib.error
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([installed.script("structperc"), "serve", model, "--port", str(port), "--workers", "1"],
+                              cwd=installed.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline, status = time.monotonic() + timeout, None
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                with urllib.request.urlopen(f"{base}/ready", timeout=5) as answer:
+                    status = answer.status
+            except (urllib.error.URLError, ConnectionError, OSError):
+                status = None
+            if status == 200:
+                break
+            time.sleep(0.5)
+        assert status == 200, server.stderr.read() if server.poll() is not None else "no /ready in time"
+        request = urllib.request.Request(f"{base}/v1/tag", data=json.dumps({"text": TEXT}).encode("utf-8"),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            tagged = json.loads(answer.read())
+        assert "NP" in json.dumps(tagged)
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
