@@ -19,6 +19,7 @@ MEASURED = re.compile(r"(?<![\w.])(?:\d+(?:,\d{3})*(?:\.\d+)?(?: ?(?:ms|µs|[KMG
                       r"|(?<![\d.])\d{2}\.\d{2}(?![\d]))")
 # what the package says that is no measurement of its own
 ALLOWED = ("retries for 10 s",  # msvcrt.locking's documented behaviour
+           "at most the first 64 KiB",  # a limit of what is read, not a measurement
            )
 
 

@@ -87,6 +87,7 @@ def _assert_notice(monkeypatch, args, kernels, is_cold):
     from structperc.cli.main import app
 
     asked = []
+    monkeypatch.setattr(kernel_cache, "_said", False)  # the notice is said once per process: a fresh one here
     monkeypatch.setattr(kernel_cache, "cold", lambda names: asked.append(tuple(names)) or is_cold)
     result = CliRunner().invoke(app, [str(a) for a in args])
     assert result.exit_code == 0, (args[0], result.output)
@@ -101,7 +102,7 @@ def test_clusters_and_rerank_train_say_when_they_compile(tmp_path, monkeypatch, 
     svm = tmp_path / "lists.svm"
     svm.write_text("1 qid:1 1:0 2:1\n0 qid:1 1:-1 3:1\n1 qid:2 1:0 2:1\n0 qid:2 1:-2 4:1\n")
     _assert_notice(monkeypatch, ["clusters", text, "--clusters", "2", "--quiet"], kernel_cache.CLUSTERING, is_cold)
-    _assert_notice(monkeypatch, ["rerank", "train", svm, "--model", tmp_path / "r.npz", "--boost", "--rounds", "2",
+    _assert_notice(monkeypatch, ["rerank", "train", svm, "--model", tmp_path / "r.npz", "--learner", "boost", "--boost-rounds", "2",
                                  "--quiet"], kernel_cache.RERANKERS["boost"], is_cold)
 
 
@@ -121,15 +122,15 @@ def test_nbest_rerank_apply_and_vote_say_when_they_compile(tmp_path, monkeypatch
         Tagger(templates="chunk", trainer=trainer, epochs=2, constrain="bio").fit_file(
             data, columns=["word", "pos", "chunk"]).save(models[-1])
     lists, reranker = tmp_path / "lists.svm", tmp_path / "r.npz"
-    for args in (["nbest", data, "--model", models[0], "--k", "3", "--format", "svmrank", "--output", lists, "--quiet"],
+    for args in (["nbest", data, "--model", models[0], "--candidates", "3", "--format", "svmrank", "--output", lists, "--quiet"],
                  ["rerank", "train", lists, "--model", reranker, "--quiet"]):
         assert CliRunner().invoke(app, [str(a) for a in args]).exit_code == 0
     unlabelled = tmp_path / "words.txt"  # no gold column: no oracle, whose kernel then never runs
     unlabelled.write_text("".join("".join(" ".join(t[:2]) + "\n" for t in s) + "\n" for s in sentences))
     commands = [
-        (["nbest", data, "--model", models[0], "--k", "3", "--output", tmp_path / "b.txt", "--quiet"],
+        (["nbest", data, "--model", models[0], "--candidates", "3", "--output", tmp_path / "b.txt", "--quiet"],
          kernel_cache.TAGGING + kernel_cache.NBEST),
-        (["nbest", unlabelled, "--model", models[0], "--k", "3", "--output", tmp_path / "u.txt", "--quiet"],
+        (["nbest", unlabelled, "--model", models[0], "--candidates", "3", "--output", tmp_path / "u.txt", "--quiet"],
          kernel_cache.TAGGING + ("decode.nbest.kbest_block",)),
         (["rerank", "apply", lists, "--model", reranker, "--output", tmp_path / "c.txt", "--quiet"],
          kernel_cache.RERANK_APPLYING["perceptron"]),

@@ -15,8 +15,8 @@ FLOORS = [
     {"model"},
     {"train", "clusters"},
     {"estimator"},
-    {"nbest", "ensembles", "models"},
-    {"rerank", "report", "serve"},
+    {"nbest", "rerank", "ensembles", "models"},  # a reranked model is read as any ensemble file is
+    {"report", "serve"},
     {"cli", "warmup", "__init__", "__main__"},
 ]
 

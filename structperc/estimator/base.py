@@ -76,3 +76,27 @@ def with_rule_parameters(init):
 
     wrapper.__signature__ = signature.replace(parameters=fixed + options)
     return wrapper
+
+
+# The parameters a model file gives back (``TaggerCore.from_model``): those that describe the model. Where and how
+# to run (workers, scheduler and mix, which applies only with them; cache_dir; the lexicons' paths) are
+# the caller's, never read from a file that may come from someone else.
+MODEL_PARAMS = ("templates", "trainer", "epochs", "min_count", "rare_threshold", "constrain", "order", "tag_dict",
+                "seed", "columns", "missing_label", "all_pairs", "dense_count", "hash_bits", "lexicon_lower",
+                "resumable", *RULE_OPTIONS)
+
+
+def recorded_params(model, param_names):
+    """The constructor arguments among ``param_names`` that a fitted model records and that describe it
+    (``MODEL_PARAMS``), name -> value; the others keep their defaults."""
+    training = model.metadata.get("training", {})
+    names = [name for name in param_names if name in MODEL_PARAMS]
+    params = {k: training[k] for k in names if k in training}
+    # files written before the options were recorded one by one
+    params.update({k: v for k, v in training.get("trainer_options", {}).items()
+                   if k in names and params.get(k) is None})
+    if "columns" not in training:
+        params["columns"] = model.metadata.get("input", {}).get("columns")
+    # a structure chosen from the data was asked for as None: the parameter is restored as given
+    params.update({name: None for name in training.get("chosen", {}) if name in names})
+    return params

@@ -21,18 +21,11 @@ from structperc.evaluate.metrics import check_gold_labels, evaluate_labels
 from structperc.model.forcing import sentence_forced_ids
 from structperc.model.linear_chain import LinearChainModel
 from structperc.estimator import files
-from structperc.estimator.fitting import ALL_PAIRS_DEFAULT, Fitting, Structure
+from structperc.estimator.base import recorded_params
+from structperc.estimator.fitting import ALL_PAIRS_DEFAULT, Fitting, Structure, recorded_structure
 from structperc.estimator.inputs import open_input
 from structperc.estimator.settings import Settings
 from structperc.train import RULE_OPTIONS
-
-
-# The parameters a model file gives back (``from_model``): those that describe the model. Where and how
-# to run (workers, scheduler and mix, which applies only with them; cache_dir; the lexicons' paths) are
-# the caller's, never read from a file that may come from someone else.
-MODEL_PARAMS = ("templates", "trainer", "epochs", "min_count", "rare_threshold", "constrain", "order", "tag_dict",
-                "seed", "columns", "missing_label", "all_pairs", "dense_count", "hash_bits", "lexicon_lower",
-                "resumable", *RULE_OPTIONS)
 
 
 class TaggerCore(Estimator):
@@ -237,7 +230,7 @@ class TaggerCore(Estimator):
     def _continue(self, fitting, X, y=None, input_metadata=None, dev=None, dev_y=None):
         """``partial_fit`` of a fitted tagger, its parameters checked (``fitting``)."""
         if not hasattr(self, "constrain_"):  # a model handed over by setting model_: its structure
-            self._adopt_structure(self.model_)
+            self.templates_, self.constrain_, self.structure_reason_ = recorded_structure(self.model_, self.templates)
         source = open_input(X, y, self.columns, read=input_metadata, encoder=self.model_.encoder, training=True)
         structure = Structure(self.templates_, self.constrain_, self.structure_reason_)
         return self._train(fitting, fitting.prepare_continued(self.model_, structure, source), dev, dev_y)
@@ -485,25 +478,10 @@ class TaggerCore(Estimator):
         """A fitted tagger of this class around a LinearChainModel, with the constructor arguments it records
         that describe the model (``MODEL_PARAMS``); the others keep their defaults."""
         training = model.metadata.get("training", {})
-        names = [name for name in cls._get_param_names() if name in MODEL_PARAMS]
-        params = {k: training[k] for k in names if k in training}
-        # files written before the options were recorded one by one
-        params.update({k: v for k, v in training.get("trainer_options", {}).items()
-                       if k in names and params.get(k) is None})
-        if "columns" not in training:
-            params["columns"] = model.metadata.get("input", {}).get("columns")
-        # a structure chosen from the data was asked for as None: the parameter is restored as given
-        params.update({name: None for name in training.get("chosen", {}) if name in names})
+        params = recorded_params(model, cls._get_param_names())
         tagger = cls(**params)
         tagger.model_ = model
         tagger.labels_ = model.labels
         tagger.n_iter_ = training.get("best_epoch")
-        tagger._adopt_structure(model)
+        tagger.templates_, tagger.constrain_, tagger.structure_reason_ = recorded_structure(model, tagger.templates)
         return tagger
-
-    def _adopt_structure(self, model):
-        """Set templates_, constrain_ and structure_reason_ from a fitted model's record."""
-        chosen = model.metadata.get("training", {}).get("chosen", {})
-        self.templates_ = chosen.get("templates", self.templates)
-        self.constrain_ = chosen.get("constrain", model.constrain or "none")
-        self.structure_reason_ = chosen.get("reason", "given")

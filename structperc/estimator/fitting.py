@@ -36,6 +36,9 @@ class Structure:
     constrain: str
     reason: str
 
+    def __iter__(self):  # (templates, constrain, reason), as the estimator's attributes take them
+        return iter((self.templates, self.constrain, self.reason))
+
 
 @dataclass
 class Prepared:
@@ -341,3 +344,11 @@ def mixing_run(settings, rule, problem, dev_score, progress, callback, checkpoin
         return run(settings.client)
     with dask_client(settings.workers, settings.scheduler) as client:
         return run(client)
+
+
+def recorded_structure(model, templates=None):
+    """The Structure a fitted model records (``templates``: the tagger's own, where the model records
+    no choice)."""
+    chosen = model.metadata.get("training", {}).get("chosen", {})
+    return Structure(chosen.get("templates", templates), chosen.get("constrain", model.constrain or "none"),
+                     chosen.get("reason", "given"))

@@ -1,29 +1,25 @@
 """Interning and feature indexing: a column-wise corpus becomes flat integer arrays.
 
-Strings are interned once per distinct value: each column is mapped to integer ids through a dict
-over its distinct values, word attributes are computed once per distinct word, and from then on
-everything is numpy or numba. A template instance is the integer
+Strings are interned once per distinct value: each column is mapped to integer ids through a dict over its distinct
+values, word attributes are computed once per distinct word, and from then on everything is numpy or numba. A template
+instance is the integer
 
     key = template_index + n_templates * (v_1 + R_1 * (v_2 + R_2 * (...)))
 
-where v_k is the id of part k's value and R_k the size of its field's id space. Value ids are
-0 for a value unseen in training, 1 and 2 for the left and right sentence boundary, then 3, 4, ...
-for the vocabulary. Keys are computed in numba, one template at a time, and map to feature ids
-through that template's table (a direct array over its combined values when their range is small,
-else a hash table), or, with feature hashing, through a hash of the key. A corpus is stored as CSR
-arrays (token offsets, feature ids).
+where v_k is the id of part k's value and R_k the size of its field's id space. Value ids are 0 for a value unseen in
+training, 1 and 2 for the left and right sentence boundary, then 3, 4, ... for the vocabulary. Keys are computed in
+numba, one template at a time, and map to feature ids through that template's table (a direct array over its combined
+values when their range is small, else a hash table), or, with feature hashing, through a hash of the key. A corpus is
+stored as CSR arrays (token offsets, feature ids).
 
-Continued training grows the index (``IndexGrowth.extend``, in ``features/growth.py``): new features
-take the ids after the existing ones.
+Continued training grows the index (``growth.IndexGrowth.extend``): new features take the ids after the existing ones.
 """
-from concurrent.futures import ThreadPoolExecutor
-from itertools import repeat
-
 import numpy as np
 
 from structperc.features import lexicon
 from structperc.utils import heap
 from structperc._kernels.encode import keys
+from structperc._kernels.threads import over_items
 from structperc.features.encoded import EncodedCorpus, no_rows
 from structperc.features.growth import IndexGrowth, known_ids
 from structperc.errors import ConfigError
@@ -198,11 +194,12 @@ class FeatureEncoder(FieldValues, IndexGrowth):
             direct = space if _use_direct(space, n_tokens) else 0
             return keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct, local, j)
 
-        if threads > 1:
-            with ThreadPoolExecutor(threads) as pool:
-                interned = list(pool.map(intern, range(m), repeat(matrix, m)))
-        else:
-            interned = [intern(j, matrix) for j in range(m)]
+        interned = [None] * m  # each template on the shared threads (``_kernels.threads``), the result in its row
+        def intern_range(lo, hi, matrix=matrix, rows=interned):
+            for j in range(lo, hi):
+                rows[j] = intern(j, matrix)
+        over_items(intern_range, m, chunks_per_thread=1, threads=max(1, int(threads)))
+        del intern_range  # it holds the matrix, freed below
         starts, counts, combined, first, known = [0], [], [], [], []
         tables = self._template_tables(grow) if grow else None
         for j, (distinct, count, first_token) in enumerate(interned):
@@ -460,21 +457,19 @@ class FeatureEncoder(FieldValues, IndexGrowth):
     @classmethod
     def from_state(cls, arrays, meta):
         """The fitted encoder that ``state()`` gave ``arrays`` and ``meta`` of."""
-        enc = cls(templates=meta["templates"], min_count=meta["min_count"], rare_threshold=meta["rare_threshold"],
-                  hash_bits=meta.get("hash_bits"), lexicons=lexicon.from_state(arrays, meta.get("lexicons", {})))
-        return enc.load_state(arrays, meta)
+        return cls(templates=meta["templates"], min_count=meta["min_count"], rare_threshold=meta["rare_threshold"],
+                   hash_bits=meta.get("hash_bits"),
+                   lexicons=lexicon.from_state(arrays, meta.get("lexicons", {}))).load_state(arrays, meta)
 
     def load_state(self, arrays, meta):
         """Take the fitted index of ``state()`` (labels, vocabularies, feature keys); returns self."""
         self._parse()
         self.labels_ = list(meta["labels"])
         self.vocabularies_ = {f: arrays[f"vocab__{f}"].tolist() for f in meta["fields"]}
-        self.feature_keys_ = arrays["feature_keys"].astype(np.int64)
-        self.pair_keys_ = arrays["pair_keys"].astype(np.int64)
-        if meta.get("hash_stats") is not None:
-            self.hash_stats_ = dict(meta["hash_stats"])
-        if meta.get("key_radices") is not None:
-            self.key_radices_ = dict(meta["key_radices"])
+        self.feature_keys_, self.pair_keys_ = (arrays[k].astype(np.int64) for k in ("feature_keys", "pair_keys"))
+        for name in ("hash_stats", "key_radices"):  # recorded when hashed, and when the index was grown
+            if meta.get(name) is not None:
+                setattr(self, f"{name}_", dict(meta[name]))
         if self._needs_word:
             self.word_counts_ = arrays["word_counts"].astype(np.int64)
         return self

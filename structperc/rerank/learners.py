@@ -1,10 +1,7 @@
-"""Rerankers: learners that choose one candidate per group of RankingData.
-
-``Reranker`` is the primal (averaged) ranking perceptron, ``DualReranker`` the voted or averaged
-perceptron in dual form with a linear or polynomial kernel, ``BoostReranker`` Collins' ranking
-boosting. They share featurizing, the scaling of the base score (feature 1) and the model file
-(``load_reranker`` reads any of them).
-"""
+"""Rerankers: learners that choose one candidate per group of RankingData. ``Reranker`` is the primal
+(averaged) ranking perceptron, ``DualReranker`` the voted or averaged perceptron in dual form with a linear or
+polynomial kernel, ``BoostReranker`` Collins' ranking boosting, ``LossReranker`` MIRA or the loss-scaled
+perceptron. They share featurizing, the base score's scaling and the model file (``base.py``)."""
 import time
 
 import numpy as np
@@ -16,74 +13,12 @@ from structperc._kernels.rank.ranking import group_argmax, predict_groups, ranki
 from structperc._kernels.records import Groups
 from structperc.errors import ConfigError, ModelFileError
 from structperc.corpus import index_ranges
-from structperc.utils.npz import read_npz, write_npz
+from structperc.utils.npz import read_npz
 from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE
-from structperc.rerank.features import check_feature_names, featurize
+from structperc.rerank.base import FORMAT_VERSION, RerankerBase
 
-FORMAT_VERSION = 1
-
-
-class _RerankerBase:
-    """Featurizing, base-score scaling and the model file shared by the rerankers. Subclasses set
-    ``learner`` and implement ``fit_ranking``, ``choose``, ``decision_function``, ``_params`` (meta
-    of the hyperparameters), ``_arrays`` / ``_restore`` (learned state)."""
-
-    learner = None
-
-    def fit(self, nb):
-        """Learn the vocabulary on training n-best lists (with gold labels) and train; returns self."""
-        if nb.metric is None:
-            raise ConfigError(f"{nb.corpus.path}: training n-best lists need gold labels")
-        data, vocabulary = featurize(nb, self.features, {}, grow=True)
-        return self.fit_ranking(data, vocabulary)
-
-    def _fit_scale(self, data):
-        score_values = data.values[data.feature_ids == SCORE_FEATURE]
-        nonzero = np.abs(score_values[score_values != 0])
-        self.score_scale_ = float(nonzero.mean()) if len(nonzero) else 1.0
-
-    def _scaled_values(self, data):
-        """Feature values with feature 1 (the relative model score) divided by ``score_scale_``."""
-        values = data.values.copy()
-        values[data.feature_ids == SCORE_FEATURE] /= self.score_scale_
-        return values
-
-    def rerank(self, nb):
-        """Per sentence of an NBestList, the index of the chosen candidate (-1 for none)."""
-        if self.vocabulary_ is None:
-            raise ConfigError("this reranker was trained on an SVMrank file without a feature vocabulary; "
-                              "it can only rerank SVMrank files")
-        data, _ = featurize(nb, self.features, self.vocabulary_, grow=False)
-        rows = self.choose(data)
-        choice = np.full(nb.n_sentences, -1, dtype=np.int64)
-        # rows of featurized data are the candidates of the non-empty sentences, in order
-        choice[data.qids - 1] = rows[: data.n_groups]
-        return choice
-
-    # -------------------------------------------------------------- file
-    def state(self):
-        """(arrays, JSON-able metadata) of the fitted reranker: what ``save`` writes and
-        ``reranker_from_state`` reads back (a reranked model file keeps them beside its base)."""
-        vocabulary = self.vocabulary_ or {}
-        strings = sorted(vocabulary, key=vocabulary.get)
-        ids = np.fromiter((vocabulary[s] for s in strings), dtype=np.int64, count=len(strings))
-        meta = {
-            "format_version": FORMAT_VERSION, "kind": "structperc-reranker", "learner": self.learner,
-            "features": check_feature_names(self.features), **self._params(), "seed": self.seed,
-            "score_weight": self.score_weight, "score_scale": self.score_scale_, "history": self.history_,
-            "has_vocabulary": self.vocabulary_ is not None,
-        }
-        arrays = {
-            **self._arrays(),
-            "vocabulary": np.array(strings, dtype=np.str_) if strings else np.zeros(0, dtype="<U1"),
-            "vocabulary_ids": ids,
-        }
-        return arrays, meta
-
-    def save(self, path):
-        """``.npz`` (learned arrays, vocabulary) plus JSON metadata, written atomically."""
-        arrays, meta = self.state()
-        return write_npz(path, arrays, meta)
+class Learner(RerankerBase):
+    """A reranker of the registry (``LEARNERS``), whose files ``load`` reads, whichever learner wrote them."""
 
     @classmethod
     def load(cls, path):
@@ -110,7 +45,7 @@ def reranker_from_state(arrays, meta, path="<model>"):
     try:
         reranker = cls(features=meta["features"], seed=meta["seed"], score_weight=meta["score_weight"],
                        **{name: meta[name] for name in cls.hyperparameters})
-        reranker._restore(arrays)
+        reranker.restore_arrays(arrays)
         reranker.vocabulary_ = (
             dict(zip(arrays["vocabulary"].tolist(), arrays["vocabulary_ids"].tolist()))
             if meta["has_vocabulary"] else None
@@ -124,7 +59,7 @@ def reranker_from_state(arrays, meta, path="<model>"):
 
 
 # ------------------------------------------------------------------------------------ the reranker
-class Reranker(_RerankerBase):
+class Reranker(Learner):
     """Averaged ranking perceptron over global features.
 
     Parameters
@@ -206,7 +141,7 @@ class Reranker(_RerankerBase):
     def _arrays(self):
         return {"weights": self.weights_}
 
-    def _restore(self, arrays):
+    def restore_arrays(self, arrays):
         self.weights_ = arrays["weights"].astype(np.float64)
 
 
@@ -225,7 +160,7 @@ def kernel_degree(kernel):
     raise ConfigError(f"unknown kernel {kernel!r}: give linear or poly:D with an integer D >= 1")
 
 
-class DualReranker(_RerankerBase):
+class DualReranker(Learner):
     """The ranking perceptron in dual form: Freund & Schapire's voted perceptron, or the averaged one,
     with a linear or polynomial kernel (Collins & Duffy 2002); see ``structperc._kernels.rank.dual_ranking``.
 
@@ -355,7 +290,7 @@ class DualReranker(_RerankerBase):
         return {"support_offsets": self.support_offsets_, "support_ids": self.support_ids_,
                 "support_values": self.support_values_, "survival": self.survival_}
 
-    def _restore(self, arrays):
+    def restore_arrays(self, arrays):
         self.support_offsets_ = arrays["support_offsets"].astype(np.int64)
         self.support_ids_ = arrays["support_ids"].astype(np.int64)
         self.support_values_ = arrays["support_values"].astype(np.float64)
@@ -385,7 +320,7 @@ def exp_loss_weight(differences, upper=1e4):
     return 0.5 * (lo + hi)
 
 
-class BoostReranker(_RerankerBase):
+class BoostReranker(Learner):
     """Collins' (2000) ranking boosting over binary features (``structperc._kernels.rank.rank_boosting``).
 
     Parameters
@@ -494,7 +429,7 @@ class BoostReranker(_RerankerBase):
     def _arrays(self):
         return {"weights": self.weights_, "picks": self.picks_, "steps": self.steps_}
 
-    def _restore(self, arrays):
+    def restore_arrays(self, arrays):
         self.weights_ = arrays["weights"].astype(np.float64)
         self.picks_ = arrays["picks"].astype(np.int64)
         self.steps_ = arrays["steps"].astype(np.float64)

@@ -214,6 +214,15 @@ class RerankedCore(Estimator):
         scores = np.where(choice >= 0, lists.scores[np.maximum(choice, 0)] if len(lists.scores) else 0.0, 0.0)
         return lists.selected_labels(choice), scores
 
+    def predict_ids(self, corpus, forced=None):
+        """(label ids flat over the tokens, sentence scores, the base's encoding of the input): the
+        reranked labels as ``Tagger.predict_ids`` gives its own, for what scores them under the base
+        (the chunks' probabilities of raw-text output)."""
+        names, scores = self.predict_corpus(corpus, forced)
+        index = {label: i for i, label in enumerate(self.model_.labels)}
+        ids = np.array([index[name] for name in names], dtype=np.int64)
+        return ids, scores, self.base_.encode_input(corpus)
+
     def predict(self, X):
         """Per-sentence lists of predicted labels (X: a Corpus or token lists)."""
         corpus = self._corpus(X)
@@ -274,7 +283,7 @@ class RerankedCore(Estimator):
         return self.evaluate(self.read(path, format, tag_sep=tag_sep, encoding=encoding))
 
     def tag_file(self, input, output=None, format=None, marginals=None, probability=False, tag_sep=None,
-                 force_column=None, encoding=None, output_format=None, keep_gold=False):
+                 force_column=None, encoding=None, output_format=None, keep_gold=False, familiarity=False):
         """Read, tag and write batch by batch, as ``Tagger.tag_file``; a reranked model has no
         marginals and keeps no forced labels."""
         from structperc.estimator.files import tag_file
@@ -282,7 +291,7 @@ class RerankedCore(Estimator):
         if marginals or probability:
             raise ConfigError("a reranked model gives no marginals or probabilities: use its base model")
         return tag_file(self, input, output, format, None, False, tag_sep, force_column, encoding, output_format,
-                        keep_gold)
+                        keep_gold, familiarity)
 
     def prepare(self):
         self.base_.prepare()
