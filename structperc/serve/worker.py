@@ -1,6 +1,7 @@
 """gunicorn's worker for the app: uvicorn's (``uvicorn_worker``) on asyncio and httptools, with the
 lifespan on (each worker warms up before ``/ready`` says 200), and a drain before it stops
 (``draining``)."""
+import asyncio
 import threading
 
 from uvicorn.server import Server
@@ -17,7 +18,17 @@ class DrainingServer(Server):
         if DRAINING.is_set():
             return super().handle_exit(sig, frame)
         DRAINING.set()
+        # stop accepting at once: a new connection goes to a worker that stays, never to one that closes it
+        # unanswered when the drain ends; the connections already open drain (``draining``)
+        try:
+            asyncio.get_running_loop().call_soon_threadsafe(self.stop_accepting)
+        except RuntimeError:  # no loop runs in this thread: uvicorn's own stop closes the listeners
+            pass
         threading.Timer(DRAIN_SECONDS, super().handle_exit, (sig, frame)).start()
+
+    def stop_accepting(self):
+        for server in getattr(self, "servers", []):
+            server.close()
 
 
 class ServeWorker(UvicornWorker):
