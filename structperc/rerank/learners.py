@@ -91,27 +91,34 @@ class Reranker(Learner):
 
     def fit_ranking(self, data, vocabulary=None):
         """Train on RankingData (e.g. from ``read_svmrank``); returns self."""
-        if self.epochs < 1:
-            raise ConfigError(f"epochs must be at least 1, got {self.epochs!r}")
+        self._check_settings()
         n_weights = max(data.n_features, (max(vocabulary.values()) + 1) if vocabulary else 0, FIRST_FEATURE_ID)
         self._fit_scale(data)
         values = self._scaled_values(data)
         w = np.zeros(n_weights)
         w[SCORE_FEATURE] = self.score_weight
         u = np.zeros(n_weights) if self.average else np.zeros(0)
-        best = data.best_rows()
+        groups = Groups(data.group_offsets, data.row_offsets, data.feature_ids, values, data.targets,
+                        data.best_rows())
         rng = np.random.default_rng(self.seed)
         counter = 0.0
         self.history_ = []
         for epoch in range(1, self.epochs + 1):
             order = rng.permutation(data.n_groups).astype(np.int64)
-            groups = Groups(data.group_offsets, data.row_offsets, data.feature_ids, values, data.targets, best)
-            counter, mistakes = ranking_epoch(w, u, counter, groups, order)
+            counter, mistakes = self._epoch(w, u, counter, groups, order)
             self.history_.append({"epoch": epoch, "mistakes": int(mistakes)})
         self.weights_ = w - u / counter if self.average and counter > 0 else w
         self.vocabulary_ = vocabulary
         self.n_iter_ = self.epochs
         return self
+
+    def _check_settings(self):
+        if self.epochs < 1:
+            raise ConfigError(f"epochs must be at least 1, got {self.epochs!r}")
+
+    def _epoch(self, w, u, counter, groups, order):
+        """(counter, mistakes) after one epoch over the groups in ``order`` (the ranking perceptron's)."""
+        return ranking_epoch(w, u, counter, groups, order)
 
     def _weights_for(self, data):
         w = self.weights_
@@ -461,35 +468,18 @@ class LossReranker(Reranker):
         self.margin = margin
         self.aggressiveness = aggressiveness
 
-    def fit_ranking(self, data, vocabulary=None):
-        """Train on RankingData; returns self."""
-        if self.epochs < 1:
-            raise ConfigError(f"epochs must be at least 1, got {self.epochs!r}")
+    def _check_settings(self):
+        super()._check_settings()
         if self.update not in UPDATES:
             raise ConfigError(f"unknown update {self.update!r}: choose one of {', '.join(UPDATES)}")
         if not self.margin >= 0 or not self.aggressiveness > 0:
             raise ConfigError(f"margin must be >= 0 and aggressiveness > 0, got {self.margin!r}, "
                               f"{self.aggressiveness!r}")
-        n_weights = max(data.n_features, (max(vocabulary.values()) + 1) if vocabulary else 0, FIRST_FEATURE_ID)
-        self._fit_scale(data)
-        values = self._scaled_values(data)
-        w = np.zeros(n_weights)
-        w[SCORE_FEATURE] = self.score_weight
-        u = np.zeros(n_weights) if self.average else np.zeros(0)
-        groups = Groups(data.group_offsets, data.row_offsets, data.feature_ids, values, data.targets,
-                        data.best_rows())
-        rng = np.random.default_rng(self.seed)
-        counter = 0.0
-        self.history_ = []
-        for epoch in range(1, self.epochs + 1):
-            order = rng.permutation(data.n_groups).astype(np.int64)
-            counter, updates = loss_epoch(w, u, counter, groups, order, float(self.margin),
-                                          float(self.aggressiveness), self.update == "mira")
-            self.history_.append({"epoch": epoch, "mistakes": int(updates)})
-        self.weights_ = w - u / counter if self.average and counter > 0 else w
-        self.vocabulary_ = vocabulary
-        self.n_iter_ = self.epochs
-        return self
+
+    def _epoch(self, w, u, counter, groups, order):
+        """One epoch of MIRA or the loss-scaled perceptron; the updates count as its mistakes."""
+        return loss_epoch(w, u, counter, groups, order, float(self.margin), float(self.aggressiveness),
+                          self.update == "mira")
 
     def _params(self):
         return {"epochs": self.epochs, "average": self.average, "update": self.update, "margin": self.margin,
