@@ -19,6 +19,7 @@ for _name in [n for n in os.environ if n.startswith(_USER_SETTINGS)]:
     del os.environ[_name]
 
 import builders  # noqa: E402
+from chromium import browser  # noqa: E402, F401  (the fixture of the browser tests)
 from hypothesis import settings  # noqa: E402
 
 # Property tests draw their examples from a fixed seed, so that the suite's verdict on a commit does

@@ -8,20 +8,16 @@ Set REPORT_SCREENSHOT=docs/img/report.png to keep the chunk report's screenshot 
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
+
+from chromium import needs_chromium
 from typer.testing import CliRunner
 
 from structperc.cli.main import app
 
-CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
-                                reason="needs Debian's chromium and chromium-driver (apt-get install chromium "
-                                       "chromium-driver; .ci/run installs them)")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,1400"]
+pytestmark = needs_chromium
 
 
 def run(*args):
@@ -54,24 +50,6 @@ def reports(corpus_mirror, tmp_path_factory):
     finally:
         os.chdir(here)
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="structperc-chromium-")
-    for flag in FLAGS + [f"--user-data-dir={profile}"]:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
 
 
 def open_page(driver, path):

@@ -3,19 +3,14 @@ type a text, pick a model, submit, and find the entities highlighted as the API 
 under their words, a token's explanation on a click, and no console or script error. The checks are
 shown to fail on a page whose drawing is wrong."""
 import json
-import shutil
-import tempfile
 
 import pytest
 
+from chromium import needs_chromium
+
 from test_serve import Server, call_json, models  # noqa: F401  (models: the fixture of the small models)
 
-CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
-                                reason="needs Debian's chromium and chromium-driver (apt-get install chromium "
-                                       "chromium-driver; .ci/run installs them)")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,1400"]
+pytestmark = needs_chromium
 TEXT = "Jan Peeters woont in Gent. Hij werkt bij Philips in Eindhoven sinds maandag."
 
 
@@ -24,24 +19,6 @@ def server(models, tmp_path_factory):  # noqa: F811
     running = Server(models["pos"], models["ner"], folder=tmp_path_factory.mktemp("page"))
     yield running
     running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="structperc-chromium-")
-    for flag in FLAGS + [f"--user-data-dir={profile}"]:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
 
 
 def wait_for(driver, script, seconds=20):
