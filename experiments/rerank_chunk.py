@@ -12,7 +12,6 @@ bootstrap against the base's 1-best.
 Writes experiments/results/rerank_chunk.md and .json. Run: ``make rerank-chunk``.
 """
 import json
-import os
 import platform
 import sys
 import time
@@ -22,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from nbest_cache import cached_lists  # noqa: E402
-from rerank_ner import AVERAGED_GRID, LOSS_GRID, choice_of, log, make_learner  # noqa: E402
+from rerank_ner import AVERAGED_GRID, LOSS_GRID, choice_of, find_corpus, log, make_learner, write_results  # noqa: E402,E501
 
 from structperc.estimator.tagger import Tagger  # noqa: E402
 from structperc.evaluate.metrics import evaluate_labels, paired_bootstrap, split  # noqa: E402
@@ -32,8 +31,6 @@ from structperc.readers import read_corpus  # noqa: E402
 from structperc.rerank.context import (Gazetteer, ListContext, document_ids, featurize_in_context,  # noqa: E402
                                        jackknifed_gazetteers)
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "experiments" / "results"
 NAME = "rerank_chunk"
 K_MAX = 20
 KS = (5, 10, 20)
@@ -46,14 +43,7 @@ HELD_OUT = 0.1
 
 
 def corpus_dir():
-    mirror = os.environ.get("STRUCTPERC_MIRROR")
-    candidates = [ROOT / "corpora" / "conll2000", ROOT.parent / "shared" / "corpora" / "conll2000"]
-    if mirror:
-        candidates.insert(0, Path(mirror) / "conll2000")
-    for candidate in candidates:
-        if (candidate / "train.txt").is_file() and (candidate / "test.txt").is_file():
-            return candidate
-    sys.exit("CoNLL-2000 not found: run `structperc data fetch conll2000` or set STRUCTPERC_MIRROR")
+    return find_corpus("conll2000", ["train.txt", "test.txt"], "CoNLL-2000")
 
 
 def main():
@@ -158,10 +148,7 @@ def main():
         "n_features": len(vocabulary), "folds": FOLDS, "seed": SEED, "held_out": HELD_OUT,
         "wall_seconds": time.perf_counter() - start, "machine": platform.machine(),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{NAME}.json").write_text(json.dumps(result, indent=1, default=float) + "\n")
-    (RESULTS / f"{NAME}.md").write_text(render(result))
-    print(render(result))
+    write_results(NAME, result, render)
 
 
 def render(r):

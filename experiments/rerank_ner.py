@@ -52,15 +52,29 @@ LOSS_GRID = ([{"update": "mira", "epochs": e, "margin": m, "aggressiveness": c, 
              + [{"update": "scaled", "epochs": e, "margin": m, "score_weight": 5.0} for e in (5, 10) for m in (0.0, 1.0)])
 
 
-def corpus_dir():
+def find_corpus(name, files, title):
+    """The folder of corpus ``name`` holding ``files``: $STRUCTPERC_MIRROR's, corpora/, or the mirror beside
+    the project, as the Makefile finds it."""
     mirror = os.environ.get("STRUCTPERC_MIRROR")
-    candidates = [ROOT / "corpora" / "conll2002_nl", ROOT.parent / "shared" / "corpora" / "conll2002_nl"]
+    candidates = [ROOT / "corpora" / name, ROOT.parent / "shared" / "corpora" / name]
     if mirror:
-        candidates.insert(0, Path(mirror) / "conll2002_nl")
+        candidates.insert(0, Path(mirror) / name)
     for candidate in candidates:
-        if all((candidate / f"ned.{part}").is_file() for part in ("train", "testa", "testb")):
+        if all((candidate / f).is_file() for f in files):
             return candidate
-    sys.exit("CoNLL-2002 Dutch not found: run `structperc data fetch conll2002_nl` or set STRUCTPERC_MIRROR")
+    sys.exit(f"{title} not found: run `structperc data fetch {name}` or set STRUCTPERC_MIRROR")
+
+
+def corpus_dir():
+    return find_corpus("conll2002_nl", [f"ned.{part}" for part in ("train", "testa", "testb")], "CoNLL-2002 Dutch")
+
+
+def write_results(name, result, render):
+    """``experiments/results/NAME.json`` and ``NAME.md`` (``render(result)``), and the table on stdout."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1, default=float) + "\n")
+    (RESULTS / f"{name}.md").write_text(render(result))
+    print(render(result))
 
 
 def log(message):
@@ -231,10 +245,7 @@ def main():
                   "reranked_tokens_per_second": corpus.n_tokens / reranked_seconds},
         "wall_seconds": time.perf_counter() - start, "machine": platform.machine(),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{NAME}.json").write_text(json.dumps(result, indent=1, default=float) + "\n")
-    (RESULTS / f"{NAME}.md").write_text(render(result))
-    print(render(result))
+    write_results(NAME, result, render)
 
 
 def render(r):
