@@ -500,6 +500,7 @@ def costs(payloads, results, repeat=30):
     from structperc.estimator.text import add_input_columns, tag_corpus
     from structperc.estimator.text import text_corpus as split_text
     from structperc.serve import tagging
+    from structperc.serve.app import TaggedResponse
     from structperc.serve.served import load_served
 
     out = {}
@@ -528,7 +529,7 @@ def costs(payloads, results, repeat=30):
                 parts["decode"] += max(0.0, predict - encode)
                 parts["span scores"] += max(0.0, tagged - predict)
                 parts["serialize"] += max(0.0, answer - tagged) + median_seconds(
-                    lambda: json.dumps({"model": model, "sentences": sentences}), repeat)
+                    lambda: TaggedResponse({"model": model, "sentences": sentences}), repeat)
                 words, offsets = corpus.columns["word"], corpus.sentence_offsets.tolist()
                 features = [sentence_features(words[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
                 peer_parts["parse"] += median_seconds(lambda: json.loads(body), repeat)
@@ -666,7 +667,8 @@ def write_markdown(path, settings, results, memories, start, soak_figures, swap_
         lines += ["", "## The cost of each part of a request (ms, in process, medians)", "",
                   "Encode is structperc's feature encoding, or the peer's Python features; decode is Viterbi "
                   "(structperc) or CRFsuite's tagger; span scores are structperc's span probabilities (crf "
-                  "models). The server's share is the median latency at one client less the parts.", "",
+                  "models); serialize is building the answer and writing its JSON (orjson for structperc, the "
+                  "standard library's json, as Starlette's JSONResponse, for the peer). The server's share is the median latency at one client less the parts.", "",
                   "| service | model | request | " + " | ".join(parts) + " |",
                   "|---|---|---|" + "---|" * len(parts)]
         for (service, model, kind), ms in cost_figures.items():

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from naive import template_keys as naive_template_keys
 
 from structperc.features import encode as encode_module
+from structperc.features import lookup as lookup_module
 from structperc.features import vocabulary as vocabulary_module
 from structperc._kernels.encode import hashing
 from structperc._kernels.encode.keys import bucket_of
@@ -119,7 +120,8 @@ def test_direct_and_hashed_template_tables_agree(monkeypatch, direct):
     train, test = random_corpus(rng, 40), random_corpus(rng, 10)
     reference = FeatureEncoder(TEMPLATES, min_count=2)
     expected = reference.fit_transform(train, train.columns["label"]), reference.transform(test)
-    monkeypatch.setattr(encode_module, "_use_direct", lambda space, n_items: direct)
+    for module in (encode_module, lookup_module):  # where templates are interned, and where their tables are built
+        monkeypatch.setattr(module, "use_direct", lambda space, n_items: direct)
     enc = FeatureEncoder(TEMPLATES, min_count=2)
     got = enc.fit_transform(train, train.columns["label"]), enc.transform(test)
     for a, b in zip(expected, got):

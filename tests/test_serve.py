@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import structperc
+from structperc.serve.limits import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = "Jan Peeters woont in Gent. Hij werkt bij Philips in Eindhoven sinds maandag."
@@ -143,9 +144,12 @@ def tag(port, **payload):
 
 # ------------------------------------------------------------------------------------ /v1/tag
 def test_requests_tagged_together_get_what_each_gets_alone(server):
-    """Concurrent requests are tagged as one batch by a worker's tagging thread: the answers must be
-    those of the requests one at a time, each with its own offsets."""
-    texts = [" ".join(TEXT.split()[i:]) for i in range(12)] + ["", "Gent."]
+    """Concurrent requests are tagged as one batch by a worker, the small ones on its event loop and
+    the large ones (here the first two, over ``Limits.inline_chars``) on its tagging thread: the
+    answers must be those of the requests one at a time, each with its own offsets."""
+    large = [long_text(n) for n in (60, 61)]
+    assert min(map(len, large)) > Limits.inline_chars
+    texts = large + [" ".join(TEXT.split()[i:]) for i in range(12)] + ["", "Gent."]
     alone = [tag(server.port, model="ner", text=text) for text in texts]
     together = [None] * len(texts)
 

@@ -22,13 +22,13 @@ import zipfile
 # every decoder of every size of input: one kernel, compiled once per decoder a model uses (the
 # types of the layout's flags select its code) and run on threads for large inputs (``threads.py``)
 DECODING = ("decode.decoders.decode_block",)
-TAGGING = ("encode.keys.lookup_template", "encode.keys.columns_to_csr")
+TAGGING = ("encode.keys.lookup_rows",)
 TRAINING = ("encode.keys.intern_template", "encode.keys.number_features")
 # parameter mixing (--workers N > 1, --scheduler): a shard's data, the jump to mixed weights, the sum
 MIXING = ("encode.csr.gather_rows", "learn.mixing.jump", "learn.mixing.scale_into", "learn.mixing.add_scaled")
 # the options and commands beyond plain training and tagging: feature hashing, gold feature-label
 # pairs, reranking (perceptron, dual and kernel, boosting) and Brown clustering
-OPTIONS = ("encode.keys.hash_template", "score.emission.gold_pairs")
+OPTIONS = ("encode.keys.hash_template", "encode.keys.columns_to_csr", "score.emission.gold_pairs")
 RERANKERS = {"perceptron": ("rank.ranking.ranking_epoch", "rank.ranking.predict_groups"),
              "dual": ("rank.dual_ranking.dual_epoch", "rank.dual_ranking.dual_predict"),
              "boost": ("rank.rank_boosting.pair_differences", "rank.rank_boosting.boost_rounds")}
@@ -40,6 +40,7 @@ RERANK_APPLYING = {"perceptron": ("rank.ranking.predict_groups", "rank.ranking.g
                    "boost": ("rank.ranking.predict_groups", "rank.ranking.group_argmax")}
 NBEST = ("decode.nbest.kbest_block", "rank.ranking.group_argmax")
 CLUSTERING = ("cluster.brown.brown_steps",)
+SPAN_COPIES = "encode.csr.gather_rows"
 MARGINALS = {"global": "decode.marginals.marginals_block", "local": "decode.marginals.marginals_block"}
 
 
@@ -51,9 +52,9 @@ def training_kernels(epoch=(), dev=None, mixing=False):
 
 
 def tagging_kernels(normalization=None):
-    """Entry points that tagging calls; with ``normalization`` ("global", "local"), also the kernel
-    of the label marginals of such a model."""
-    return TAGGING + DECODING + ((MARGINALS[normalization],) if normalization in MARGINALS else ())
+    """Entry points that tagging calls; with ``normalization`` ("global", "local"), also the kernels
+    of the label marginals and of the spans' probabilities (their sentences copied) of such a model."""
+    return TAGGING + DECODING + ((MARGINALS[normalization], SPAN_COPIES) if normalization in MARGINALS else ())
 
 
 def nbest_kernels(labelled=True):

@@ -104,28 +104,38 @@ def sentence_chunks(labels, offsets):
 
 def chunk_probabilities(model, encoded, ids, chunks):
     """P(chunk) of every chunk of ``chunks`` (``sentence_chunks``), per sentence (see the module
-    docstring). One forced pass over the corpus scores the k-th chunk of every sentence at once."""
+    docstring). One forced pass scores every chunk at once: its input holds a copy of each chunk's
+    sentence, with that chunk's labels forced, so that each chunk costs one pass over its own
+    sentence."""
+    from structperc._kernels.encode.csr import gather_rows
     from structperc.estimator.marginals import marginals
+    from structperc.features.encoded import EncodedCorpus
 
-    n_tokens = len(ids)
-    _, free = marginals(model, encoded)
     scores = [[0.0] * len(spans) for spans in chunks]
-    for k in range(max((len(spans) for spans in chunks), default=0)):
-        forced = np.full(n_tokens, -1, dtype=np.int64)
-        for spans in chunks:
-            if k < len(spans):
-                _, first, last = spans[k]
-                forced[first:last + 1] = ids[first:last + 1]
-        node, kept = marginals(model, encoded, forced=forced)
-        for s, spans in enumerate(chunks):
-            if k >= len(spans):
-                continue
-            kind, first, last = spans[k]
-            probability = float(np.exp(min(0.0, free[s] - kept[s])))
-            following = last + 1
-            if following < encoded.sentence_offsets[s + 1]:
-                probability *= max(0.0, 1.0 - float(node[following, continuing_labels(model.labels, kind)].sum()))
-            scores[s][k] = probability
+    flat = [(s, k, span) for s, spans in enumerate(chunks) for k, span in enumerate(spans)]
+    if not flat:
+        return scores
+    _, free = marginals(model, encoded)
+    offsets = encoded.sentence_offsets
+    of_chunk = np.array([s for s, _, _ in flat], dtype=np.int64)
+    lengths = offsets[of_chunk + 1] - offsets[of_chunk]
+    copies = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    # token t of copy c is token offsets[s_c] + (t - copies[c]) of the input
+    tokens = np.repeat(offsets[of_chunk] - copies[:-1], lengths) + np.arange(copies[-1], dtype=np.int64)
+    forced = np.full(copies[-1], -1, dtype=np.int64)
+    for c, (s, _, (_, first, last)) in enumerate(flat):
+        at = copies[c] + first - offsets[s]
+        forced[at:at + last - first + 1] = ids[first:last + 1]
+    copied = EncodedCorpus(copies, *gather_rows(encoded.feature_offsets, encoded.feature_ids, tokens),
+                           *gather_rows(encoded.pair_offsets, encoded.pair_ids, tokens), None,
+                           None if encoded.word_ids is None else encoded.word_ids[tokens])
+    node, kept = marginals(model, copied, forced=forced)
+    for c, (s, k, (kind, first, last)) in enumerate(flat):
+        probability = float(np.exp(min(0.0, free[s] - kept[c])))
+        following = copies[c] + last + 1 - offsets[s]
+        if following < copies[c + 1]:
+            probability *= max(0.0, 1.0 - float(node[following, continuing_labels(model.labels, kind)].sum()))
+        scores[s][k] = probability
     return scores
 
 

@@ -9,8 +9,8 @@ instance is the integer
 where v_k is the id of part k's value and R_k the size of its field's id space. Value ids are 0 for a value unseen in
 training, 1 and 2 for the left and right sentence boundary, then 3, 4, ... for the vocabulary. Keys are computed in
 numba, one template at a time, and map to feature ids through that template's table (a direct array over its combined
-values when their range is small, else a hash table), or, with feature hashing, through a hash of the key. A corpus is
-stored as CSR arrays (token offsets, feature ids).
+values when their range is small, else a hash table: ``lookup.IndexLookup``), or, with feature hashing, through a hash
+of the key. A corpus is stored as CSR arrays (token offsets, feature ids).
 
 Continued training grows the index (``growth.IndexGrowth.extend``): new features take the ids after the existing ones.
 """
@@ -22,6 +22,7 @@ from structperc._kernels.encode import keys
 from structperc._kernels.threads import over_items
 from structperc.features.encoded import EncodedCorpus, no_rows
 from structperc.features.growth import IndexGrowth, known_ids
+from structperc.features.lookup import IndexLookup, use_direct
 from structperc.errors import ConfigError
 from structperc.features.templates import ATTRIBUTES, column_error, load_templates, parse_template
 from structperc.features.vocabulary import FIRST_ID, LEFT, RIGHT, UNKNOWN, FieldValues
@@ -29,16 +30,8 @@ from structperc.utils.interning import Index, intern_column
 
 _MAX_KEY = 2**62
 _MAX_HASH_BITS = 40
-_DIRECT_MIN = 1 << 16
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_IDS = np.zeros(0, dtype=np.int32)
-_NO_SLOTS = np.full(1, -1, dtype=np.int64)
-
-
-def _use_direct(space, n_items):
-    """Whether a template with `space` combined values is indexed through a direct array (cheap when
-    the array is small, or small beside the n_items it serves) rather than a hash table."""
-    return space <= max(_DIRECT_MIN, 2 * n_items)
 
 
 class _ValueTable(dict):
@@ -57,7 +50,7 @@ class _ValueTable(dict):
         return table
 
 
-class FeatureEncoder(FieldValues, IndexGrowth):
+class FeatureEncoder(FieldValues, IndexLookup, IndexGrowth):
     """Maps corpora to feature ids; learns vocabularies and the feature index from training data.
 
     Parameters
@@ -149,24 +142,32 @@ class FeatureEncoder(FieldValues, IndexGrowth):
             if len(templates) * self._space(t) >= _MAX_KEY:
                 raise ConfigError(f"template {str(t)!r} combines too many distinct values to index")
 
-    def _spec(self, templates, values, rare, n_tokens):
-        """(TemplateTable, values int32 (n_fields, n_tokens), rare bool (n_tokens,)) for the kernels."""
-        fields = sorted({f for t in templates for f in t.fields})
-        row = {f: r for r, f in enumerate(fields)}
+    def _spec(self, templates, values, rare, n_tokens, kind=None):
+        """(TemplateTable, values int32 (n_fields, n_tokens), rare bool (n_tokens,)) for the kernels.
+        kind : "feature" or "pair" when the index is fitted and stays as it is (a lookup), so that the
+        TemplateTable is built once; None while the vocabularies grow."""
+        tables = self.__dict__.setdefault("_tables", {}) if kind is not None else {}
+        spec, fields = tables.get(("spec", kind), (None, None))
+        if fields is None:
+            fields = sorted({f for t in templates for f in t.fields})
         if fields and isinstance(values, _ValueTable) and values.fields == fields:
             matrix = values.matrix  # the templates read every field: no copy
         else:
             matrix = np.empty((len(fields), n_tokens), dtype=np.int32)
-            for f in fields:
-                matrix[row[f]] = values[f]
-        parts = [p for t in templates for p in t.parts]
-        spec = keys.TemplateTable(
-            np.cumsum([0] + [len(t.parts) for t in templates]).astype(np.int64),
-            np.array([row[f] for f, _ in parts], dtype=np.int64),
-            np.array([o for _, o in parts], dtype=np.int64),
-            np.array([self._radix(f) for f, _ in parts], dtype=np.int64),
-            np.array([t.rare_only for t in templates], dtype=np.bool_),
-        )
+            for r, f in enumerate(fields):
+                matrix[r] = values[f]
+        if spec is None:
+            row = {f: r for r, f in enumerate(fields)}
+            parts = [p for t in templates for p in t.parts]
+            spec = keys.TemplateTable(
+                np.cumsum([0] + [len(t.parts) for t in templates]).astype(np.int64),
+                np.array([row[f] for f, _ in parts], dtype=np.int64),
+                np.array([o for _, o in parts], dtype=np.int64),
+                np.array([self._radix(f) for f, _ in parts], dtype=np.int64),
+                np.array([t.rare_only for t in templates], dtype=np.bool_),
+            )
+            if kind is not None:
+                tables["spec", kind] = spec, fields
         return spec, matrix, (np.zeros(n_tokens, dtype=np.bool_) if rare is None else rare)
 
     def _keys(self, templates, values, rare, sentence_offsets):
@@ -191,7 +192,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
 
         def intern(j, matrix):
             space = self._space(templates[j])
-            direct = space if _use_direct(space, n_tokens) else 0
+            direct = space if use_direct(space, n_tokens) else 0
             return keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct, local, j)
 
         interned = [None] * m  # each template on the shared threads (``_kernels.threads``), the result in its row
@@ -247,7 +248,7 @@ class FeatureEncoder(FieldValues, IndexGrowth):
             if fit:
                 # distinct keys of template j (only counted: ids do not need the dictionary)
                 space = self._space(t)
-                direct = space if _use_direct(space, n_tokens) else 0
+                direct = space if use_direct(space, n_tokens) else 0
                 n_keys += len(keys.intern_template(spec, j, matrix, sentence_offsets, rare, direct, scratch, 0)[0])
         if not fit:
             if grow:
@@ -317,44 +318,6 @@ class FeatureEncoder(FieldValues, IndexGrowth):
         index = Index(zip(self.labels_, range(len(self.labels_))))
         return np.fromiter(map(index.__getitem__, labels), dtype=np.int64, count=len(labels))
 
-    def _template_tables(self, kind):
-        """Per template (direct array, slot_keys, slot_ids) from combined value to feature id."""
-        tables = self.__dict__.setdefault("_tables", {})
-        if kind not in tables:
-            templates = self._emission_templates if kind == "feature" else self._pair_templates
-            feature_keys = getattr(self, f"{kind}_keys_")
-            m = len(templates)
-            template_of = feature_keys % m if m else feature_keys
-            combined = feature_keys // m if m else feature_keys
-            per_template = []
-            for j, t in enumerate(templates):
-                ids = np.flatnonzero(template_of == j)
-                space = self._space(t)
-                if _use_direct(space, 4 * len(ids)):
-                    direct = np.full(space, -1, dtype=np.int64)
-                    direct[combined[ids]] = ids
-                    per_template.append((direct, _NO_SLOTS, _NO_SLOTS))
-                else:
-                    per_template.append((_EMPTY, *keys.table_with_ids(combined[ids], ids)))
-            tables[kind] = per_template
-        return tables[kind]
-
-    def _bucket_remap(self, templates):
-        """Hashing: final feature id per hashed id (empty: the identity)."""
-        kind = "feature" if templates is self._emission_templates else "pair"
-        kept = getattr(self, f"{kind}_keys_")
-        if not templates:
-            return _EMPTY
-        tables = self.__dict__.setdefault("_tables", {})
-        if kind not in tables:
-            if len(kept) == (1 << self.hash_bits) and np.array_equal(kept, np.arange(len(kept))):
-                tables[kind] = _EMPTY
-            else:
-                remap = np.full(1 << self.hash_bits, -1, dtype=np.int32)
-                remap[kept] = np.arange(len(kept))
-                tables[kind] = remap
-        return tables[kind]
-
     def drop_features(self, keep, keep_pair):
         """Keep only the features where the boolean masks are True (ids are renumbered in order)."""
         self.feature_keys_ = self.feature_keys_[keep]
@@ -373,26 +336,19 @@ class FeatureEncoder(FieldValues, IndexGrowth):
                 self._bucket_remap(templates)
         for field in self.vocabularies_:
             self._vocab_index(field)
+        self.prepare_attributes()
         # one token through the kernels loads them
         spec = keys.TemplateTable(np.zeros(2, dtype=np.int64), _EMPTY, _EMPTY, _EMPTY, np.zeros(1, dtype=np.bool_))
         one = np.zeros((0, 1), dtype=np.int32)
-        out = np.zeros((1, 1), dtype=np.int32)
         sentence = np.array([0, 1], dtype=np.int64)
         rare = np.zeros(1, dtype=np.bool_)
         if self.hash_bits is None:
-            keys.lookup_template(spec, 0, one, sentence, rare, keys.IdTable(np.zeros(1, dtype=np.int64), _NO_SLOTS,
-                                                                            _NO_SLOTS), out)
+            keys.lookup_rows(spec, one, sentence, rare, keys.IdTables(np.zeros(1, dtype=np.int64), np.array([0, 1]),
+                                                                       _EMPTY, _EMPTY, np.zeros(2, dtype=np.int64)))
         else:
+            out = np.zeros((1, 1), dtype=np.int32)
             keys.hash_template(spec, 0, one, sentence, rare, self.hash_bits, out)
-        keys.columns_to_csr(out, _EMPTY)
-
-    def _lookup(self, kind, templates, values, rare, sentence_offsets):
-        spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]))
-        ids = np.empty((len(templates), matrix.shape[1]), dtype=np.int32)
-        for j, (direct, slot_keys, slot_ids) in enumerate(self._template_tables(kind)):
-            keys.lookup_template(spec, j, matrix, sentence_offsets, rare, keys.IdTable(direct, slot_keys, slot_ids),
-                                 ids)
-        return keys.columns_to_csr(ids, _EMPTY)
+            keys.columns_to_csr(out, _EMPTY)
 
     def transform(self, corpus, with_labels=True):
         """Encode a corpus with the learned index; unseen values and features are dropped."""

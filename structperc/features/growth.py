@@ -106,4 +106,5 @@ class IndexGrowth:
     def _append_keys(self, kind, added):
         if len(added):
             setattr(self, f"{kind}_keys_", np.concatenate([getattr(self, f"{kind}_keys_"), added]))
-            self.__dict__.get("_tables", {}).pop(kind, None)
+            for table in (kind, ("flat", kind)):  # ``_template_tables`` and ``_id_tables``
+                self.__dict__.get("_tables", {}).pop(table, None)

@@ -45,7 +45,7 @@ class FieldValues:
             base.add("word")
         # gazetteer fields (lexicons with multi-word entries) depend on the context, not the word alone
         phrases = [f for f in self._lexicon_fields if lexicon.has_phrases(f, self.lexicons)]
-        attributes = [f for f in self.fields_ if f in self._attributes and f not in phrases]
+        attributes = self.word_attributes()
         word_local = word_distinct = None
         for field in sorted(base):
             column = corpus.columns[field]
@@ -64,22 +64,22 @@ class FieldValues:
                 values[field] = np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
         if not attributes:
             pass
-        elif learn or len(word_distinct) * _ATTRIBUTE_TABLE_SHARE < len(self.vocabularies_["word"]):
+        elif learn or not self._reads_attribute_table(attributes, len(word_distinct)):
             for field in attributes:
                 fn = self._attribute_fn(field)
                 attr_local, attr_distinct = intern_column([fn(w) for w in word_distinct])
                 values[field] = self._map_distinct(field, attr_local[word_local], attr_distinct, fit, extend)
         else:
-            # many distinct words: known words read their attributes from a table over the
-            # vocabulary (built once); only unseen words compute them
-            unseen = np.flatnonzero(word_model == UNKNOWN)
-            unseen_words = [word_distinct[i] for i in unseen]
-            for field in attributes:
-                per_distinct = self._attribute_table(field)[word_model]
-                index, fn = self._vocab_index(field), self._attribute_fn(field)
-                per_distinct[unseen] = np.fromiter((index[fn(w)] for w in unseen_words), dtype=np.int64,
-                                                   count=len(unseen_words))
-                values[field] = per_distinct[word_local]
+            # known words read all their attributes from one table over the vocabulary (built once);
+            # only unseen words compute them
+            per_distinct = self._attribute_matrix(attributes)[word_model]
+            unseen = np.flatnonzero(word_model == UNKNOWN).tolist()
+            if unseen:
+                lookups = [(self._vocab_index(field), self._attribute_fn(field)) for field in attributes]
+                per_distinct[unseen] = [[index[fn(word_distinct[i])] for index, fn in lookups] for i in unseen]
+            per_token = per_distinct.T[:, word_local]
+            for k, field in enumerate(attributes):
+                values[field] = per_token[k]
         for field in phrases:
             column = lexicon.phrase_values(field, self.lexicons, corpus.columns["word"], corpus.sentence_offsets)
             local, distinct = intern_column(column)
@@ -92,8 +92,7 @@ class FieldValues:
                 if extend:
                     counts[: len(self.word_counts_)] += self.word_counts_
                 self.word_counts_ = counts.astype(np.int64)
-            known_counts = np.concatenate([np.zeros(FIRST_ID, dtype=np.int64), self.word_counts_])
-            rare = known_counts[word_ids] < self.rare_threshold
+            rare = self._rare_words(learn)[word_ids]
         return values, rare
 
     def _map_distinct(self, field, local_ids, distinct, fit, extend=False):
@@ -111,16 +110,48 @@ class FieldValues:
         model_ids = np.fromiter(map(index.__getitem__, distinct), dtype=np.int64, count=len(distinct))
         return model_ids[local_ids]
 
-    def _attribute_table(self, field):
-        """int64 (n_words + FIRST_ID,): model id of attribute `field` of each vocabulary word."""
+    def word_attributes(self):
+        """The attribute fields read from the word alone (gazetteer fields of multi-word entries depend
+        on the context, and are not among them)."""
+        phrases = {f for f in self._lexicon_fields if lexicon.has_phrases(f, self.lexicons)}
+        return [f for f in self.fields_ if f in self._attributes and f not in phrases]
+
+    def _reads_attribute_table(self, fields, n_distinct):
+        """Whether ``_field_values`` reads the attributes of known words from ``_attribute_matrix``: when
+        it is built (``prepare_attributes``), or for a corpus with more distinct words than
+        1/_ATTRIBUTE_TABLE_SHARE of the vocabulary, for which building it costs less than computing."""
+        built = tuple(fields) in self.__dict__.get("_attribute_cache", {})
+        return built or n_distinct * _ATTRIBUTE_TABLE_SHARE >= len(self.vocabularies_["word"])
+
+    def prepare_attributes(self):
+        """Build the table of the vocabulary's word attributes ahead of the first transform, so that
+        every later transform, however small, reads known words' attributes from it."""
+        fields = self.word_attributes()
+        if fields:
+            self._attribute_matrix(fields)
+
+    def _attribute_matrix(self, fields):
+        """int32 (n_words + FIRST_ID, len(fields)): model ids of the attributes ``fields`` of each vocabulary
+        word, the row of a word its model id (UNKNOWN and the boundaries: UNKNOWN)."""
         cache = self.__dict__.setdefault("_attribute_cache", {})
-        if field not in cache:
-            index, fn = self._vocab_index(field), self._attribute_fn(field)
+        key = tuple(fields)
+        if key not in cache:
             words = self.vocabularies_["word"]
-            table = np.full(len(words) + FIRST_ID, UNKNOWN, dtype=np.int64)
-            table[FIRST_ID:] = np.fromiter((index[fn(w)] for w in words), dtype=np.int64, count=len(words))
-            cache[field] = table
-        return cache[field]
+            table = np.full((len(words) + FIRST_ID, len(fields)), UNKNOWN, dtype=np.int32)
+            for k, field in enumerate(fields):
+                index, fn = self._vocab_index(field), self._attribute_fn(field)
+                table[FIRST_ID:, k] = np.fromiter((index[fn(w)] for w in words), dtype=np.int32, count=len(words))
+            cache[key] = table
+        return cache[key]
+
+    def _rare_words(self, learn):
+        """bool (n_words + FIRST_ID,): whether each model word id is rare (seen fewer than
+        ``rare_threshold`` times in training; an unknown word is), kept between transforms."""
+        cache = self.__dict__.setdefault("_index_cache", {})  # beside the fields' indexes, under a key no field has
+        if learn or ("rare",) not in cache:
+            known_counts = np.concatenate([np.zeros(FIRST_ID, dtype=np.int64), self.word_counts_])
+            cache["rare",] = known_counts < self.rare_threshold
+        return cache["rare",]
 
     def _vocab_index(self, field):
         cache = self.__dict__.setdefault("_index_cache", {})

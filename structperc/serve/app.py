@@ -14,6 +14,7 @@ from importlib.resources import files
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+import orjson
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -29,6 +30,15 @@ PAGE_FILES = {"/": ("index.html", "text/html; charset=utf-8"), "/page.js": ("pag
               "/page.css": ("page.css", "text/css")}
 # the page loads nothing from elsewhere, and runs no inline script
 PAGE_POLICY = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+
+
+class TaggedResponse(JSONResponse):
+    """The JSON of a tagging's answer, written by orjson: the tokens of a document's sentences are the
+    bulk of a large answer, and orjson writes them in a fraction of the time of the standard library's
+    encoder."""
+
+    def render(self, content) -> bytes:
+        return orjson.dumps(content)
 
 
 def page_asset(name: str) -> bytes:
@@ -58,9 +68,11 @@ async def tag_endpoint(request):
         check_lengths(made, state.limits)
         return made
 
-    sentences_out, count = await state.queue.tag(served, options, corpus, text, deadline)
+    size = len(text) if text is not None else sum(len(token) + 1 for tokens in sentences for token in tokens)
+    sentences_out, count = await state.queue.tag(served, options, corpus, text, deadline,
+                                                 inline=size <= state.limits.inline_chars)
     state.metrics.tokens.labels(served.name).inc(count)
-    return JSONResponse({"model": served.name, "sentences": sentences_out})
+    return TaggedResponse({"model": served.name, "sentences": sentences_out})
 
 
 async def explain_endpoint(request):
@@ -93,7 +105,7 @@ async def process_endpoint(request):
 
     result, count = await state.queue.run(job, deadline)
     state.metrics.tokens.labels(served.name).inc(count)
-    return JSONResponse({"model": served.name, "acknowledgements": acknowledgements, "result": result})
+    return TaggedResponse({"model": served.name, "acknowledgements": acknowledgements, "result": result})
 
 
 async def udpipe_models_endpoint(request):

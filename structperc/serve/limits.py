@@ -5,9 +5,9 @@
 - its sentences: at most ``max_tokens`` tokens each (413);
 - its time: an answer within ``timeout`` seconds of arriving, else 504 (a job still waiting is dropped;
   one already running finishes, unseen);
-- the queue: each worker tags on one thread (``TagQueue``, which tags the requests waiting together as
-  one batch), and at most ``queue`` requests wait or run there; one more is answered 503 with
-  Retry-After at once, not kept waiting.
+- the queue: a worker tags a small request on its event loop and a large one on its tagging thread
+  (``TagQueue``, which tags the requests waiting together as one batch); at most ``queue`` requests
+  wait or run in a worker, and one more is answered 503 with Retry-After at once, not kept waiting.
 
 Access: ``BearerAuth`` requires ``Authorization: Bearer TOKEN`` (401) on every path but the probes and
 the page's static files.
@@ -36,6 +36,8 @@ class Limits:
     timeout: float = 10.0
     queue: int = 64
     max_k: int = 20
+    # a request of at most this many characters of text or tokens is tagged on the event loop
+    inline_chars: int = 4096
 
 
 async def read_body(request, limits: Limits) -> bytes:
@@ -79,19 +81,24 @@ class Job:
 
 
 class TagQueue:
-    """One tagging thread per worker process, and a bound on the requests waiting for it or running.
+    """Where a worker tags, and a bound on the requests waiting there or running.
 
-    The thread takes every job that waits when it is free (at most ``batch_jobs``) and tags the jobs of
-    one model and one set of options as one corpus: under load, each kernel is called once for many
-    requests, and its fixed cost (a call, its arrays) is shared. It is started on first use, in the
-    worker: a thread of the master would not survive the fork. The models are not shared between
-    threads."""
+    A small request is tagged on the event loop itself (``tag`` with ``inline``): the requests that
+    arrive in one turn of the loop are tagged together as one batch once the loop has read them all,
+    with no thread to hand them to, so that the GIL is never passed back and forth for them. A large
+    one, and every other job (``run``), goes to the worker's one tagging thread, which takes every
+    job that waits when it is free (at most ``batch_jobs``) and tags those of one model and one set
+    of options as one corpus: the loop goes on reading and answering meanwhile. Either way each
+    kernel is called once for many requests under load, and its fixed cost (a call, its arrays) is
+    shared. The thread is started on first use, in the worker: a thread of the master would not
+    survive the fork. The models are not shared between threads."""
 
     def __init__(self, capacity: int, batch_jobs: int = 32):
         self.capacity, self.batch_jobs = capacity, batch_jobs
         self.waiting = 0
         self._jobs = None
         self._pid = None
+        self._turn = []  # the small jobs of this turn of the loop, each with its asyncio future
 
     def _submit(self, job: Job):
         if self._pid != os.getpid():
@@ -99,10 +106,13 @@ class TagQueue:
             threading.Thread(target=self._work, args=(self._jobs,), name="tagger", daemon=True).start()
         self._jobs.put(job)
 
-    async def _await(self, job: Job):
+    def _admit(self):
         if self.waiting >= self.capacity:
             raise ApiError(503, "busy", f"{self.waiting} requests are already queued here (--queue); try again",
                            {"Retry-After": "1"})
+
+    async def _await(self, job: Job):
+        self._admit()
         self.waiting += 1
         try:
             self._submit(job)
@@ -119,14 +129,48 @@ class TagQueue:
         ``deadline`` (``time.monotonic``)."""
         return await self._await(Job(Future(), deadline, run=run))
 
-    async def tag(self, served, options, corpus, text, deadline: float):
+    async def tag(self, served, options, corpus, text, deadline: float, inline: bool = False):
         """The sentences of ``corpus()`` tagged by ``served`` (``tagging.tag_batch``) and its token count,
-        batched with the jobs of the same model and options; 503 and 504 as ``run``."""
-        return await self._await(Job(Future(), deadline, batch=(served, options), corpus=corpus, text=text))
+        batched with the jobs of the same model and options: on the event loop when ``inline`` (a small
+        request), else on the tagging thread; 503 and 504 as ``run``."""
+        job = Job(Future(), deadline, batch=(served, options), corpus=corpus, text=text)
+        if not inline:
+            return await self._await(job)
+        self._admit()
+        self.waiting += 1
+        try:
+            loop = asyncio.get_running_loop()
+            answer = loop.create_future()
+            self._turn.append((job, answer))
+            if len(self._turn) == 1:
+                loop.call_soon(self._tag_turn)
+            return await answer
+        finally:
+            self.waiting -= 1
+
+    def _tag_turn(self):
+        """Tag the small jobs of this turn of the loop (``tag`` with ``inline``) and answer each."""
+        turn, self._turn = self._turn, []
+        now = time.monotonic()
+        live = []
+        for job, answer in turn:
+            if answer.cancelled():
+                continue
+            if job.deadline <= now:
+                answer.set_exception(ApiError(504, "timeout", "the request took longer than the time limit "
+                                                              "(--timeout)"))
+            elif job.future.set_running_or_notify_cancel():
+                live.append(job)
+        tag_jobs(live)
+        for job, answer in turn:
+            if answer.done() or not job.future.done():
+                continue
+            if job.future.exception() is not None:
+                answer.set_exception(job.future.exception())
+            else:
+                answer.set_result(job.future.result())
 
     def _work(self, jobs):
-        from structperc.serve.tagging import tag_batch
-
         while True:
             taken = [jobs.get()]
             while len(taken) < self.batch_jobs:
@@ -139,29 +183,36 @@ class TagQueue:
             for job in live:
                 if job.batch is None:
                     settle(job.future, job.run)
-            groups = {}
-            for job in live:
-                if job.batch is not None:
-                    groups.setdefault((id(job.batch[0]), job.batch[1]), []).append(job)
-            for group in groups.values():
-                corpora, ready = [], []
-                for job in group:
-                    try:
-                        corpora.append(job.corpus())
-                        ready.append(job)
-                    except Exception as error:  # noqa: BLE001  the request's own error (an ApiError, a bug)
-                        job.future.set_exception(error)
-                if not ready:
-                    continue
-                served, options = ready[0].batch
-                try:
-                    answers = tag_batch(served, corpora, [job.text for job in ready], options)
-                except Exception as error:  # noqa: BLE001  a bug: each request of the batch answers 500
-                    for job in ready:
-                        job.future.set_exception(error)
-                    continue
-                for job, corpus, sentences in zip(ready, corpora, answers):
-                    job.future.set_result((sentences, int(corpus.sentence_offsets[-1])))
+            tag_jobs([job for job in live if job.batch is not None])
+
+
+def tag_jobs(jobs: list[Job]):
+    """Tag ``jobs`` (each with a ``batch`` key), those of one model and one set of options as one corpus
+    (``tagging.tag_batch``), and settle each job's future: its sentences and token count, or its error."""
+    from structperc.serve.tagging import tag_batch
+
+    groups = {}
+    for job in jobs:
+        groups.setdefault((id(job.batch[0]), job.batch[1]), []).append(job)
+    for group in groups.values():
+        corpora, ready = [], []
+        for job in group:
+            try:
+                corpora.append(job.corpus())
+                ready.append(job)
+            except Exception as error:  # noqa: BLE001  the request's own error (an ApiError, a bug)
+                job.future.set_exception(error)
+        if not ready:
+            continue
+        served, options = ready[0].batch
+        try:
+            answers = tag_batch(served, corpora, [job.text for job in ready], options)
+        except Exception as error:  # noqa: BLE001  a bug: each request of the batch answers 500
+            for job in ready:
+                job.future.set_exception(error)
+            continue
+        for job, corpus, sentences in zip(ready, corpora, answers):
+            job.future.set_result((sentences, int(corpus.sentence_offsets[-1])))
 
 
 def settle(future: Future, run):

@@ -10,7 +10,9 @@ template marked rare-only gives no key (-1) at a token that is not rare.
 
 Templates are processed one at a time (row j of an (n_templates, n_tokens) matrix), so each
 template's table stays small: a direct array over the combined values when their range is small,
-else an open-addressing hash table (see ``hashing``).
+else an open-addressing hash table (see ``hashing``). Looking up a fitted index (``lookup_rows``)
+takes every template's table at once, in flat arrays (``IdTables``): one call for a whole input,
+however small.
 """
 from collections import namedtuple
 
@@ -28,9 +30,10 @@ LEFT, RIGHT = 1, 2
 # part_radices int64 (n_parts,): size of the part's field id space
 # rare_only bool (n_templates,)
 TemplateTable = namedtuple("TemplateTable", "part_starts part_fields part_offsets part_radices rare_only")
-# A template's ids by combined value: direct int64 (size,) the id of each value (-1 none), used when
-# non-empty, else the hash table (slot_keys, slot_ids) over the combined values (``hashing``).
-IdTable = namedtuple("IdTable", "direct slot_keys slot_ids")
+# Every template's ids by combined value, in flat int64 arrays: template j's direct array, the id of
+# each value (-1 none), is direct[direct_starts[j]:direct_starts[j + 1]]; when that is empty, its
+# open-addressing table (``hashing``) is slot_keys and slot_ids [slot_starts[j]:slot_starts[j + 1]].
+IdTables = namedtuple("IdTables", "direct direct_starts slot_keys slot_ids slot_starts")
 # What interning finds, one entry per local id: the distinct combined values, their occurrence
 # counts and the first token of each, all int64 (bound,).
 Interned = namedtuple("Interned", "distinct counts first")
@@ -242,27 +245,36 @@ def _compact_rows(ids, offsets):
 
 
 @njit(cache=True)
-def lookup_template(spec, j, values, sentence_offsets, rare, table, out):
-    """Feature ids of template j at every token into out[j] (int32 (n_templates, n_tokens); -1 for
-    none), from its ``IdTable`` ``table``.
-    """
-    direct, slot_keys, slot_ids = table
-    rare_only = spec.rare_only[j]
-    use_direct = direct.shape[0] > 0
-    bits = table_bits(slot_keys)
-    row = out[j]
-    for s in range(sentence_offsets.shape[0] - 1):
-        start, end = sentence_offsets[s], sentence_offsets[s + 1]
-        for i in range(start, end):
-            if rare_only and not rare[i]:
-                row[i] = -1
-                continue
-            c = _combined(spec, j, values, i, start, end)
-            if use_direct:
-                row[i] = direct[c] if c < direct.shape[0] else -1
-            else:
-                row[i] = slot_ids[probe(slot_keys, c, 64 - bits, (1 << bits) - 1)]
-    return out
+def lookup_rows(spec, values, sentence_offsets, rare, tables):
+    """The CSR over tokens of the feature ids of every template (``IdTables`` ``tables``), a token's
+    ids in template order: (offsets int64 (n_tokens + 1,), flat ids int32 (nnz,)). The same CSR as
+    ``columns_to_csr`` of the per-template id rows."""
+    m = spec.rare_only.shape[0]
+    n = sentence_offsets[-1]
+    ids = np.empty((m, n), dtype=np.int32)
+    for j in range(m):
+        d0, d1 = tables.direct_starts[j], tables.direct_starts[j + 1]
+        s0, s1 = tables.slot_starts[j], tables.slot_starts[j + 1]
+        direct = tables.direct[d0:d1]
+        slot_keys = tables.slot_keys[s0:s1]
+        slot_ids = tables.slot_ids[s0:s1]
+        use_direct = d1 > d0
+        bits = table_bits(slot_keys)
+        rare_only = spec.rare_only[j]
+        for s in range(sentence_offsets.shape[0] - 1):
+            start, end = sentence_offsets[s], sentence_offsets[s + 1]
+            for i in range(start, end):
+                if rare_only and not rare[i]:
+                    ids[j, i] = -1
+                    continue
+                c = _combined(spec, j, values, i, start, end)
+                if use_direct:
+                    ids[j, i] = direct[c] if c < direct.shape[0] else -1
+                elif s1 > s0:
+                    ids[j, i] = slot_ids[probe(slot_keys, c, 64 - bits, (1 << bits) - 1)]
+                else:
+                    ids[j, i] = -1
+    return _rows_of_columns(ids)
 
 
 @njit(cache=True)
