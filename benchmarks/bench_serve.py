@@ -668,7 +668,8 @@ def write_markdown(path, settings, results, memories, start, soak_figures, swap_
                   "Encode is structperc's feature encoding, or the peer's Python features; decode is Viterbi "
                   "(structperc) or CRFsuite's tagger; span scores are structperc's span probabilities (crf "
                   "models); serialize is building the answer and writing its JSON (orjson for structperc, the "
-                  "standard library's json, as Starlette's JSONResponse, for the peer). The server's share is the median latency at one client less the parts.", "",
+                  "standard library's json, as Starlette's JSONResponse, for the peer). The server's share is the "
+                  "median latency at one client less the parts.", "",
                   "| service | model | request | " + " | ".join(parts) + " |",
                   "|---|---|---|" + "---|" * len(parts)]
         for (service, model, kind), ms in cost_figures.items():
