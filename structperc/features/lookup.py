@@ -69,16 +69,24 @@ class IndexLookup:
         return keys.lookup_rows(spec, matrix, sentence_offsets, rare, self._id_tables(kind))
 
     def _id_tables(self, kind):
-        """``_template_tables(kind)`` in the flat arrays of ``keys.IdTables``, built once."""
+        """``_template_tables(kind)`` in the flat arrays of ``keys.IdTables``, built once; the per-template
+        tables become views into them, so that the index's tables are held once."""
         tables = self.__dict__.setdefault("_tables", {})
         if ("flat", kind) not in tables:
             per_template = self._template_tables(kind)
             direct = [d for d, _, _ in per_template]
             slots = [(k, i) if len(d) == 0 else (_EMPTY, _EMPTY) for d, k, i in per_template]
-            tables["flat", kind] = keys.IdTables(
+            flat = tables["flat", kind] = keys.IdTables(
                 np.concatenate([_EMPTY, *direct]).astype(np.int64),
                 np.cumsum([0] + [len(d) for d in direct]).astype(np.int64),
                 np.concatenate([_EMPTY, *(k for k, _ in slots)]).astype(np.int64),
                 np.concatenate([_EMPTY, *(i for _, i in slots)]).astype(np.int64),
                 np.cumsum([0] + [len(k) for k, _ in slots]).astype(np.int64))
+            views = []
+            for j in range(len(per_template)):
+                d0, d1 = flat.direct_starts[j], flat.direct_starts[j + 1]
+                s0, s1 = flat.slot_starts[j], flat.slot_starts[j + 1]
+                views.append((flat.direct[d0:d1], flat.slot_keys[s0:s1], flat.slot_ids[s0:s1]) if d1 == d0
+                             else (flat.direct[d0:d1], _NO_SLOTS, _NO_SLOTS))
+            tables[kind] = views
         return tables["flat", kind]

@@ -9,6 +9,7 @@ the old ones gracefully: the listening socket stays open throughout, so no reque
 """
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -31,12 +32,14 @@ class ServeApplication(BaseApplication):
         for key, value in self.options.items():
             self.cfg.set(key, value)
         self.cfg.set("when_ready", self.when_ready)
+        self.cfg.set("pre_fork", pre_fork)
         self.cfg.set("child_exit", child_exit)
 
     def load(self):
         return self.application
 
     def reload(self):
+        gc.unfreeze()  # the old models' objects may be collected again once they are let go
         super().reload()
         for line in self.models.reload():
             print(f"structperc serve: {line}", file=sys.stderr, flush=True)
@@ -49,6 +52,13 @@ class ServeApplication(BaseApplication):
         if self.watch_seconds:
             threading.Thread(target=watch, args=(self.models, self.watch_seconds), daemon=True,
                              name="model-watch").start()
+
+
+def pre_fork(server, worker):
+    """Move every object the master holds (the models, the modules) out of the collector's reach before
+    a worker forks: a collection in the worker would otherwise write to each object's header, and so
+    copy every page of the master's objects into the worker's private memory."""
+    gc.freeze()
 
 
 def child_exit(server, worker):
