@@ -104,9 +104,9 @@ def sentence_chunks(labels, offsets):
 
 def chunk_probabilities(model, encoded, ids, chunks):
     """P(chunk) of every chunk of ``chunks`` (``sentence_chunks``), per sentence (see the module
-    docstring). One forced pass scores every chunk at once: its input holds a copy of each chunk's
-    sentence, with that chunk's labels forced, so that each chunk costs one pass over its own
-    sentence."""
+    docstring). One pass scores every chunk at once: its input holds a copy of each sentence that has
+    a chunk, free, then a copy of the sentence of each chunk, with that chunk's labels forced, so that
+    each chunk costs one pass over its own sentence."""
     from structperc._kernels.encode.csr import gather_rows
     from structperc.estimator.marginals import marginals
     from structperc.features.encoded import EncodedCorpus
@@ -115,23 +115,24 @@ def chunk_probabilities(model, encoded, ids, chunks):
     flat = [(s, k, span) for s, spans in enumerate(chunks) for k, span in enumerate(spans)]
     if not flat:
         return scores
-    _, free = marginals(model, encoded)
     offsets = encoded.sentence_offsets
-    of_chunk = np.array([s for s, _, _ in flat], dtype=np.int64)
-    lengths = offsets[of_chunk + 1] - offsets[of_chunk]
+    with_chunks = [s for s, spans in enumerate(chunks) if spans]
+    free_copy = {s: c for c, s in enumerate(with_chunks)}
+    of_copy = np.array(with_chunks + [s for s, _, _ in flat], dtype=np.int64)
+    lengths = offsets[of_copy + 1] - offsets[of_copy]
     copies = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     # token t of copy c is token offsets[s_c] + (t - copies[c]) of the input
-    tokens = np.repeat(offsets[of_chunk] - copies[:-1], lengths) + np.arange(copies[-1], dtype=np.int64)
+    tokens = np.repeat(offsets[of_copy] - copies[:-1], lengths) + np.arange(copies[-1], dtype=np.int64)
     forced = np.full(copies[-1], -1, dtype=np.int64)
-    for c, (s, _, (_, first, last)) in enumerate(flat):
+    for c, (s, _, (_, first, last)) in enumerate(flat, len(with_chunks)):
         at = copies[c] + first - offsets[s]
         forced[at:at + last - first + 1] = ids[first:last + 1]
     copied = EncodedCorpus(copies, *gather_rows(encoded.feature_offsets, encoded.feature_ids, tokens),
                            *gather_rows(encoded.pair_offsets, encoded.pair_ids, tokens), None,
                            None if encoded.word_ids is None else encoded.word_ids[tokens])
-    node, kept = marginals(model, copied, forced=forced)
-    for c, (s, k, (kind, first, last)) in enumerate(flat):
-        probability = float(np.exp(min(0.0, free[s] - kept[c])))
+    node, best = marginals(model, copied, forced=forced)
+    for c, (s, k, (kind, first, last)) in enumerate(flat, len(with_chunks)):
+        probability = float(np.exp(min(0.0, best[free_copy[s]] - best[c])))
         following = copies[c] + last + 1 - offsets[s]
         if following < copies[c + 1]:
             probability *= max(0.0, 1.0 - float(node[following, continuing_labels(model.labels, kind)].sum()))
