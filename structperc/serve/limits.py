@@ -149,19 +149,25 @@ class TagQueue:
             self.waiting -= 1
 
     def _tag_turn(self):
-        """Tag the small jobs of this turn of the loop (``tag`` with ``inline``) and answer each."""
+        """Tag the small jobs of this turn of the loop (``tag`` with ``inline``) and answer each; a job
+        left unanswered by a bug answers with it (a 500), so that no request waits for ever."""
         turn, self._turn = self._turn, []
-        now = time.monotonic()
-        live = []
-        for job, answer in turn:
-            if answer.cancelled():
-                continue
-            if job.deadline <= now:
-                answer.set_exception(ApiError(504, "timeout", "the request took longer than the time limit "
-                                                              "(--timeout)"))
-            elif job.future.set_running_or_notify_cancel():
-                live.append(job)
-        tag_jobs(live)
+        try:
+            now = time.monotonic()
+            live = []
+            for job, answer in turn:
+                if answer.cancelled():
+                    continue
+                if job.deadline <= now:
+                    answer.set_exception(ApiError(504, "timeout", "the request took longer than the time limit "
+                                                                  "(--timeout)"))
+                elif job.future.set_running_or_notify_cancel():
+                    live.append(job)
+            tag_jobs(live)
+        except Exception as error:  # noqa: BLE001  a bug outside any one job's
+            for job, _ in turn:
+                if not job.future.done():
+                    job.future.set_exception(error)
         for job, answer in turn:
             if answer.done() or not job.future.done():
                 continue
