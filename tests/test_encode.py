@@ -144,6 +144,25 @@ def test_attributes_from_the_vocabulary_table_or_computed_agree(monkeypatch, sha
     assert ("_attribute_cache" in enc.__dict__) == (share == 10**9)
 
 
+@pytest.mark.parametrize("kept", [2, 1 << 16])
+def test_unseen_words_kept_between_transforms_encode_as_computed(monkeypatch, kept):
+    """A prepared encoder reads known words' attributes from its table and keeps the rows of unseen
+    words for later transforms (at most ``kept``, then let go): every transform, the first and those
+    that find the kept rows, gives the naive encoding."""
+    monkeypatch.setattr(vocabulary_module, "_UNSEEN_KEPT", kept)
+    rng = np.random.default_rng(11)
+    train = random_corpus(rng, 30)
+    enc, naive = FeatureEncoder(TEMPLATES, rare_threshold=3), NaiveEncoder(TEMPLATES, rare_threshold=3)
+    enc.fit_transform(train, train.columns["label"])
+    naive.fit_transform(train)
+    enc.prepare()
+    for _ in range(3):
+        test = random_corpus(rng, 4, words=WORDS + ["new-1", "Unseen", "x9", "Zz-2", "q"])
+        assert_same_encoding(enc.transform(test), naive.transform(test))
+    unseen = [rows for key, rows in enc.__dict__["_attribute_cache"].items() if key[0] == "unseen"]
+    assert len(unseen) == 1 and 0 < len(unseen[0]) <= max(kept, 5)
+
+
 def test_bias_only_templates_fire_at_every_token():
     corpus = as_corpus([["a", "b", "c"], ["d"]], [["X", "Y", "X"], ["Y"]])
     encoded = FeatureEncoder(["bias"]).fit_transform(corpus, corpus.columns["label"])

@@ -14,6 +14,8 @@ UNKNOWN, LEFT, RIGHT, FIRST_ID = 0, 1, 2, 3
 # a corpus with more distinct words than 1/_ATTRIBUTE_TABLE_SHARE of the vocabulary reads the
 # attributes of known words from a table over the vocabulary
 _ATTRIBUTE_TABLE_SHARE = 4
+# how many unseen words' attribute rows a fitted encoder keeps between transforms (``_unseen_attributes``)
+_UNSEEN_KEPT = 1 << 16
 
 
 
@@ -75,8 +77,7 @@ class FieldValues:
             per_distinct = self._attribute_matrix(attributes)[word_model]
             unseen = np.flatnonzero(word_model == UNKNOWN).tolist()
             if unseen:
-                lookups = [(self._vocab_index(field), self._attribute_fn(field)) for field in attributes]
-                per_distinct[unseen] = [[index[fn(word_distinct[i])] for index, fn in lookups] for i in unseen]
+                per_distinct[unseen] = self._unseen_attributes(attributes, [word_distinct[i] for i in unseen])
             per_token = per_distinct.T[:, word_local]
             for k, field in enumerate(attributes):
                 values[field] = per_token[k]
@@ -143,6 +144,24 @@ class FieldValues:
                 table[FIRST_ID:, k] = np.fromiter((index[fn(w)] for w in words), dtype=np.int32, count=len(words))
             cache[key] = table
         return cache[key]
+
+    def _unseen_attributes(self, fields, words):
+        """The model ids of the attributes ``fields`` of each of ``words`` (words the vocabulary lacks), as
+        rows; each word's row is kept for the next transforms, up to _UNSEEN_KEPT words (then they are
+        all let go), so that the unseen words that come again (names, numbers) are computed once."""
+        cache = self.__dict__.setdefault("_attribute_cache", {})
+        kept = cache.setdefault(("unseen", *fields), {})
+        rows, lookups = [], None
+        for word in words:
+            row = kept.get(word)
+            if row is None:
+                if lookups is None:
+                    lookups = [(self._vocab_index(field), self._attribute_fn(field)) for field in fields]
+                if len(kept) >= _UNSEEN_KEPT:
+                    kept.clear()
+                row = kept[word] = [index[fn(word)] for index, fn in lookups]
+            rows.append(row)
+        return rows
 
     def _rare_words(self, learn):
         """bool (n_words + FIRST_ID,): whether each model word id is rare (seen fewer than

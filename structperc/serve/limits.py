@@ -91,7 +91,9 @@ class TagQueue:
     of options as one corpus: the loop goes on reading and answering meanwhile. Either way each
     kernel is called once for many requests under load, and its fixed cost (a call, its arrays) is
     shared. The thread is started on first use, in the worker: a thread of the master would not
-    survive the fork. The models are not shared between threads."""
+    survive the fork. A model may tag on both threads at once: tagging writes nothing of the model's
+    but its lookup caches (built before the fork, by ``served.warm``), and each kernel call allocates
+    its own arrays."""
 
     def __init__(self, capacity: int, batch_jobs: int = 32):
         self.capacity, self.batch_jobs = capacity, batch_jobs
