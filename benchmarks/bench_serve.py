@@ -99,6 +99,9 @@ class Service:
         self.kind, self.model, self.workers, self.port = kind, model, workers, free_port()
         if kind == "structperc":
             command = [sys.executable, "-m", "structperc", "serve", model, "--workers", str(workers), *extra]
+        elif kind == "stack":
+            command = [sys.executable, str(ROOT / "benchmarks" / "serve_crfsuite_app.py"), "stack", "--workers",
+                       str(workers)]
         else:
             path = WORK / f"crfsuite-{model}.crfsuite"
             command = [sys.executable, str(ROOT / "benchmarks" / "serve_crfsuite_app.py"), "serve",
@@ -276,6 +279,16 @@ def load_jobs(payloads, workers_list, clients_list, seconds, runs, report):
                             report(f"{key}: {results[key]}")
                 finally:
                     service.stop()
+    if 2 in workers_list and 8 in clients_list:  # the stack alone: the ceiling of any service on it
+        service = Service("stack", MODELS[0], 2)
+        try:
+            runs_out = [locust(service, payloads[MODELS[0], "sentence"], 8, seconds) for _ in range(runs)]
+        finally:
+            service.stop()
+        key = ("stack", MODELS[0], 2, "sentence", 8)
+        results[key] = {name: statistics.median(r[name] for r in runs_out) for name in ("rps", "p50", "p95", "p99")}
+        results[key]["errors"] = sum(r["errors"] for r in runs_out)
+        report(f"{key}: {results[key]}")
     return results, memories
 
 
@@ -611,6 +624,16 @@ def write_markdown(path, settings, results, memories, start, soak_figures, swap_
     lines += ["## Targets of issue 39", "", "| measure | target | measured | met |", "|---|---|---|---|"]
     lines += [f"| {m} | {t} | {v} | {'yes' if ok else '**no**'} |" for m, t, v, ok in targets]
     lines += ["", "The wheel test's line is not this benchmark's: it runs in `make test`.", ""]
+    stack = results.get(("stack", MODELS[0], 2, "sentence", 8))
+    if stack:
+        peers = [(model, results.get(("crfsuite", model, 2, "sentence", 8))) for model in MODELS]
+        lines += [f"The stack alone (`serve_crfsuite_app.py stack`: the same Starlette, uvicorn and gunicorn, "
+                  f"answering each one-sentence body with no sentences after reading its JSON) answered "
+                  f"{stack['rps']:.0f} requests/s at 8 clients and 2 workers (p99 {stack['p99']:.0f} ms), "
+                  f"{stack['errors']} errors: the most that any service on this stack answers on this machine, "
+                  f"whatever its tagger. Twice the peer's requests/s would be "
+                  + ", ".join(f"{2 * peer['rps'] / stack['rps']:.2f}× the stack's ({model})"
+                              for model, peer in peers if peer) + ".", ""]
     lines += ["## Load (locust, headless; medians of the runs)", "",
               "| model | workers | request | clients | service | requests/s | tokens/s | p50 ms | p95 ms | p99 ms | "
               "errors | ratio requests/s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -6,8 +6,13 @@ python-crfsuite gives none per span). The features are computed in Python, as py
 sklearn-crfsuite's users write them (their tutorial's word features), and the tagging runs on Starlette's
 thread pool, as a FastAPI example's would.
 
+``stack`` serves the same stack with no tagger at all: ``POST /v1/tag`` reads the JSON body and answers
+an empty list of sentences. Its requests/s is the most that any service on this stack can answer on this
+machine, whatever its tagger: the ceiling of a ratio between two services on it.
+
 usage: python serve_crfsuite_app.py train CORPUS FORMAT LABEL MODEL [--columns a,b,c] [--encoding E]
        python serve_crfsuite_app.py serve NAME=MODEL [NAME=MODEL ...] --port P --workers N
+       python serve_crfsuite_app.py stack --port P --workers N
 """
 import argparse
 import json
@@ -101,9 +106,26 @@ def build_app(models):
                              Route("/ready", ready), Route("/live", ready)])
 
 
+def build_stack_app():
+    """The same stack with no tagger: ``POST /v1/tag`` parses the body and answers no sentences."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def tag_endpoint(request):
+        payload = json.loads(await request.body())
+        return JSONResponse({"model": payload.get("model"), "sentences": []})
+
+    async def ready(request):
+        return JSONResponse({"status": "ready"})
+
+    return Starlette(routes=[Route("/v1/tag", tag_endpoint, methods=["POST"]), Route("/ready", ready),
+                             Route("/live", ready)])
+
+
 def serve(specs, port, workers, host="127.0.0.1"):
+    """The peer over the python-crfsuite models ``specs`` (NAME=PATH); none: the stack alone."""
     import pycrfsuite
-    from gunicorn.app.base import BaseApplication
 
     models = {}
     for spec in specs:
@@ -111,7 +133,11 @@ def serve(specs, port, workers, host="127.0.0.1"):
         tagger = pycrfsuite.Tagger()
         tagger.open(path)
         models[name] = tagger
-    app = build_app(models)
+    run_gunicorn(build_app(models) if models else build_stack_app(), port, workers, host)
+
+
+def run_gunicorn(app, port, workers, host):
+    from gunicorn.app.base import BaseApplication
 
     class Application(BaseApplication):
         def load_config(self):
@@ -140,12 +166,15 @@ def main(argv=None):
     serving.add_argument("models", nargs="+")
     serving.add_argument("--port", type=int, required=True)
     serving.add_argument("--workers", type=int, default=1)
+    stack = commands.add_parser("stack")
+    stack.add_argument("--port", type=int, required=True)
+    stack.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
     if args.command == "train":
         train(args.corpus, args.format, args.label, args.model,
               args.columns.split(",") if args.columns else None, args.encoding)
     else:
-        serve(args.models, args.port, args.workers)
+        serve(getattr(args, "models", []), args.port, args.workers)
 
 
 if __name__ == "__main__":
