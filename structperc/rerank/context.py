@@ -31,7 +31,6 @@ consecutive sentences, or the sentence alone.
 import collections
 import functools
 import itertools
-import os
 
 import numpy as np
 
@@ -41,13 +40,13 @@ from structperc.chunks import chunk_spans
 from structperc.corpus import index_ranges
 from structperc.errors import ConfigError
 from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
+from structperc.rerank.documents import DOCUMENT_MARKERS, document_ids, marker_lines  # noqa: F401 (re-exported)
 from structperc.rerank.features import ENTITY_FEATURES, FEATURES, GLOBAL_FEATURES
 from structperc.rerank.gazetteer import Gazetteer, entity_keys, jackknifed_gazetteers  # noqa: F401 (re-exported)
 
 FAMILIES = ("entity", "chunk", "document", "gazetteer", "sequence", "rank")
 ENTITY_FAMILY = ENTITY_FEATURES + ["entity_word"]
 CHUNK_FAMILY = [name for name in GLOBAL_FEATURES if name != "chunk_sequence"]
-DOCUMENT_MARKERS = ("-DOCSTART-", "# newdoc")
 
 
 def check_families(families):
@@ -56,53 +55,6 @@ def check_families(families):
         if name not in FAMILIES:
             raise ConfigError(f"unknown feature family {name!r}: choose from {', '.join(FAMILIES)}")
     return families
-
-
-# ------------------------------------------------------------------------------------ documents
-@functools.lru_cache(maxsize=32)
-def _marker_lines(path, mtime, size):
-    """Sorted 1-based line numbers of the document markers of a file."""
-    lines = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.startswith(DOCUMENT_MARKERS):
-                lines.append(number)
-    return np.asarray(lines, dtype=np.int64)
-
-
-def marker_lines(path):
-    """Line numbers of the document markers of ``path``, or None when it is not a readable file."""
-    if not path or not os.path.isfile(path):
-        return None
-    stat = os.stat(path)
-    return _marker_lines(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
-
-
-def document_ids(corpus, document_size=None):
-    """The document (int64 (n_sentences,), non-decreasing within a file) of every sentence.
-
-    The file's markers when it has any; else blocks of ``document_size`` sentences; else each
-    sentence is a document of its own."""
-    n = corpus.n_sentences
-    first_tokens = np.minimum(corpus.sentence_offsets[:-1], max(corpus.n_tokens - 1, 0))
-    if n and corpus.n_tokens:
-        paths = corpus.paths if corpus.paths is not None else [corpus.path]
-        file_ids = (corpus.file_ids[first_tokens] if corpus.file_ids is not None
-                    else np.zeros(n, dtype=np.int64))
-        markers = [marker_lines(p) for p in paths]
-        if any(m is not None and len(m) for m in markers):
-            first_lines = corpus.line_numbers[first_tokens]
-            out = np.zeros(n, dtype=np.int64)
-            base = 0
-            for f, m in enumerate(markers):
-                here = file_ids == f
-                m = np.zeros(0, dtype=np.int64) if m is None else m
-                out[here] = base + np.searchsorted(m, first_lines[here])
-                base += len(m) + 1
-            return out
-    if document_size:
-        return np.arange(n, dtype=np.int64) // int(document_size)
-    return np.arange(n, dtype=np.int64)
 
 
 # ------------------------------------------------------------------------------------ entity keys
