@@ -43,6 +43,7 @@ from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
 from structperc.rerank.documents import DOCUMENT_MARKERS, document_ids, marker_lines  # noqa: F401 (re-exported)
 from structperc.rerank.features import ENTITY_FEATURES, FEATURES, GLOBAL_FEATURES
 from structperc.rerank.gazetteer import Gazetteer, entity_keys, jackknifed_gazetteers  # noqa: F401 (re-exported)
+from structperc.rerank.interned import DocumentWords, featurize_interned
 
 FAMILIES = ("entity", "chunk", "document", "gazetteer", "sequence", "rank")
 ENTITY_FAMILY = ENTITY_FEATURES + ["entity_word"]
@@ -188,7 +189,27 @@ class ListContext:
         self.documents = np.asarray(documents, dtype=np.int64)
         self.gazetteers = gazetteers or []
         self.gazetteer_of = gazetteer_of
-        self.spans = spans = CandidateSpans(nb)
+        self.spans = CandidateSpans(nb)
+
+    @functools.cached_property
+    def words(self):
+        """The corpus's words interned (``interned.DocumentWords``)."""
+        return DocumentWords(self.nb.corpus.columns["word"])
+
+    @property
+    def one(self):
+        """document -> TypeCounts of the keys of the base's 1-best."""
+        return self._counts[0]
+
+    @property
+    def many(self):
+        """document -> TypeCounts of the keys of all candidates, each weighing 1/k."""
+        return self._counts[1]
+
+    @functools.cached_property
+    def _counts(self):
+        """(one, many), counted when first read: tagging reads them through the interned kernels."""
+        nb, spans = self.nb, self.spans
         words, o = nb.corpus.columns["word"], nb.corpus.sentence_offsets
         one = collections.defaultdict(TypeCounts)   # document -> counts of the 1-best's keys
         many = collections.defaultdict(TypeCounts)  # document -> counts over the candidates, each 1/k
@@ -224,7 +245,7 @@ class ListContext:
             many[document].add(("w", words[t]), "O", counts[t] / n_candidates[i], i)
             if first_counts[t]:
                 one[document].add(("w", words[t]), "O", 1.0, i)
-        self.one, self.many = one, many
+        return one, many
 
     def gazetteer(self, i):
         if self.gazetteer_of is None or not self.gazetteers:
@@ -351,13 +372,15 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
         entries = index_ranges(offsets[items], offsets[items + 1])
         return np.repeat(owners, lengths), ids[entries], values[entries]
 
+    # with a fixed vocabulary, the kernels of ``interned`` make all but the string families' features
+    fast = not grow and (not in_context or (context.nb is nb and context.words.exact))
     parts = []  # (candidates, ids, values) arrays
     scores = nb.scores - np.repeat(nb.scores[nb.candidate_offsets[:-1][np.diff(nb.candidate_offsets) > 0]],
                                    np.diff(nb.candidate_offsets)[np.diff(nb.candidate_offsets) > 0])
     parts.append((np.arange(n_candidates, dtype=np.int64), np.full(n_candidates, SCORE_FEATURE, dtype=np.int64),
                   scores.astype(np.float64)))
     type_names = spans.type_names
-    if chunk_features or has_entity_word or in_context:
+    if chunk_features or has_entity_word or (in_context and not fast):
         found, tokens, sentence = [], None, -1
         words = None
         for i, kind, first, last in zip(spans.distinct_sentence.tolist(), spans.distinct_type.tolist(),
@@ -373,10 +396,15 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
                 raise ConfigError(f"a chunk feature needs the input column {exc}") from None
             if has_entity_word:
                 strings += [(f"ei={kind}:{w}", 1.0) for w in words[first: last + 1]]
-            if in_context:
+            if in_context and not fast:
                 strings += context.entity_features(i, words, kind, first, last, in_context)
             found.append([(feature_id(text), value) for text, value in strings])
         parts.append(gather(spans.candidate, spans.distinct_of, *csr(found)))
+    if fast:
+        where = {} if not in_context else dict(words=context.words, documents=context.documents,
+                                               gazetteers=context.gazetteers, gazetteer_of=context.gazetteer_of)
+        return featurize_interned(nb, families, spans, vocabulary=vocabulary, targets=candidate_merits(nb),
+                                  string_parts=parts[1:], **where), vocabulary
     if "document" in families:
         words = columns["word"]
         sentence_of_token = np.repeat(np.arange(corpus.n_sentences), np.diff(o))

@@ -1,0 +1,253 @@
+"""Featurizing n-best lists in their documents' context over interned strings, with a fixed vocabulary
+(tagging, scoring dev lists): the features of ``rerank.context`` with the same ids, computed by the
+kernels of ``_kernels.rank`` over flat int arrays instead of feature strings built per chunk.
+
+Per call, the corpus's words are interned once (``DocumentWords``: a word id per token, each distinct
+word's lower-cased id and capitalisation). An entity's string and lower-cased string are then the
+nodes of its word ids in a trie (``_kernels.rank.interning``), a gazetteer's keys are looked up in the
+gazetteer's own trie (``gazetteer.InternedGazetteer``, made once per gazetteer), and the feature
+strings of the document and gazetteer families, finitely many per type, are looked up once in the
+vocabulary (``context_tables``). That an entity's string is its words joined by spaces is what makes
+the tries exact: a corpus with a space inside a word is featurized by ``rerank.context`` instead
+(``DocumentWords.exact``).
+"""
+import numpy as np
+
+from structperc._kernels.rank.candidates import label_trigrams, outside_tokens
+from structperc._kernels.rank.interning import intern_ranges, lookup_ranges, new_trie
+from structperc._kernels.rank.type_shares import chunk_rows, document_counts, outside_rows, rows_by_candidate
+from structperc.corpus import index_ranges
+from structperc.rerank.data import SCORE_FEATURE, RankingData
+
+SHARE_PREFIXES = ("d1s", "d1l", "d1h", "dns", "dnl", "dnh", "gs", "gl")
+OUTSIDE_PREFIXES = ("d1o", "dno")
+OUTSIDE_TYPE = "O"
+TABLE_LIMIT = 1 << 21  # label trigram codes counted in a table up to this many, sorted beyond
+
+
+class DocumentWords:
+    """The words of a corpus interned: word_of_token int64 (N,); words, the distinct words in order of
+    first occurrence; lower_of_word int64 (W,) ids of their lower-cased forms (``lowers``);
+    capitalised bool (W,) (``context._is_capitalised``)."""
+
+    def __init__(self, tokens):
+        index = {}
+        self.word_of_token = np.fromiter((index.setdefault(w, len(index)) for w in tokens), dtype=np.int64,
+                                         count=len(tokens))
+        self.words = list(index)
+        lower_index = {}
+        self.lower_of_word = np.fromiter((lower_index.setdefault(w.lower(), len(lower_index)) for w in self.words),
+                                         dtype=np.int64, count=len(self.words))
+        self.lowers = list(lower_index)
+        self.capitalised = np.fromiter((w[:1].isupper() for w in self.words), dtype=np.bool_, count=len(self.words))
+
+    @property
+    def exact(self):
+        """Whether joining a span's words with spaces is one-to-one (no word holds a space)."""
+        return not any(" " in w for w in self.words)
+
+
+def context_tables(vocabulary, type_names):
+    """(pair_ids, agree_ids, none_ids, outside_ids) of ``_kernels.rank.type_shares``: the vocabulary's
+    ids of the share features over ``type_names`` (-1 where it lacks one)."""
+    n = len(type_names)
+    pair_ids = np.full((len(SHARE_PREFIXES), n, n), -1, dtype=np.int64)
+    none_ids = np.full((len(SHARE_PREFIXES), n), -1, dtype=np.int64)
+    agree_ids = np.full(len(SHARE_PREFIXES), -1, dtype=np.int64)
+    outside_ids = np.full((len(OUTSIDE_PREFIXES), n), -1, dtype=np.int64)
+    for p, prefix in enumerate(SHARE_PREFIXES):
+        agree_ids[p] = vocabulary.get(f"{prefix}:agree", -1)
+        for a, kind in enumerate(type_names):
+            none_ids[p, a] = vocabulary.get(f"{prefix}:{kind}:none", -1)
+            for b, other in enumerate(type_names):
+                pair_ids[p, a, b] = vocabulary.get(f"{prefix}:{kind}={other}", -1)
+    for p, prefix in enumerate(OUTSIDE_PREFIXES):
+        for b, other in enumerate(type_names):
+            outside_ids[p, b] = vocabulary.get(f"{prefix}:{other}", -1)
+    return pair_ids, agree_ids, none_ids, outside_ids
+
+
+def gather(owners, items, offsets, ids, values):
+    """(candidates, ids, values) of the CSR rows ``items``, each owned by ``owners``."""
+    lengths = offsets[items + 1] - offsets[items]
+    entries = index_ranges(offsets[items], offsets[items + 1])
+    return np.repeat(owners, lengths), ids[entries], values[entries]
+
+
+def _gazetteer_entries(spans, words, starts, ends, gazetteers, gazetteer_of, type_index):
+    """(string entry, lower entry) int64 (D,) of every distinct chunk in its sentence's gazetteer (-1:
+    not there, -2: no gazetteer), and the entries' (offsets, types, counts), types into type_index."""
+    n = spans.n_distinct
+    string_entry = np.full(n, -2, dtype=np.int64)
+    lower_entry = np.full(n, -2, dtype=np.int64)
+    offsets, kinds, counts = [np.zeros(1, dtype=np.int64)], [], []
+    if gazetteer_of is None or not gazetteers:
+        return string_entry, lower_entry, (offsets[0], np.zeros(0, dtype=np.int64), np.zeros(0))
+    which = np.asarray(gazetteer_of, dtype=np.int64)[spans.distinct_sentence]
+    first_entry = 0
+    for g, gazetteer in enumerate(gazetteers):
+        table = gazetteer.interned
+        here = np.flatnonzero(which == g)
+        if len(here):
+            word_ids = np.fromiter((table.words.get(w, -1) for w in words.words), dtype=np.int64,
+                                   count=len(words.words))
+            lower_ids = np.fromiter((table.lowers.get(w, -1) for w in words.lowers), dtype=np.int64,
+                                    count=len(words.lowers))
+            for out, items, trie, entry_of_node in (
+                    (string_entry, word_ids[words.word_of_token], table.string_trie, table.string_entry),
+                    (lower_entry, lower_ids[words.lower_of_word[words.word_of_token]], table.lower_trie,
+                     table.lower_entry)):
+                nodes = lookup_ranges(trie, items, starts[here], ends[here])
+                found = (np.where(nodes >= 0, entry_of_node[np.maximum(nodes, 0)], -1) if len(entry_of_node)
+                         else np.full(len(nodes), -1, dtype=np.int64))
+                out[here] = np.where(found >= 0, found + first_entry, -1)
+        type_map = np.asarray([type_index[name] for name in table.type_names], dtype=np.int64)
+        offsets.append(table.entry_offsets[1:] + (offsets[-1][-1]))
+        kinds.append(type_map[table.entry_types])
+        counts.append(table.entry_counts)
+        first_entry += len(table.entry_offsets) - 1
+    return string_entry, lower_entry, (np.concatenate(offsets), np.concatenate(kinds), np.concatenate(counts))
+
+
+def context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_of, vocabulary):
+    """The (candidates, ids, values) entries of the document and gazetteer families: every distinct
+    chunk's row gathered by the candidates that have it, then every outside word's."""
+    corpus = nb.corpus
+    o = corpus.sentence_offsets
+    documents = np.asarray(documents, dtype=np.int64)
+    type_names = list(spans.type_names)
+    type_index = {name: t for t, name in enumerate(type_names)}
+    for gazetteer in gazetteers or []:
+        for name in [OUTSIDE_TYPE, *gazetteer.interned.type_names]:
+            type_index.setdefault(name, len(type_index))
+    type_index.setdefault(OUTSIDE_TYPE, len(type_index))
+    all_types = list(type_index)
+    starts = o[spans.distinct_sentence] + spans.distinct_first
+    ends = o[spans.distinct_sentence] + spans.distinct_last + 1
+    # an entity's string and lower-cased string: nodes of one trie (lower-cased ids after the word ids)
+    trie = new_trie()
+    n_words = len(words.words)
+    string_key = intern_ranges(trie, words.word_of_token, starts, ends)
+    lower_key = intern_ranges(trie, n_words + words.lower_of_word[words.word_of_token], starts, ends)
+    n_nodes = len(trie)
+    n_keys = n_nodes + n_words
+    word_key = n_nodes + words.word_of_token
+    n_candidates = np.diff(nb.candidate_offsets)
+    with_document = "document" in families
+    capitalised = words.capitalised[words.word_of_token]
+    outside_candidates, outside = outside_tokens(nb.path_offsets, spans.offsets, spans.first, spans.last,
+                                                 spans.token_start, capitalised)
+    sentence_of_token = np.repeat(np.arange(corpus.n_sentences, dtype=np.int64), np.diff(o))
+    if with_document:
+        chunk_share = (np.bincount(spans.distinct_of, minlength=spans.n_distinct)
+                       / np.maximum(n_candidates[spans.distinct_sentence], 1))
+        in_one = np.zeros(spans.n_distinct, dtype=bool)
+        in_one[spans.distinct_of[spans.in_first]] = True
+        per_token = np.bincount(outside, minlength=corpus.n_tokens)
+        first_per_token = np.bincount(outside[spans.first_candidate[outside_candidates]], minlength=corpus.n_tokens)
+        tokens = np.flatnonzero(per_token)
+        token_sentence = sentence_of_token[tokens]
+        weight = per_token[tokens] / n_candidates[token_sentence]
+        chunks = (spans.distinct_sentence, spans.distinct_type, string_key, lower_key, starts, ends, chunk_share, in_one)
+        outside_in_one = first_per_token[tokens] > 0
+    else:
+        empty = np.zeros(0, dtype=np.int64)
+        chunks = (empty, empty, empty, empty, empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
+        tokens = token_sentence = empty
+        weight, outside_in_one = np.zeros(0), np.zeros(0, dtype=bool)
+    n_documents = int(documents.max()) + 1 if len(documents) else 1
+    counts = document_counts(n_keys, n_documents, documents, *chunks, word_key, tokens, token_sentence, weight,
+                             outside_in_one, type_index[OUTSIDE_TYPE])
+    pair_ids, agree_ids, none_ids, outside_ids = context_tables(vocabulary, all_types)
+    if "gazetteer" in families:
+        string_entry, lower_entry, entries = _gazetteer_entries(spans, words, starts, ends, gazetteers, gazetteer_of,
+                                                                type_index)
+    else:
+        string_entry = lower_entry = np.full(spans.n_distinct, -2, dtype=np.int64)
+        entries = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+    rows = chunk_rows(n_keys, len(all_types), documents, counts, spans.distinct_sentence, spans.distinct_type,
+                      string_key, lower_key, word_key[ends - 1], with_document, string_entry, lower_entry, *entries,
+                      pair_ids, agree_ids, none_ids)
+    parts = [gather(spans.candidate, spans.distinct_of, *rows)]
+    if with_document:
+        rows = outside_rows(n_keys, len(all_types), documents, counts, token_sentence, word_key[tokens], outside_ids)
+        row_of_entry = np.searchsorted(tokens, outside)
+        parts.append(gather(outside_candidates, row_of_entry, *rows))
+    return parts
+
+
+def sequence_parts(nb, spans, vocabulary):
+    """The (candidates, ids, values) entries of the sequence family: label trigrams, entities per
+    type, the sequence of entity types."""
+    n_candidates = nb.n_candidates
+    n_labels = len(nb.label_names)
+    names = list(nb.label_names) + ["<s>", "</s>"]
+    width = n_labels + 2
+    candidates, codes = label_trigrams(nb.paths, nb.path_offsets, n_labels)
+    if width ** 3 <= TABLE_LIMIT:
+        distinct = np.flatnonzero(np.bincount(codes, minlength=width ** 3))
+        table = np.full(width ** 3, -1, dtype=np.int64)
+        table[distinct] = [vocabulary.get(f"l3={names[c // (width * width)]} {names[(c // width) % width]} "
+                                          f"{names[c % width]}", -1) for c in distinct.tolist()]
+        trigram_ids = table[codes]
+    else:
+        distinct, inverse = np.unique(codes, return_inverse=True)
+        trigram_ids = np.asarray([vocabulary.get(f"l3={names[c // (width * width)]} {names[(c // width) % width]} "
+                                                 f"{names[c % width]}", -1) for c in distinct.tolist()],
+                                 dtype=np.int64)[inverse.reshape(-1)]
+    parts = [(candidates, trigram_ids, np.ones(len(codes)))]
+    type_names = spans.type_names
+    n_types = len(type_names)
+    per_type = np.bincount(spans.candidate * n_types + spans.type, minlength=n_candidates * n_types)
+    owners, kinds = np.divmod(np.flatnonzero(per_type), n_types)
+    counts = np.minimum(per_type[owners * n_types + kinds], 4)
+    table = np.full((n_types, 5), -1, dtype=np.int64)
+    for k in range(n_types):
+        for n in range(1, 5):
+            table[k, n] = vocabulary.get(f"nT={type_names[k]}:{n}", -1)
+    parts.append((owners.astype(np.int64), table[kinds, counts], np.ones(len(owners))))
+    # the sequence of entity types: one trie node per distinct sequence
+    nodes = intern_ranges(new_trie(), spans.type, spans.offsets[:-1].copy(), spans.offsets[1:].copy())
+    distinct, first, inverse = np.unique(nodes, return_index=True, return_inverse=True)
+    ids = np.asarray([vocabulary.get("cseq=" + " ".join(type_names[k] for k in
+                                                       spans.type[spans.offsets[c]: spans.offsets[c + 1]].tolist()), -1)
+                      for c in first.tolist()], dtype=np.int64)
+    parts.append((np.arange(n_candidates, dtype=np.int64), ids[inverse.reshape(-1)], np.ones(n_candidates)))
+    return parts
+
+
+def featurize_interned(nb, families, spans, vocabulary, targets, words=None, documents=None, gazetteers=None,
+                       gazetteer_of=None, string_parts=()):
+    """RankingData of an NBestList with a fixed vocabulary, as ``context.featurize_in_context`` makes
+    it (same rows, ids and values, summed in the same order).
+
+    spans : ``context.CandidateSpans`` of nb; words : DocumentWords of nb.corpus (``exact``); targets
+    float64 (C,); documents int64 (n_sentences,), gazetteers (list of Gazetteer) and gazetteer_of
+    int64 (n_sentences,) for the document and gazetteer families; string_parts: (candidates, ids,
+    values) entries of the string families (entity, chunk), placed after the score.
+    """
+    n_candidates = nb.n_candidates
+    counts = np.diff(nb.candidate_offsets)
+    has = counts > 0
+    scores = nb.scores - np.repeat(nb.scores[nb.candidate_offsets[:-1][has]], counts[has])
+    parts = [(np.arange(n_candidates, dtype=np.int64), np.full(n_candidates, SCORE_FEATURE, dtype=np.int64),
+              scores.astype(np.float64)), *string_parts]
+    if "document" in families or "gazetteer" in families:
+        parts += context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_of, vocabulary)
+    if "sequence" in families:
+        parts += sequence_parts(nb, spans, vocabulary)
+    if "rank" in families:
+        ranks = np.minimum(nb.ranks(), 5)
+        rank_ids = np.asarray([vocabulary.get(f"rank={r}", -1) for r in range(6)], dtype=np.int64)
+        parts.append((np.arange(n_candidates, dtype=np.int64), rank_ids[ranks], np.ones(n_candidates)))
+    candidates = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    ids = np.concatenate([p[1] for p in parts]).astype(np.int64)
+    values = np.concatenate([p[2] for p in parts]).astype(np.float64)
+    known = ids >= 0
+    candidates, ids, values = candidates[known], ids[known], values[known]
+    order, starts, row_offsets = rows_by_candidate(n_candidates, candidates, ids)
+    values = np.add.reduceat(values[order], starts) if len(values) else values
+    ids = ids[order][starts]
+    group_offsets = np.concatenate([[0], np.cumsum(counts[has])]).astype(np.int64)
+    kept = np.flatnonzero(has).astype(np.int64)
+    return RankingData(group_offsets, row_offsets, ids, values.astype(np.float64), targets, kept + 1, [])
