@@ -14,8 +14,9 @@ the tries exact: a corpus with a space inside a word is featurized by ``rerank.c
 import numpy as np
 
 from structperc._kernels.rank.candidates import label_trigrams, outside_tokens
-from structperc._kernels.rank.interning import intern_ranges, lookup_ranges, new_trie
-from structperc._kernels.rank.type_shares import chunk_rows, document_counts, outside_rows, rows_by_candidate
+from structperc._kernels.rank.interning import first_ids, intern_ranges, lookup_ranges, new_trie
+from structperc._kernels.rank.type_shares import (chunk_rows, document_counts, entity_keys, outside_rows,
+                                                  rows_by_candidate)
 from structperc.corpus import index_ranges
 from structperc.rerank.data import SCORE_FEATURE, RankingData
 
@@ -133,46 +134,60 @@ def context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_o
     n_keys = n_nodes + n_words
     word_key = n_nodes + words.word_of_token
     n_candidates = np.diff(nb.candidate_offsets)
+    n_chunks = spans.n_distinct
     with_document = "document" in families
-    capitalised = words.capitalised[words.word_of_token]
-    outside_candidates, outside = outside_tokens(nb.path_offsets, spans.offsets, spans.first, spans.last,
-                                                 spans.token_start, capitalised)
-    sentence_of_token = np.repeat(np.arange(corpus.n_sentences, dtype=np.int64), np.diff(o))
     if with_document:
-        chunk_share = (np.bincount(spans.distinct_of, minlength=spans.n_distinct)
-                       / np.maximum(n_candidates[spans.distinct_sentence], 1))
-        in_one = np.zeros(spans.n_distinct, dtype=bool)
-        in_one[spans.distinct_of[spans.in_first]] = True
+        # the additions to the counts: each chunk under its keys, then each outside capitalised word
+        capitalised = words.capitalised[words.word_of_token]
+        outside_candidates, outside = outside_tokens(nb.path_offsets, spans.offsets, spans.first, spans.last,
+                                                     spans.token_start, capitalised)
         per_token = np.bincount(outside, minlength=corpus.n_tokens)
         first_per_token = np.bincount(outside[spans.first_candidate[outside_candidates]], minlength=corpus.n_tokens)
         tokens = np.flatnonzero(per_token)
-        token_sentence = sentence_of_token[tokens]
-        weight = per_token[tokens] / n_candidates[token_sentence]
-        chunks = (spans.distinct_sentence, spans.distinct_type, string_key, lower_key, starts, ends, chunk_share, in_one)
-        outside_in_one = first_per_token[tokens] > 0
+        token_sentence = np.repeat(np.arange(corpus.n_sentences, dtype=np.int64), np.diff(o))[tokens]
+        chunk_share = (np.bincount(spans.distinct_of, minlength=n_chunks)
+                       / np.maximum(n_candidates[spans.distinct_sentence], 1))
+        chunk_in_one = np.zeros(n_chunks, dtype=bool)
+        chunk_in_one[spans.distinct_of[spans.in_first]] = True
+        key_offsets, chunk_keys = entity_keys(string_key, lower_key, word_key, starts, ends)
+        lengths = np.diff(key_offsets)
+        sentence = np.concatenate([np.repeat(spans.distinct_sentence, lengths), token_sentence])
+        keys = np.concatenate([chunk_keys, word_key[tokens]])
+        kinds = np.concatenate([np.repeat(spans.distinct_type, lengths),
+                                np.full(len(tokens), type_index[OUTSIDE_TYPE], dtype=np.int64)])
+        weights = np.concatenate([np.repeat(chunk_share, lengths), per_token[tokens] / n_candidates[token_sentence]])
+        in_one = np.concatenate([np.repeat(chunk_in_one, lengths), first_per_token[tokens] > 0])
+        total_slot, n_total = first_ids(documents[sentence] * n_keys + keys)
+        own_slot, n_own = first_ids(sentence * n_keys + keys)
+        counts = document_counts(n_total, n_own, total_slot, own_slot, kinds, weights, in_one)
+        n_documents = int(documents.max()) + 1 if len(documents) else 1
+        one_documents = np.zeros(n_documents, dtype=bool)
+        many_documents = np.zeros(n_documents, dtype=bool)
+        one_documents[documents[sentence[in_one]]] = True
+        many_documents[documents[sentence]] = True
+        chunk_documents = documents[spans.distinct_sentence]
+        in_documents = (one_documents[chunk_documents], many_documents[chunk_documents])
     else:
-        empty = np.zeros(0, dtype=np.int64)
-        chunks = (empty, empty, empty, empty, empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
-        tokens = token_sentence = empty
-        weight, outside_in_one = np.zeros(0), np.zeros(0, dtype=bool)
-    n_documents = int(documents.max()) + 1 if len(documents) else 1
-    counts = document_counts(n_keys, n_documents, documents, *chunks, word_key, tokens, token_sentence, weight,
-                             outside_in_one, type_index[OUTSIDE_TYPE])
+        key_offsets = np.zeros(n_chunks + 1, dtype=np.int64)
+        total_slot = own_slot = np.zeros(0, dtype=np.int64)
+        counts = document_counts(1, 1, total_slot, own_slot, total_slot, np.zeros(0), np.zeros(0, dtype=bool))
+        in_documents = (np.zeros(n_chunks, dtype=bool), np.zeros(n_chunks, dtype=bool))
     pair_ids, agree_ids, none_ids, outside_ids = context_tables(vocabulary, all_types)
     if "gazetteer" in families:
         string_entry, lower_entry, entries = _gazetteer_entries(spans, words, starts, ends, gazetteers, gazetteer_of,
                                                                 type_index)
     else:
-        string_entry = lower_entry = np.full(spans.n_distinct, -2, dtype=np.int64)
+        string_entry = lower_entry = np.full(n_chunks, -2, dtype=np.int64)
         entries = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
-    rows = chunk_rows(n_keys, len(all_types), documents, counts, spans.distinct_sentence, spans.distinct_type,
-                      string_key, lower_key, word_key[ends - 1], with_document, string_entry, lower_entry, *entries,
-                      pair_ids, agree_ids, none_ids)
+    rows = chunk_rows(len(all_types), counts, key_offsets, total_slot, own_slot, *in_documents, spans.distinct_type,
+                      string_entry, lower_entry, *entries, pair_ids, agree_ids, none_ids)
     parts = [gather(spans.candidate, spans.distinct_of, *rows)]
     if with_document:
-        rows = outside_rows(n_keys, len(all_types), documents, counts, token_sentence, word_key[tokens], outside_ids)
-        row_of_entry = np.searchsorted(tokens, outside)
-        parts.append(gather(outside_candidates, row_of_entry, *rows))
+        first = int(key_offsets[-1])
+        documents_of_tokens = documents[token_sentence]
+        rows = outside_rows(len(all_types), counts, total_slot[first:], own_slot[first:],
+                            one_documents[documents_of_tokens], many_documents[documents_of_tokens], outside_ids)
+        parts.append(gather(outside_candidates, np.searchsorted(tokens, outside), *rows))
     return parts
 
 
@@ -240,14 +255,11 @@ def featurize_interned(nb, families, spans, vocabulary, targets, words=None, doc
         ranks = np.minimum(nb.ranks(), 5)
         rank_ids = np.asarray([vocabulary.get(f"rank={r}", -1) for r in range(6)], dtype=np.int64)
         parts.append((np.arange(n_candidates, dtype=np.int64), rank_ids[ranks], np.ones(n_candidates)))
-    candidates = np.concatenate([p[0] for p in parts]).astype(np.int64)
-    ids = np.concatenate([p[1] for p in parts]).astype(np.int64)
-    values = np.concatenate([p[2] for p in parts]).astype(np.float64)
-    known = ids >= 0
-    candidates, ids, values = candidates[known], ids[known], values[known]
-    order, starts, row_offsets = rows_by_candidate(n_candidates, candidates, ids)
-    values = np.add.reduceat(values[order], starts) if len(values) else values
-    ids = ids[order][starts]
+    candidates = np.concatenate([p[0] for p in parts]).astype(np.int64, copy=False)
+    ids = np.concatenate([p[1] for p in parts]).astype(np.int64, copy=False)
+    values = np.concatenate([p[2] for p in parts]).astype(np.float64, copy=False)
+    values, starts, ids, row_offsets = rows_by_candidate(n_candidates, candidates, ids, values)
+    values = np.add.reduceat(values, starts) if len(values) else values
     group_offsets = np.concatenate([[0], np.cumsum(counts[has])]).astype(np.int64)
     kept = np.flatnonzero(has).astype(np.int64)
-    return RankingData(group_offsets, row_offsets, ids, values.astype(np.float64), targets, kept + 1, [])
+    return RankingData(group_offsets, row_offsets, ids, values, targets, kept + 1, [])

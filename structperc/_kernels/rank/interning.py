@@ -55,3 +55,34 @@ def lookup_ranges(trie, items, starts, ends):
             node = trie[key]
         out[r] = node
     return out
+
+
+@njit(cache=True)
+def first_ids(codes):
+    """(ids int64 (n,), m): every code's distinct value numbered 0..m-1 in order of first appearance
+    (an open-addressing hash table with linear probing, at most half full)."""
+    n = codes.shape[0]
+    bits = 1
+    while (1 << bits) < 2 * n + 2:
+        bits += 1
+    mask = (1 << bits) - 1
+    shift = np.uint64(64 - bits)
+    keys = np.empty(mask + 1, dtype=np.int64)
+    values = np.full(mask + 1, -1, dtype=np.int64)
+    ids = np.empty(n, dtype=np.int64)
+    m = 0
+    for e in range(n):
+        code = codes[e]
+        h = np.int64((np.uint64(code) * np.uint64(0x9E3779B97F4A7C15)) >> shift)
+        while True:
+            if values[h] < 0:
+                keys[h] = code
+                values[h] = m
+                ids[e] = m
+                m += 1
+                break
+            if keys[h] == code:
+                ids[e] = values[h]
+                break
+            h = (h + 1) & mask
+    return ids, m
