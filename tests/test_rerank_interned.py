@@ -10,7 +10,6 @@ import pytest
 from test_rerank_tagger import ner_corpus_text
 
 from structperc._kernels.rank.interning import first_ids, intern_ranges, lookup_ranges, new_trie
-from structperc._kernels.rank.type_shares import rows_by_candidate
 from structperc.corpus import as_corpus
 from structperc.estimator.tagger import Tagger
 from structperc.nbest.jackknife import fold_split
@@ -18,7 +17,7 @@ from structperc.nbest.lists import nbest_corpus
 from structperc.readers import read_corpus
 from structperc.rerank.context import (FAMILIES, Gazetteer, ListContext, document_ids, featurize_in_context,
                                        jackknifed_gazetteers)
-from structperc.rerank.interned import DocumentWords
+from structperc.rerank.interned import DocumentWords, candidate_parts
 
 DATA = Path(__file__).parent / "data"
 # names that recur in several cases and spellings, one of several words, and a final sigma
@@ -149,18 +148,30 @@ def test_tries_intern_and_look_up_sequences(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_rows_by_candidate_sorts_and_sums_as_lexsort_and_reduceat(seed):
+def test_candidate_rows_sort_and_sum_as_lexsort_and_reduceat(seed):
+    """Parts of single entries and of shared rows: the entries each candidate gets, in the parts'
+    order, sorted by (candidate, id) with np.lexsort and summed with np.add.reduceat."""
     rng = np.random.default_rng(seed)
-    n, n_candidates = 2000, 90
-    candidates = rng.integers(0, n_candidates, size=n).astype(np.int64)
-    ids = rng.integers(-1, 40, size=n).astype(np.int64)
-    values = rng.random(n) * 10.0 ** rng.integers(-6, 6, size=n)
-    ours, starts, row_ids, row_offsets = rows_by_candidate(n_candidates, candidates, ids, values)
-    known = ids >= 0
-    c, f, v = candidates[known], ids[known], values[known]
+    n_candidates, n_rows = 60, 40
+    lengths = rng.integers(0, 6, size=n_rows)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    row_ids = rng.integers(-1, 30, size=offsets[-1]).astype(np.int64)
+    row_values = rng.random(offsets[-1]) * 10.0 ** rng.integers(-6, 6, size=offsets[-1])
+    single = rng.integers(0, n_candidates, size=300).astype(np.int64)
+    single_ids = rng.integers(-1, 30, size=300).astype(np.int64)
+    single_values = rng.random(300) * 10.0 ** rng.integers(-6, 6, size=300)
+    owners = np.sort(rng.integers(0, n_candidates, size=200)).astype(np.int64)
+    items = rng.integers(0, n_rows, size=200).astype(np.int64)
+    parts = [(single, single_ids, single_values), (owners, items, offsets, row_ids, row_values)]
+    ids, values, row_offsets = candidate_parts(n_candidates, parts)
+    # the reference: every entry spelled out, in the parts' order
+    c = np.concatenate([single, np.repeat(owners, lengths[items])])
+    f = np.concatenate([single_ids] + [row_ids[offsets[r]: offsets[r + 1]] for r in items])
+    v = np.concatenate([single_values] + [row_values[offsets[r]: offsets[r + 1]] for r in items])
+    c, f, v = c[f >= 0], f[f >= 0], v[f >= 0]
     order = np.lexsort((f, c))
     c, f, v = c[order], f[order], v[order]
     first = np.flatnonzero(np.concatenate([[True], (c[1:] != c[:-1]) | (f[1:] != f[:-1])]))
-    assert np.array_equal(np.add.reduceat(ours, starts), np.add.reduceat(v, first))
-    assert row_ids.tolist() == f[first].tolist()
+    assert ids.tolist() == f[first].tolist()
+    assert np.array_equal(values, np.add.reduceat(v, first))
     assert row_offsets.tolist() == [0, *np.cumsum(np.bincount(c[first], minlength=n_candidates)).tolist()]

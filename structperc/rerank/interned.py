@@ -15,9 +15,8 @@ import numpy as np
 
 from structperc._kernels.rank.candidates import label_trigrams, outside_tokens
 from structperc._kernels.rank.interning import first_ids, intern_ranges, lookup_ranges, new_trie
-from structperc._kernels.rank.type_shares import (chunk_rows, document_counts, entity_keys, outside_rows,
-                                                  rows_by_candidate)
-from structperc.corpus import index_ranges
+from structperc._kernels.rank.rows import candidate_rows
+from structperc._kernels.rank.type_shares import chunk_rows, document_counts, entity_keys, outside_rows
 from structperc.rerank.data import SCORE_FEATURE, RankingData
 
 SHARE_PREFIXES = ("d1s", "d1l", "d1h", "dns", "dnl", "dnh", "gs", "gl")
@@ -32,14 +31,13 @@ class DocumentWords:
     capitalised bool (W,) (``context._is_capitalised``)."""
 
     def __init__(self, tokens):
-        index = {}
-        self.word_of_token = np.fromiter((index.setdefault(w, len(index)) for w in tokens), dtype=np.int64,
-                                         count=len(tokens))
-        self.words = list(index)
-        lower_index = {}
-        self.lower_of_word = np.fromiter((lower_index.setdefault(w.lower(), len(lower_index)) for w in self.words),
-                                         dtype=np.int64, count=len(self.words))
-        self.lowers = list(lower_index)
+        self.words = list(dict.fromkeys(tokens))
+        index = {w: i for i, w in enumerate(self.words)}
+        self.word_of_token = np.fromiter(map(index.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        self.lowers = list(dict.fromkeys(w.lower() for w in self.words))
+        lower_index = {w: i for i, w in enumerate(self.lowers)}
+        self.lower_of_word = np.fromiter((lower_index[w.lower()] for w in self.words), dtype=np.int64,
+                                         count=len(self.words))
         self.capitalised = np.fromiter((w[:1].isupper() for w in self.words), dtype=np.bool_, count=len(self.words))
 
     @property
@@ -66,13 +64,6 @@ def context_tables(vocabulary, type_names):
         for b, other in enumerate(type_names):
             outside_ids[p, b] = vocabulary.get(f"{prefix}:{other}", -1)
     return pair_ids, agree_ids, none_ids, outside_ids
-
-
-def gather(owners, items, offsets, ids, values):
-    """(candidates, ids, values) of the CSR rows ``items``, each owned by ``owners``."""
-    lengths = offsets[items + 1] - offsets[items]
-    entries = index_ranges(offsets[items], offsets[items + 1])
-    return np.repeat(owners, lengths), ids[entries], values[entries]
 
 
 def _gazetteer_entries(spans, words, starts, ends, gazetteers, gazetteer_of, type_index):
@@ -111,8 +102,8 @@ def _gazetteer_entries(spans, words, starts, ends, gazetteers, gazetteer_of, typ
 
 
 def context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_of, vocabulary):
-    """The (candidates, ids, values) entries of the document and gazetteer families: every distinct
-    chunk's row gathered by the candidates that have it, then every outside word's."""
+    """The parts (``candidate_parts``) of the document and gazetteer families: a row per distinct
+    chunk, owned by the candidates that have it, then a row per outside word."""
     corpus = nb.corpus
     o = corpus.sentence_offsets
     documents = np.asarray(documents, dtype=np.int64)
@@ -181,19 +172,19 @@ def context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_o
         entries = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
     rows = chunk_rows(len(all_types), counts, key_offsets, total_slot, own_slot, *in_documents, spans.distinct_type,
                       string_entry, lower_entry, *entries, pair_ids, agree_ids, none_ids)
-    parts = [gather(spans.candidate, spans.distinct_of, *rows)]
+    parts = [(spans.candidate, spans.distinct_of, *rows)]
     if with_document:
         first = int(key_offsets[-1])
         documents_of_tokens = documents[token_sentence]
         rows = outside_rows(len(all_types), counts, total_slot[first:], own_slot[first:],
                             one_documents[documents_of_tokens], many_documents[documents_of_tokens], outside_ids)
-        parts.append(gather(outside_candidates, np.searchsorted(tokens, outside), *rows))
+        parts.append((outside_candidates, np.searchsorted(tokens, outside), *rows))
     return parts
 
 
 def sequence_parts(nb, spans, vocabulary):
-    """The (candidates, ids, values) entries of the sequence family: label trigrams, entities per
-    type, the sequence of entity types."""
+    """The parts (``candidate_parts``) of the sequence family: label trigrams, entities per type, the
+    sequence of entity types."""
     n_candidates = nb.n_candidates
     n_labels = len(nb.label_names)
     names = list(nb.label_names) + ["<s>", "</s>"]
@@ -231,6 +222,34 @@ def sequence_parts(nb, spans, vocabulary):
     return parts
 
 
+def candidate_parts(n_candidates, parts):
+    """(ids, values, row_offsets) of the candidates' rows (``_kernels.rank.rows``) from parts, each
+    (candidates, ids, values), one entry per candidate, or (owners, rows, offsets, ids, values), CSR
+    rows owned by candidates."""
+    owners, rows, offsets, ids, values = [], [], [np.zeros(1, dtype=np.int64)], [], []
+    n_rows = n_entries = 0
+    for part in parts:
+        if len(part) == 3:
+            owner, part_ids, part_values = part
+            row, part_offsets = np.arange(len(owner), dtype=np.int64), np.arange(len(owner) + 1, dtype=np.int64)
+        else:
+            owner, row, part_offsets, part_ids, part_values = part
+        owners.append(owner)
+        rows.append(row + n_rows)
+        offsets.append(part_offsets[1:] + n_entries)
+        ids.append(part_ids)
+        values.append(part_values)
+        n_rows += len(part_offsets) - 1
+        n_entries += len(part_ids)
+    values = np.concatenate(values).astype(np.float64, copy=False)
+    entries, starts, row_ids, row_offsets = candidate_rows(
+        n_candidates, np.concatenate(owners).astype(np.int64, copy=False),
+        np.concatenate(rows).astype(np.int64, copy=False), np.concatenate(offsets).astype(np.int64, copy=False),
+        np.concatenate(ids).astype(np.int64, copy=False))
+    values = np.add.reduceat(values[entries], starts) if len(entries) else values[entries]
+    return row_ids, values, row_offsets
+
+
 def featurize_interned(nb, families, spans, vocabulary, targets, words=None, documents=None, gazetteers=None,
                        gazetteer_of=None, string_parts=()):
     """RankingData of an NBestList with a fixed vocabulary, as ``context.featurize_in_context`` makes
@@ -255,11 +274,7 @@ def featurize_interned(nb, families, spans, vocabulary, targets, words=None, doc
         ranks = np.minimum(nb.ranks(), 5)
         rank_ids = np.asarray([vocabulary.get(f"rank={r}", -1) for r in range(6)], dtype=np.int64)
         parts.append((np.arange(n_candidates, dtype=np.int64), rank_ids[ranks], np.ones(n_candidates)))
-    candidates = np.concatenate([p[0] for p in parts]).astype(np.int64, copy=False)
-    ids = np.concatenate([p[1] for p in parts]).astype(np.int64, copy=False)
-    values = np.concatenate([p[2] for p in parts]).astype(np.float64, copy=False)
-    values, starts, ids, row_offsets = rows_by_candidate(n_candidates, candidates, ids, values)
-    values = np.add.reduceat(values, starts) if len(values) else values
+    ids, values, row_offsets = candidate_parts(n_candidates, parts)
     group_offsets = np.concatenate([[0], np.cumsum(counts[has])]).astype(np.int64)
     kept = np.flatnonzero(has).astype(np.int64)
     return RankingData(group_offsets, row_offsets, ids, values, targets, kept + 1, [])
