@@ -157,7 +157,7 @@ def test_candidate_rows_sort_and_sum_as_lexsort_and_reduceat(seed):
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     row_ids = rng.integers(-1, 30, size=offsets[-1]).astype(np.int64)
     row_values = rng.random(offsets[-1]) * 10.0 ** rng.integers(-6, 6, size=offsets[-1])
-    single = rng.integers(0, n_candidates, size=300).astype(np.int64)
+    single = np.sort(rng.integers(0, n_candidates, size=300)).astype(np.int64)
     single_ids = rng.integers(-1, 30, size=300).astype(np.int64)
     single_values = rng.random(300) * 10.0 ** rng.integers(-6, 6, size=300)
     owners = np.sort(rng.integers(0, n_candidates, size=200)).astype(np.int64)

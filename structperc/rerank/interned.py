@@ -224,14 +224,16 @@ def sequence_parts(nb, spans, vocabulary):
 
 def candidate_parts(n_candidates, parts):
     """(ids, values, row_offsets) of the candidates' rows (``_kernels.rank.rows``) from parts, each
-    (candidates, ids, values), one entry per candidate, or (owners, rows, offsets, ids, values), CSR
-    rows owned by candidates."""
+    (candidates, ids, values), entries by ascending candidate, or (owners, rows, offsets, ids, values),
+    CSR rows owned by candidates."""
     owners, rows, offsets, ids, values = [], [], [np.zeros(1, dtype=np.int64)], [], []
     n_rows = n_entries = 0
     for part in parts:
-        if len(part) == 3:
+        if len(part) == 3:  # one row per candidate (the entries' candidates ascend)
             owner, part_ids, part_values = part
-            row, part_offsets = np.arange(len(owner), dtype=np.int64), np.arange(len(owner) + 1, dtype=np.int64)
+            part_offsets = np.zeros(n_candidates + 1, dtype=np.int64)
+            np.cumsum(np.bincount(owner, minlength=n_candidates), out=part_offsets[1:])
+            owner = row = np.arange(n_candidates, dtype=np.int64)
         else:
             owner, row, part_offsets, part_ids, part_values = part
         owners.append(owner)
@@ -241,12 +243,13 @@ def candidate_parts(n_candidates, parts):
         values.append(part_values)
         n_rows += len(part_offsets) - 1
         n_entries += len(part_ids)
-    values = np.concatenate(values).astype(np.float64, copy=False)
-    entries, starts, row_ids, row_offsets = candidate_rows(
-        n_candidates, np.concatenate(owners).astype(np.int64, copy=False),
-        np.concatenate(rows).astype(np.int64, copy=False), np.concatenate(offsets).astype(np.int64, copy=False),
-        np.concatenate(ids).astype(np.int64, copy=False))
-    values = np.add.reduceat(values[entries], starts) if len(entries) else values[entries]
+    ids = np.concatenate(ids).astype(np.int64, copy=False)
+    n_features = int(ids.max()) + 1 if len(ids) else 1
+    values, starts, row_ids, row_offsets = candidate_rows(
+        n_candidates, n_features, np.concatenate(owners).astype(np.int64, copy=False),
+        np.concatenate(rows).astype(np.int64, copy=False), np.concatenate(offsets).astype(np.int64, copy=False), ids,
+        np.concatenate(values).astype(np.float64, copy=False))
+    values = np.add.reduceat(values, starts) if len(values) else values
     return row_ids, values, row_offsets
 
 

@@ -16,12 +16,15 @@ from numba import njit
 
 
 @njit(cache=True)
-def candidate_rows(n_candidates, owners, rows, offsets, ids):
-    """(entries int64 (m,), starts int64 (k,), row_ids int64 (k,), row_offsets int64 (C + 1,)): the
-    known entries of every candidate sorted stably by id (``entries``, into ids/values); ``starts``
-    the first position in ``entries`` of every run of one (candidate, id), ``row_ids`` its id, and
-    row_offsets the runs of each candidate. np.add.reduceat(values[entries], starts) sums the runs
-    (as np.lexsort then np.add.reduceat would)."""
+def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values):
+    """(sorted_values float64 (m,), starts int64 (k,), row_ids int64 (k,), row_offsets int64 (C + 1,)):
+    the known entries' values of every candidate sorted stably by id (ids < n_features); ``starts``
+    the first position of every run of one (candidate, id), ``row_ids`` its id, and row_offsets the
+    runs of each candidate. np.add.reduceat(sorted_values, starts) sums the runs (as np.lexsort then
+    np.add.reduceat would).
+
+    Per candidate, a counting sort over the ids it has: count[f] entries of id f, the ids in order,
+    then every entry placed after those of smaller ids and the earlier ones of its own."""
     n_rows = offsets.shape[0] - 1
     known = np.zeros(n_rows, dtype=np.int64)
     for r in range(n_rows):
@@ -33,9 +36,7 @@ def candidate_rows(n_candidates, owners, rows, offsets, ids):
     for p in range(owners.shape[0]):
         pair_counts[owners[p] + 1] += 1
         entry_counts[owners[p] + 1] += known[rows[p]]
-    longest = 0
     for c in range(n_candidates):
-        longest = max(longest, entry_counts[c + 1])
         pair_counts[c + 1] += pair_counts[c]
         entry_counts[c + 1] += entry_counts[c]
     pair_order = np.empty(owners.shape[0], dtype=np.int64)
@@ -44,35 +45,47 @@ def candidate_rows(n_candidates, owners, rows, offsets, ids):
         pair_order[fill[owners[p]]] = p
         fill[owners[p]] += 1
     total = entry_counts[n_candidates]
-    entries = np.empty(total, dtype=np.int64)
+    sorted_values = np.empty(total, dtype=np.float64)
     starts = np.empty(total, dtype=np.int64)
     row_ids = np.empty(total, dtype=np.int64)
     row_offsets = np.zeros(n_candidates + 1, dtype=np.int64)
-    buffer_ids = np.empty(longest, dtype=np.int64)
-    buffer_entries = np.empty(longest, dtype=np.int64)
+    count = np.zeros(n_features, dtype=np.int64)
+    position = np.zeros(n_features, dtype=np.int64)
+    present = np.empty(n_features, dtype=np.int64)
     m = 0
     for c in range(n_candidates):
-        length = 0
+        n_present = 0
         for q in range(pair_counts[c], pair_counts[c + 1]):
             r = rows[pair_order[q]]
             for e in range(offsets[r], offsets[r + 1]):
                 f = ids[e]
-                if f < 0:
-                    continue
-                j = length - 1  # insertion sort by id: stable, and rows are short
-                while j >= 0 and buffer_ids[j] > f:
-                    buffer_ids[j + 1] = buffer_ids[j]
-                    buffer_entries[j + 1] = buffer_entries[j]
-                    j -= 1
-                buffer_ids[j + 1] = f
-                buffer_entries[j + 1] = e
-                length += 1
-        a = entry_counts[c]
-        for j in range(length):
-            entries[a + j] = buffer_entries[j]
-            if j == 0 or buffer_ids[j] != buffer_ids[j - 1]:
-                starts[m] = a + j
-                row_ids[m] = buffer_ids[j]
-                m += 1
+                if f >= 0:
+                    if count[f] == 0:
+                        present[n_present] = f
+                        n_present += 1
+                    count[f] += 1
+        for j in range(1, n_present):  # insertion sort of the distinct ids, few
+            f = present[j]
+            i = j - 1
+            while i >= 0 and present[i] > f:
+                present[i + 1] = present[i]
+                i -= 1
+            present[i + 1] = f
+        at = entry_counts[c]
+        for j in range(n_present):
+            f = present[j]
+            position[f] = at
+            starts[m] = at
+            row_ids[m] = f
+            m += 1
+            at += count[f]
+            count[f] = 0
+        for q in range(pair_counts[c], pair_counts[c + 1]):
+            r = rows[pair_order[q]]
+            for e in range(offsets[r], offsets[r + 1]):
+                f = ids[e]
+                if f >= 0:
+                    sorted_values[position[f]] = values[e]
+                    position[f] += 1
         row_offsets[c + 1] = m
-    return entries, starts[:m], row_ids[:m], row_offsets
+    return sorted_values, starts[:m], row_ids[:m], row_offsets
