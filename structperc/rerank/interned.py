@@ -170,8 +170,12 @@ def context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_o
     else:
         string_entry = lower_entry = np.full(n_chunks, -2, dtype=np.int64)
         entries = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+    if with_document:
+        chunk_span, n_spans = first_ids(starts * (corpus.n_tokens + 1) + ends)
+    else:
+        chunk_span, n_spans = np.zeros(n_chunks, dtype=np.int64), 0
     rows = chunk_rows(len(all_types), counts, key_offsets, total_slot, own_slot, *in_documents, spans.distinct_type,
-                      string_entry, lower_entry, *entries, pair_ids, agree_ids, none_ids)
+                      chunk_span, n_spans, string_entry, lower_entry, *entries, pair_ids, agree_ids, none_ids)
     parts = [(spans.candidate, spans.distinct_of, *rows)]
     if with_document:
         first = int(key_offsets[-1])

@@ -49,12 +49,18 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values)
     starts = np.empty(total, dtype=np.int64)
     row_ids = np.empty(total, dtype=np.int64)
     row_offsets = np.zeros(n_candidates + 1, dtype=np.int64)
+    longest = 0
+    for c in range(n_candidates):
+        longest = max(longest, entry_counts[c + 1] - entry_counts[c])
+    buffer_ids = np.empty(longest, dtype=np.int64)
+    buffer_values = np.empty(longest, dtype=np.float64)
     count = np.zeros(n_features, dtype=np.int64)
     position = np.zeros(n_features, dtype=np.int64)
     present = np.empty(n_features, dtype=np.int64)
     m = 0
     for c in range(n_candidates):
         n_present = 0
+        length = 0
         for q in range(pair_counts[c], pair_counts[c + 1]):
             r = rows[pair_order[q]]
             for e in range(offsets[r], offsets[r + 1]):
@@ -64,6 +70,9 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values)
                         present[n_present] = f
                         n_present += 1
                     count[f] += 1
+                    buffer_ids[length] = f
+                    buffer_values[length] = values[e]
+                    length += 1
         for j in range(1, n_present):  # insertion sort of the distinct ids, few
             f = present[j]
             i = j - 1
@@ -80,12 +89,9 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values)
             m += 1
             at += count[f]
             count[f] = 0
-        for q in range(pair_counts[c], pair_counts[c + 1]):
-            r = rows[pair_order[q]]
-            for e in range(offsets[r], offsets[r + 1]):
-                f = ids[e]
-                if f >= 0:
-                    sorted_values[position[f]] = values[e]
-                    position[f] += 1
+        for j in range(length):
+            f = buffer_ids[j]
+            sorted_values[position[f]] = buffer_values[j]
+            position[f] += 1
         row_offsets[c + 1] = m
     return sorted_values, starts[:m], row_ids[:m], row_offsets

@@ -92,9 +92,9 @@ def document_counts(n_total, n_own, total_slot, own_slot, kind, weight, in_one):
 
 
 @njit(cache=True)
-def elsewhere(total, own, slot, own_slot, out_kind, out_count):
-    """The types and counts (into out_kind, out_count) that a key gets in its document outside its
-    own sentence (slot of the total table, own_slot of the own one); returns how many."""
+def elsewhere(total, own, slot, own_slot, out_kind, out_count, out):
+    """The types and counts (into row ``out`` of out_kind, out_count) that a key gets in its document
+    outside its own sentence (slot of the total table, own_slot of the own one); returns how many."""
     n = 0
     e = total[0][slot]
     has_own = own[0][own_slot] >= 0
@@ -110,20 +110,21 @@ def elsewhere(total, own, slot, own_slot, out_kind, out_count):
                 f = own[4][f]
             keep = count > 1e-9
         if keep:
-            out_kind[n] = kind
-            out_count[n] = count
+            out_kind[out, n] = kind
+            out_count[out, n] = count
             n += 1
         e = total[4][e]
     return n
 
 
 @njit(cache=True)
-def _emit_shares(prefix, kind, out_kind, out_count, n, with_none, pair_ids, agree_ids, none_ids, row_ids,
+def _emit_shares(prefix, kind, out_kind, out_count, out, n, with_none, pair_ids, agree_ids, none_ids, row_ids,
                  row_values, at):
-    """Writes the share features of ``prefix`` (context._share_features) from ``at``; returns the end."""
+    """Writes the share features of ``prefix`` (context._share_features) of the n types and counts of
+    row ``out`` of out_kind, out_count from ``at``; returns the end."""
     total = 0.0
     for j in range(n):
-        total += out_count[j]
+        total += out_count[out, j]
     if n == 0 or total <= 0:
         if with_none:
             row_ids[at] = none_ids[prefix, kind]
@@ -132,11 +133,11 @@ def _emit_shares(prefix, kind, out_kind, out_count, n, with_none, pair_ids, agre
         return at
     agree = 0.0
     for j in range(n):
-        share = out_count[j] / total
-        row_ids[at] = pair_ids[prefix, kind, out_kind[j]]
+        share = out_count[out, j] / total
+        row_ids[at] = pair_ids[prefix, kind, out_kind[out, j]]
         row_values[at] = share
         at += 1
-        if out_kind[j] == kind:
+        if out_kind[out, j] == kind:
             agree = share
     row_ids[at] = agree_ids[prefix]
     row_values[at] = agree
@@ -163,8 +164,8 @@ def _append(ids, values, size, row_ids, row_values, n):
 
 @njit(cache=True)
 def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_document, in_many_document, chunk_type,
-               gazetteer_string, gazetteer_lower, entry_offsets, entry_types, entry_counts, pair_ids, agree_ids,
-               none_ids):
+               chunk_span, n_spans, gazetteer_string, gazetteer_lower, entry_offsets, entry_types, entry_counts,
+               pair_ids, agree_ids, none_ids):
     """(offsets int64 (D + 1,), ids, values): the document and gazetteer features of every distinct
     chunk, in the order of ``context.ListContext._span_shares``: for d1 then dn (when the chunk's
     document has counts there: in_one_document, in_many_document) its string (with "none"),
@@ -172,7 +173,9 @@ def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_docume
     key_offsets[d + 1] - 1 of ``entity_keys``; then, when gazetteer_string[d] > -2, the gazetteer
     entries of its string (with "none") and lower-cased string (entry -1: not in the gazetteer; entry
     e's types and counts are entry_types/entry_counts[entry_offsets[e]: entry_offsets[e + 1]]).
-    Unknown features are left out. counts: the tables of ``document_counts``."""
+    Unknown features are left out. counts: the tables of ``document_counts``. What a key gets
+    elsewhere does not depend on the chunk's type: it is found once per span (chunk_span[d], the
+    chunk's tokens, numbered 0 .. n_spans - 1)."""
     one_total, one_own, many_total, many_own = counts
     n_chunks = chunk_type.shape[0]
     offsets = np.zeros(n_chunks + 1, dtype=np.int64)
@@ -182,19 +185,30 @@ def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_docume
     width = 8 * (n_types + 1) + 8
     row_ids = np.empty(width, dtype=np.int64)
     row_values = np.empty(width, dtype=np.float64)
-    out_kind = np.empty(n_types + 1, dtype=np.int64)
-    out_count = np.empty(n_types + 1, dtype=np.float64)
+    out_kind = np.empty((1, n_types + 1), dtype=np.int64)
+    out_count = np.empty((1, n_types + 1), dtype=np.float64)
+    # row 6 * span + key: the types each key of a span gets, and how many (once found)
+    found = np.full(6 * n_spans, -1, dtype=np.int64)
+    found_kind = np.empty((6 * n_spans, n_types + 1), dtype=np.int64)
+    found_count = np.empty((6 * n_spans, n_types + 1), dtype=np.float64)
     for d in range(n_chunks):
         kind = chunk_type[d]
         at = 0
         for source in range(2):
             if not (in_one_document[d] if source == 0 else in_many_document[d]):
                 continue
-            total, own = (one_total, one_own) if source == 0 else (many_total, many_own)
             for k in range(3):
-                e = key_offsets[d] + k if k < 2 else key_offsets[d + 1] - 1
-                n = elsewhere(total, own, total_slot[e], own_slot[e], out_kind, out_count)
-                at = _emit_shares(3 * source + k, kind, out_kind, out_count, n, k == 0, pair_ids, agree_ids,
+                which = 3 * source + k
+                out = 6 * chunk_span[d] + which
+                n = found[out]
+                if n < 0:
+                    e = key_offsets[d] + k if k < 2 else key_offsets[d + 1] - 1
+                    if source == 0:
+                        n = elsewhere(one_total, one_own, total_slot[e], own_slot[e], found_kind, found_count, out)
+                    else:
+                        n = elsewhere(many_total, many_own, total_slot[e], own_slot[e], found_kind, found_count, out)
+                    found[out] = n
+                at = _emit_shares(which, kind, found_kind, found_count, out, n, k == 0, pair_ids, agree_ids,
                                   none_ids, row_ids, row_values, at)
         if gazetteer_string[d] > -2:
             for k in range(2):
@@ -202,10 +216,10 @@ def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_docume
                 n = 0
                 if entry >= 0:
                     for p in range(entry_offsets[entry], entry_offsets[entry + 1]):
-                        out_kind[n] = entry_types[p]
-                        out_count[n] = entry_counts[p]
+                        out_kind[0, n] = entry_types[p]
+                        out_count[0, n] = entry_counts[p]
                         n += 1
-                at = _emit_shares(GS + k, kind, out_kind, out_count, n, k == 0, pair_ids, agree_ids, none_ids,
+                at = _emit_shares(GS + k, kind, out_kind, out_count, 0, n, k == 0, pair_ids, agree_ids, none_ids,
                                   row_ids, row_values, at)
         ids, values, size = _append(ids, values, size, row_ids, row_values, at)
         offsets[d + 1] = size
@@ -226,21 +240,23 @@ def outside_rows(n_types, counts, total_slot, own_slot, in_one_document, in_many
     size = 0
     row_ids = np.empty(2 * (n_types + 1), dtype=np.int64)
     row_values = np.empty(2 * (n_types + 1), dtype=np.float64)
-    out_kind = np.empty(n_types + 1, dtype=np.int64)
-    out_count = np.empty(n_types + 1, dtype=np.float64)
+    out_kind = np.empty((1, n_types + 1), dtype=np.int64)
+    out_count = np.empty((1, n_types + 1), dtype=np.float64)
     for r in range(n_rows):
         at = 0
         for source in range(2):
             if not (in_one_document[r] if source == 0 else in_many_document[r]):
                 continue
-            total, own = (one_total, one_own) if source == 0 else (many_total, many_own)
-            n = elsewhere(total, own, total_slot[r], own_slot[r], out_kind, out_count)
+            if source == 0:
+                n = elsewhere(one_total, one_own, total_slot[r], own_slot[r], out_kind, out_count, 0)
+            else:
+                n = elsewhere(many_total, many_own, total_slot[r], own_slot[r], out_kind, out_count, 0)
             whole = 0.0
             for j in range(n):
-                whole += out_count[j]
+                whole += out_count[0, j]
             for j in range(n):
-                row_ids[at] = outside_ids[source, out_kind[j]]
-                row_values[at] = out_count[j] / whole
+                row_ids[at] = outside_ids[source, out_kind[0, j]]
+                row_values[at] = out_count[0, j] / whole
                 at += 1
         ids, values, size = _append(ids, values, size, row_ids, row_values, at)
         offsets[r + 1] = size
