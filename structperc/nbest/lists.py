@@ -108,14 +108,14 @@ class NBestList:
     def selected_labels(self, choice):
         """Flat label strings of the corpus when sentence i takes candidate choice[i] (a sentence
         with no candidate, choice -1, gets "O" labels)."""
-        out = []
-        for i, j in enumerate(choice):
-            if j < 0:
-                n = self.corpus.sentence_offsets[i + 1] - self.corpus.sentence_offsets[i]
-                out.extend(["O"] * int(n))
-            else:
-                out.extend(self.candidate_labels(j))
-        return out
+        choice = np.asarray(choice, dtype=np.int64)
+        lengths = np.diff(self.corpus.sentence_offsets)
+        chosen = np.repeat(choice >= 0, lengths)
+        first = np.where(choice >= 0, self.path_offsets[np.maximum(choice, 0)] if len(self.path_offsets) > 1 else 0, 0)
+        positions = index_ranges(first, first + lengths)
+        n_labels = len(self.label_names)
+        ids = np.where(chosen, self.paths[np.where(chosen, positions, 0)] if len(self.paths) else n_labels, n_labels)
+        return np.asarray([*self.label_names, "O"], dtype=object)[ids].tolist()
 
     def corpus_score(self, choice):
         """Corpus-level chunk F1 or token accuracy (percent) of a choice of one candidate per sentence."""
