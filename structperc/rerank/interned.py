@@ -193,7 +193,7 @@ def sequence_parts(nb, spans, vocabulary):
     n_labels = len(nb.label_names)
     names = list(nb.label_names) + ["<s>", "</s>"]
     width = n_labels + 2
-    candidates, codes = label_trigrams(nb.paths, nb.path_offsets, n_labels)
+    _, codes = label_trigrams(nb.paths, nb.path_offsets, n_labels)
     if width ** 3 <= TABLE_LIMIT:
         distinct = np.flatnonzero(np.bincount(codes, minlength=width ** 3))
         table = np.full(width ** 3, -1, dtype=np.int64)
@@ -205,7 +205,10 @@ def sequence_parts(nb, spans, vocabulary):
         trigram_ids = np.asarray([vocabulary.get(f"l3={names[c // (width * width)]} {names[(c // width) % width]} "
                                                  f"{names[c % width]}", -1) for c in distinct.tolist()],
                                  dtype=np.int64)[inverse.reshape(-1)]
-    parts = [(candidates, trigram_ids, np.ones(len(codes)))]
+    every = np.arange(n_candidates, dtype=np.int64)
+    # candidate c's n + 1 trigrams follow its path: one row per candidate
+    parts = [(every, every, nb.path_offsets + np.arange(n_candidates + 1, dtype=np.int64), trigram_ids,
+              np.ones(len(codes)))]
     type_names = spans.type_names
     n_types = len(type_names)
     per_type = np.bincount(spans.candidate * n_types + spans.type, minlength=n_candidates * n_types)
