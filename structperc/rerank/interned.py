@@ -11,6 +11,8 @@ vocabulary (``context_tables``). That an entity's string is its words joined by 
 the tries exact: a corpus with a space inside a word is featurized by ``rerank.context`` instead
 (``DocumentWords.exact``).
 """
+from collections import namedtuple
+
 import numpy as np
 
 from structperc._kernels.rank.candidates import label_trigrams, outside_tokens
@@ -101,88 +103,101 @@ def _gazetteer_entries(spans, words, starts, ends, gazetteers, gazetteer_of, typ
     return string_entry, lower_entry, (np.concatenate(offsets), np.concatenate(kinds), np.concatenate(counts))
 
 
+DocumentCounts = namedtuple("DocumentCounts", "tables key_offsets total_slot own_slot in_one in_many tokens "
+                                               "token_sentence outside_candidates outside")
+DocumentCounts.__doc__ = """What the document family reads (``document_counts``).
+
+tables: the one/many total/own tables of ``_kernels.rank.type_shares.document_counts``; key_offsets
+int64 (D + 1,): each distinct chunk's additions; total_slot, own_slot int64 (additions,); in_one,
+in_many: bool (D + R,), whether the document of each chunk, then of each outside word, has counts
+in the 1-best, in the candidates; tokens, token_sentence int64 (R,): the capitalised words that some
+candidate leaves outside its chunks; (outside_candidates, outside): every (candidate, such word)."""
+
+
+def count_documents(nb, spans, words, documents, keys, starts, ends, outside_type):
+    """DocumentCounts of an NBestList: each distinct chunk (tokens starts to ends - 1) adds its type
+    under its keys (``keys``: string key, lower-cased key, each token's word key), then each outside
+    capitalised word adds ``outside_type`` under its word, in the order ``context.ListContext`` adds
+    them."""
+    corpus = nb.corpus
+    string_key, lower_key, word_key = keys
+    n_candidates = np.diff(nb.candidate_offsets)
+    n_keys = int(word_key.max()) + 1 if len(word_key) else 1
+    outside_candidates, outside = outside_tokens(nb.path_offsets, spans.offsets, spans.first, spans.last,
+                                                 spans.token_start, words.capitalised[words.word_of_token])
+    per_token = np.bincount(outside, minlength=corpus.n_tokens)
+    first_per_token = np.bincount(outside[spans.first_candidate[outside_candidates]], minlength=corpus.n_tokens)
+    tokens = np.flatnonzero(per_token)
+    token_sentence = np.repeat(np.arange(corpus.n_sentences, dtype=np.int64), np.diff(corpus.sentence_offsets))[tokens]
+    chunk_share = (np.bincount(spans.distinct_of, minlength=spans.n_distinct)
+                   / np.maximum(n_candidates[spans.distinct_sentence], 1))
+    chunk_in_one = np.zeros(spans.n_distinct, dtype=bool)
+    chunk_in_one[spans.distinct_of[spans.in_first]] = True
+    key_offsets, chunk_keys = entity_keys(string_key, lower_key, word_key, starts, ends)
+    lengths = np.diff(key_offsets)
+    sentence = np.concatenate([np.repeat(spans.distinct_sentence, lengths), token_sentence])
+    added = np.concatenate([chunk_keys, word_key[tokens]])
+    kinds = np.concatenate([np.repeat(spans.distinct_type, lengths),
+                            np.full(len(tokens), outside_type, dtype=np.int64)])
+    weights = np.concatenate([np.repeat(chunk_share, lengths), per_token[tokens] / n_candidates[token_sentence]])
+    in_one = np.concatenate([np.repeat(chunk_in_one, lengths), first_per_token[tokens] > 0])
+    total_slot, n_total = first_ids(documents[sentence] * n_keys + added)
+    own_slot, n_own = first_ids(sentence * n_keys + added)
+    tables = document_counts(n_total, n_own, total_slot, own_slot, kinds, weights, in_one)
+    n_documents = int(documents.max()) + 1 if len(documents) else 1
+    one_documents = np.zeros(n_documents, dtype=bool)
+    many_documents = np.zeros(n_documents, dtype=bool)
+    one_documents[documents[sentence[in_one]]] = True
+    many_documents[documents[sentence]] = True
+    owners = documents[np.concatenate([spans.distinct_sentence, token_sentence])]
+    return DocumentCounts(tables, key_offsets, total_slot, own_slot, one_documents[owners], many_documents[owners],
+                          tokens, token_sentence, outside_candidates, outside)
+
+
 def context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_of, vocabulary):
     """The parts (``candidate_parts``) of the document and gazetteer families: a row per distinct
     chunk, owned by the candidates that have it, then a row per outside word."""
-    corpus = nb.corpus
-    o = corpus.sentence_offsets
+    o = nb.corpus.sentence_offsets
     documents = np.asarray(documents, dtype=np.int64)
-    type_names = list(spans.type_names)
-    type_index = {name: t for t, name in enumerate(type_names)}
-    for gazetteer in gazetteers or []:
-        for name in [OUTSIDE_TYPE, *gazetteer.interned.type_names]:
-            type_index.setdefault(name, len(type_index))
-    type_index.setdefault(OUTSIDE_TYPE, len(type_index))
-    all_types = list(type_index)
+    type_index = {name: t for t, name in enumerate(spans.type_names)}
+    for name in [OUTSIDE_TYPE, *(name for g in gazetteers or [] for name in g.interned.type_names)]:
+        type_index.setdefault(name, len(type_index))
+    n_types = len(type_index)
+    n_chunks = spans.n_distinct
     starts = o[spans.distinct_sentence] + spans.distinct_first
     ends = o[spans.distinct_sentence] + spans.distinct_last + 1
-    # an entity's string and lower-cased string: nodes of one trie (lower-cased ids after the word ids)
-    trie = new_trie()
-    n_words = len(words.words)
-    string_key = intern_ranges(trie, words.word_of_token, starts, ends)
-    lower_key = intern_ranges(trie, n_words + words.lower_of_word[words.word_of_token], starts, ends)
-    n_nodes = len(trie)
-    n_keys = n_nodes + n_words
-    word_key = n_nodes + words.word_of_token
-    n_candidates = np.diff(nb.candidate_offsets)
-    n_chunks = spans.n_distinct
-    with_document = "document" in families
-    if with_document:
-        # the additions to the counts: each chunk under its keys, then each outside capitalised word
-        capitalised = words.capitalised[words.word_of_token]
-        outside_candidates, outside = outside_tokens(nb.path_offsets, spans.offsets, spans.first, spans.last,
-                                                     spans.token_start, capitalised)
-        per_token = np.bincount(outside, minlength=corpus.n_tokens)
-        first_per_token = np.bincount(outside[spans.first_candidate[outside_candidates]], minlength=corpus.n_tokens)
-        tokens = np.flatnonzero(per_token)
-        token_sentence = np.repeat(np.arange(corpus.n_sentences, dtype=np.int64), np.diff(o))[tokens]
-        chunk_share = (np.bincount(spans.distinct_of, minlength=n_chunks)
-                       / np.maximum(n_candidates[spans.distinct_sentence], 1))
-        chunk_in_one = np.zeros(n_chunks, dtype=bool)
-        chunk_in_one[spans.distinct_of[spans.in_first]] = True
-        key_offsets, chunk_keys = entity_keys(string_key, lower_key, word_key, starts, ends)
-        lengths = np.diff(key_offsets)
-        sentence = np.concatenate([np.repeat(spans.distinct_sentence, lengths), token_sentence])
-        keys = np.concatenate([chunk_keys, word_key[tokens]])
-        kinds = np.concatenate([np.repeat(spans.distinct_type, lengths),
-                                np.full(len(tokens), type_index[OUTSIDE_TYPE], dtype=np.int64)])
-        weights = np.concatenate([np.repeat(chunk_share, lengths), per_token[tokens] / n_candidates[token_sentence]])
-        in_one = np.concatenate([np.repeat(chunk_in_one, lengths), first_per_token[tokens] > 0])
-        total_slot, n_total = first_ids(documents[sentence] * n_keys + keys)
-        own_slot, n_own = first_ids(sentence * n_keys + keys)
-        counts = document_counts(n_total, n_own, total_slot, own_slot, kinds, weights, in_one)
-        n_documents = int(documents.max()) + 1 if len(documents) else 1
-        one_documents = np.zeros(n_documents, dtype=bool)
-        many_documents = np.zeros(n_documents, dtype=bool)
-        one_documents[documents[sentence[in_one]]] = True
-        many_documents[documents[sentence]] = True
-        chunk_documents = documents[spans.distinct_sentence]
-        in_documents = (one_documents[chunk_documents], many_documents[chunk_documents])
-    else:
-        key_offsets = np.zeros(n_chunks + 1, dtype=np.int64)
-        total_slot = own_slot = np.zeros(0, dtype=np.int64)
-        counts = document_counts(1, 1, total_slot, own_slot, total_slot, np.zeros(0), np.zeros(0, dtype=bool))
-        in_documents = (np.zeros(n_chunks, dtype=bool), np.zeros(n_chunks, dtype=bool))
-    pair_ids, agree_ids, none_ids, outside_ids = context_tables(vocabulary, all_types)
     if "gazetteer" in families:
         string_entry, lower_entry, entries = _gazetteer_entries(spans, words, starts, ends, gazetteers, gazetteer_of,
                                                                 type_index)
     else:
         string_entry = lower_entry = np.full(n_chunks, -2, dtype=np.int64)
         entries = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
-    if with_document:
-        chunk_span, n_spans = first_ids(starts * (corpus.n_tokens + 1) + ends)
-    else:
-        chunk_span, n_spans = np.zeros(n_chunks, dtype=np.int64), 0
-    rows = chunk_rows(len(all_types), counts, key_offsets, total_slot, own_slot, *in_documents, spans.distinct_type,
-                      chunk_span, n_spans, string_entry, lower_entry, *entries, pair_ids, agree_ids, none_ids)
+    pair_ids, agree_ids, none_ids, outside_ids = context_tables(vocabulary, list(type_index))
+    if "document" not in families:
+        no = np.zeros(0, dtype=np.int64)
+        tables = document_counts(1, 1, no, no, no, np.zeros(0), np.zeros(0, dtype=bool))
+        rows = chunk_rows(n_types, tables, np.zeros(n_chunks + 1, dtype=np.int64), no, no,
+                          np.zeros(n_chunks, dtype=bool), np.zeros(n_chunks, dtype=bool), spans.distinct_type,
+                          np.zeros(n_chunks, dtype=np.int64), 0, string_entry, lower_entry, *entries, pair_ids,
+                          agree_ids, none_ids)
+        return [(spans.candidate, spans.distinct_of, *rows)]
+    # keys: an entity's string and lower-cased string are nodes of one trie (lower-cased word ids after
+    # the word ids), a word is the number of nodes + its id
+    trie = new_trie()
+    string_key = intern_ranges(trie, words.word_of_token, starts, ends)
+    lower_key = intern_ranges(trie, len(words.words) + words.lower_of_word[words.word_of_token], starts, ends)
+    word_key = len(trie) + words.word_of_token
+    counted = count_documents(nb, spans, words, documents, (string_key, lower_key, word_key), starts, ends,
+                              type_index[OUTSIDE_TYPE])
+    chunk_span, n_spans = first_ids(starts * (nb.corpus.n_tokens + 1) + ends)
+    rows = chunk_rows(n_types, counted.tables, counted.key_offsets, counted.total_slot, counted.own_slot,
+                      counted.in_one[:n_chunks], counted.in_many[:n_chunks], spans.distinct_type, chunk_span, n_spans,
+                      string_entry, lower_entry, *entries, pair_ids, agree_ids, none_ids)
     parts = [(spans.candidate, spans.distinct_of, *rows)]
-    if with_document:
-        first = int(key_offsets[-1])
-        documents_of_tokens = documents[token_sentence]
-        rows = outside_rows(len(all_types), counts, total_slot[first:], own_slot[first:],
-                            one_documents[documents_of_tokens], many_documents[documents_of_tokens], outside_ids)
-        parts.append((outside_candidates, np.searchsorted(tokens, outside), *rows))
+    first = int(counted.key_offsets[-1])
+    rows = outside_rows(n_types, counted.tables, counted.total_slot[first:], counted.own_slot[first:],
+                        counted.in_one[n_chunks:], counted.in_many[n_chunks:], outside_ids)
+    parts.append((counted.outside_candidates, np.searchsorted(counted.tokens, counted.outside), *rows))
     return parts
 
 
