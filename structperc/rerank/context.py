@@ -24,6 +24,11 @@ Feature families (each switched on by name in ``featurize_in_context``):
 
 Feature 1 is always the base's score relative to the group's 1-best (``features.featurize``).
 
+Training lists grow the vocabulary here, one feature string at a time. With a fixed vocabulary
+(tagging, dev lists) every family but the string ones (``entity``, ``chunk``) is made by the kernels of
+``rerank.interned`` over interned ids, with the same ids and values; the per-document counts
+(``ListContext.one`` and ``many``) are then never built.
+
 Documents come from the file: a sentence's document is the number of ``-DOCSTART-`` (CoNLL) or
 ``# newdoc`` (CoNLL-U) lines before its first token (``document_ids``), or ``document_size``
 consecutive sentences, or the sentence alone.
