@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from structperc._kernels.rank.candidates import label_trigrams, outside_tokens
+from structperc._kernels.rank.candidates import outside_tokens, trigram_counts
 from structperc._kernels.rank.interning import first_ids, intern_ranges, lookup_ranges, new_trie
 from structperc._kernels.rank.rows import candidate_rows
 from structperc._kernels.rank.type_shares import chunk_rows, document_counts, entity_keys, outside_rows
@@ -208,7 +208,8 @@ def sequence_parts(nb, spans, vocabulary):
     n_labels = len(nb.label_names)
     names = list(nb.label_names) + ["<s>", "</s>"]
     width = n_labels + 2
-    _, codes = label_trigrams(nb.paths, nb.path_offsets, n_labels)
+    # a candidate's trigrams counted: their values are 1 each, so that the sum is the count, whatever the order
+    offsets, codes, counts = trigram_counts(nb.paths, nb.path_offsets, n_labels)
     if width ** 3 <= TABLE_LIMIT:
         distinct = np.flatnonzero(np.bincount(codes, minlength=width ** 3))
         table = np.full(width ** 3, -1, dtype=np.int64)
@@ -221,9 +222,7 @@ def sequence_parts(nb, spans, vocabulary):
                                                  f"{names[c % width]}", -1) for c in distinct.tolist()],
                                  dtype=np.int64)[inverse.reshape(-1)]
     every = np.arange(n_candidates, dtype=np.int64)
-    # candidate c's n + 1 trigrams follow its path: one row per candidate
-    parts = [(every, every, nb.path_offsets + np.arange(n_candidates + 1, dtype=np.int64), trigram_ids,
-              np.ones(len(codes)))]
+    parts = [(every, every, offsets, trigram_ids, counts.astype(np.float64))]
     type_names = spans.type_names
     n_types = len(type_names)
     per_type = np.bincount(spans.candidate * n_types + spans.type, minlength=n_candidates * n_types)

@@ -115,3 +115,40 @@ def label_trigrams(paths, path_offsets, n_labels):
             at += 1
             a, b = b, label
     return candidates, codes
+
+
+@njit(cache=True)
+def trigram_counts(paths, path_offsets, n_labels):
+    """(offsets int64 (C + 1,), codes, counts int64): the distinct label trigrams of every candidate
+    (codes as ``label_trigrams``), in order of first occurrence, and how often each occurs."""
+    n = path_offsets.shape[0] - 1
+    width = n_labels + 2
+    total = 0
+    longest = 0
+    for c in range(n):
+        length = path_offsets[c + 1] - path_offsets[c] + 1
+        total += length
+        longest = max(longest, length)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    codes = np.empty(total, dtype=np.int64)
+    counts = np.empty(total, dtype=np.int64)
+    at = 0
+    for c in range(n):
+        start = at
+        a, b = n_labels, n_labels
+        for k in range(path_offsets[c], path_offsets[c + 1] + 1):
+            label = paths[k] if k < path_offsets[c + 1] else n_labels + 1
+            code = (a * width + b) * width + label
+            found = False
+            for j in range(start, at):
+                if codes[j] == code:
+                    counts[j] += 1
+                    found = True
+                    break
+            if not found:
+                codes[at] = code
+                counts[at] = 1
+                at += 1
+            a, b = b, label
+        offsets[c + 1] = at
+    return offsets, codes[:at], counts[:at]
