@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from test_rerank_tagger import ner_corpus_text
 
+from structperc._kernels.rank.candidates import distinct_in_blocks
 from structperc._kernels.rank.interning import first_ids, intern_ranges, lookup_ranges, new_trie
 from structperc.corpus import as_corpus
 from structperc.estimator.tagger import Tagger
@@ -175,3 +176,15 @@ def test_candidate_rows_sort_and_sum_as_lexsort_and_reduceat(seed):
     assert ids.tolist() == f[first].tolist()
     assert np.array_equal(values, np.add.reduceat(v, first))
     assert row_offsets.tolist() == [0, *np.cumsum(np.bincount(c[first], minlength=n_candidates)).tolist()]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_distinct_in_blocks_is_np_unique_of_keys_in_ascending_blocks(seed):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(0, 12, size=30)
+    keys = np.concatenate([100 * b + rng.integers(0, 6, size=n) for b, n in enumerate(sizes)]).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    index, inverse = distinct_in_blocks(keys, offsets)
+    _, expected_index, expected_inverse = np.unique(keys, return_index=True, return_inverse=True)
+    assert index.tolist() == expected_index.tolist()
+    assert inverse.tolist() == expected_inverse.reshape(-1).tolist()

@@ -39,8 +39,8 @@ import itertools
 
 import numpy as np
 
-from structperc._kernels.rank.candidates import (OTHER_TAG, TAG_CODES, candidate_spans, label_trigrams,
-                                                 outside_tokens)
+from structperc._kernels.rank.candidates import (OTHER_TAG, TAG_CODES, candidate_spans, distinct_in_blocks,
+                                                 label_trigrams, outside_tokens)
 from structperc.chunks import chunk_spans
 from structperc.corpus import index_ranges
 from structperc.errors import ConfigError
@@ -154,8 +154,8 @@ class CandidateSpans:
         sentence = sentence_of_candidate[self.candidate]
         width = int(np.diff(nb.corpus.sentence_offsets).max()) + 1 if nb.corpus.n_sentences else 1
         key = ((sentence * (len(self.type_names) + 1) + self.type) * width + self.first) * width + self.last
-        _, index, self.distinct_of = np.unique(key, return_index=True, return_inverse=True)
-        self.distinct_of = self.distinct_of.reshape(-1).astype(np.int64)
+        # the chunks of one sentence are consecutive, and its keys below the next sentence's
+        index, self.distinct_of = distinct_in_blocks(key, self.offsets[nb.candidate_offsets])
         self.distinct_sentence = sentence[index]
         self.distinct_type = self.type[index]
         self.distinct_first = self.first[index]

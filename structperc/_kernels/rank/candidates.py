@@ -18,12 +18,10 @@ NO_TYPE = -2  # the type before the first token ("" in chunk_spans)
 
 
 @njit(cache=True)
-def _spans_of(paths, a, b, table, out, at, write):
-    """Chunks of paths[a:b] written from ``at`` into out = (types, firsts, lasts) when ``write``;
-    returns the position after them. table = (tags, types, end_type), end_type the type of the "O"
-    label (the end sentinel of chunk_spans)."""
-    tags, types, end_type = table
-    out_type, out_first, out_last = out
+def _spans_of(paths, a, b, tags, types, end_type, out_type, out_first, out_last, at, write):
+    """Chunks of paths[a:b] written from ``at`` into (out_type, out_first, out_last) when ``write``;
+    returns the position after them. end_type: the type of the "O" label (the end sentinel of
+    chunk_spans)."""
     prev_tag, prev_type, begin = 0, NO_TYPE, 0
     n = b - a
     for i in range(n + 1):
@@ -51,18 +49,17 @@ def candidate_spans(paths, path_offsets, tags, types, end_type):
     candidate, positions relative to its sentence, in chunk_spans' order."""
     n = path_offsets.shape[0] - 1
     span_offsets = np.zeros(n + 1, dtype=np.int64)
-    table = (tags, types, end_type)
     empty = np.zeros(0, dtype=np.int64)
     for c in range(n):
-        span_offsets[c + 1] = span_offsets[c] + _spans_of(paths, path_offsets[c], path_offsets[c + 1], table,
-                                                          (empty, empty, empty), 0, False)
+        span_offsets[c + 1] = span_offsets[c] + _spans_of(paths, path_offsets[c], path_offsets[c + 1], tags, types,
+                                                          end_type, empty, empty, empty, 0, False)
     total = span_offsets[n]
     span_type = np.empty(total, dtype=np.int64)
     span_first = np.empty(total, dtype=np.int64)
     span_last = np.empty(total, dtype=np.int64)
     for c in range(n):
-        _spans_of(paths, path_offsets[c], path_offsets[c + 1], table, (span_type, span_first, span_last),
-                  span_offsets[c], True)
+        _spans_of(paths, path_offsets[c], path_offsets[c + 1], tags, types, end_type, span_type, span_first,
+                  span_last, span_offsets[c], True)
     return span_offsets, span_type, span_first, span_last
 
 
@@ -152,3 +149,30 @@ def trigram_counts(paths, path_offsets, n_labels):
             a, b = b, label
         offsets[c + 1] = at
     return offsets, codes[:at], counts[:at]
+
+
+@njit(cache=True)
+def distinct_in_blocks(keys, block_offsets):
+    """(index, inverse) int64 as ``np.unique(keys, return_index=True, return_inverse=True)`` gives them,
+    for keys in blocks (keys[block_offsets[b]: block_offsets[b + 1]]) each below the next block's:
+    every block sorted on its own (stably, by insertion: blocks are short)."""
+    n = keys.shape[0]
+    order = np.arange(n)
+    index = np.empty(n, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.int64)
+    m = 0
+    for b in range(block_offsets.shape[0] - 1):
+        a, z = block_offsets[b], block_offsets[b + 1]
+        for p in range(a + 1, z):
+            e = order[p]
+            q = p - 1
+            while q >= a and keys[order[q]] > keys[e]:
+                order[q + 1] = order[q]
+                q -= 1
+            order[q + 1] = e
+        for p in range(a, z):
+            if p == a or keys[order[p]] != keys[order[p - 1]]:
+                index[m] = order[p]
+                m += 1
+            inverse[order[p]] = m - 1
+    return index[:m], inverse
