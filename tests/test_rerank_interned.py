@@ -11,6 +11,7 @@ from test_rerank_tagger import ner_corpus_text
 
 from structperc._kernels.rank.candidates import distinct_in_blocks
 from structperc._kernels.rank.interning import first_ids, intern_ranges, lookup_ranges, new_trie
+from structperc._kernels.rank.rows import candidate_rows, pairwise_sum
 from structperc.corpus import as_corpus
 from structperc.estimator.tagger import Tagger
 from structperc.nbest.jackknife import fold_split
@@ -188,3 +189,18 @@ def test_distinct_in_blocks_is_np_unique_of_keys_in_ascending_blocks(seed):
     _, expected_index, expected_inverse = np.unique(keys, return_index=True, return_inverse=True)
     assert index.tolist() == expected_index.tolist()
     assert inverse.tolist() == expected_inverse.reshape(-1).tolist()
+
+
+def test_a_run_is_summed_as_np_add_reduceat_sums_it():
+    """candidate_rows sums a run of one id as its first value plus numpy's pairwise sum of the rest:
+    what np.add.reduceat (so the string featurizing) gives, bit for bit, at every length."""
+    rng = np.random.default_rng(3)
+    for n in [*range(1, 40), 127, 128, 129, 130, 136, 255, 256, 300, 1000]:
+        x = rng.random(n) * 10.0 ** rng.integers(-8, 8, size=n)
+        expected = np.add.reduceat(np.concatenate([[7.0], x, [3.0]]), [0, 1, n + 1])[1]
+        ours = x[0] + pairwise_sum(x, 1, n - 1) if n > 1 else x[0]
+        assert ours == expected, n
+        one = np.zeros(n, dtype=np.int64)
+        ids, values, _ = candidate_rows(1, 1, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                                        np.array([0, n], dtype=np.int64), one, x)
+        assert ids.tolist() == [0] and values[0] == expected, n

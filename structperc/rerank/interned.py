@@ -266,11 +266,10 @@ def candidate_parts(n_candidates, parts):
         n_entries += len(part_ids)
     ids = np.concatenate(ids).astype(np.int64, copy=False)
     n_features = int(ids.max()) + 1 if len(ids) else 1
-    values, starts, row_ids, row_offsets = candidate_rows(
+    row_ids, values, row_offsets = candidate_rows(
         n_candidates, n_features, np.concatenate(owners).astype(np.int64, copy=False),
         np.concatenate(rows).astype(np.int64, copy=False), np.concatenate(offsets).astype(np.int64, copy=False), ids,
         np.concatenate(values).astype(np.float64, copy=False))
-    values = np.add.reduceat(values, starts) if len(values) else values
     return row_ids, values, row_offsets
 
 

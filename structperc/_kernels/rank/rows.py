@@ -16,12 +16,45 @@ from numba import njit
 
 
 @njit(cache=True)
+def pairwise_sum(values, a, n):
+    """The sum of values[a: a + n] as numpy's pairwise summation adds (what np.add.reduce and
+    np.add.reduceat use for float64): sequentially from 0 below 8 values, in 8 running sums up to
+    128, else the two halves (the first a multiple of 8) apart."""
+    if n < 8:
+        total = 0.0
+        for i in range(a, a + n):
+            total += values[i]
+        return total
+    if n <= 128:
+        r0, r1, r2, r3 = values[a], values[a + 1], values[a + 2], values[a + 3]
+        r4, r5, r6, r7 = values[a + 4], values[a + 5], values[a + 6], values[a + 7]
+        i = 8
+        while i < n - n % 8:
+            r0 += values[a + i]
+            r1 += values[a + i + 1]
+            r2 += values[a + i + 2]
+            r3 += values[a + i + 3]
+            r4 += values[a + i + 4]
+            r5 += values[a + i + 5]
+            r6 += values[a + i + 6]
+            r7 += values[a + i + 7]
+            i += 8
+        total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            total += values[a + i]
+            i += 1
+        return total
+    half = n // 2
+    half -= half % 8
+    return pairwise_sum(values, a, half) + pairwise_sum(values, a + half, n - half)
+
+
+@njit(cache=True)
 def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values):
-    """(sorted_values float64 (m,), starts int64 (k,), row_ids int64 (k,), row_offsets int64 (C + 1,)):
-    the known entries' values of every candidate sorted stably by id (ids < n_features); ``starts``
-    the first position of every run of one (candidate, id), ``row_ids`` its id, and row_offsets the
-    runs of each candidate. np.add.reduceat(sorted_values, starts) sums the runs (as np.lexsort then
-    np.add.reduceat would).
+    """(row_ids int64 (k,), row_values float64 (k,), row_offsets int64 (C + 1,)): every candidate's
+    known entries (ids < n_features) by ascending id, the values of one id summed in the order of
+    the pairs as np.add.reduceat sums a run (its first value plus the pairwise sum of the rest), so
+    that the rows are those of np.lexsort then np.add.reduceat.
 
     Per candidate, a counting sort over the ids it has: count[f] entries of id f, the ids in order,
     then every entry placed after those of smaller ids and the earlier ones of its own."""
@@ -36,7 +69,9 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values)
     for p in range(owners.shape[0]):
         pair_counts[owners[p] + 1] += 1
         entry_counts[owners[p] + 1] += known[rows[p]]
+    longest = 0
     for c in range(n_candidates):
+        longest = max(longest, entry_counts[c + 1])
         pair_counts[c + 1] += pair_counts[c]
         entry_counts[c + 1] += entry_counts[c]
     pair_order = np.empty(owners.shape[0], dtype=np.int64)
@@ -45,15 +80,12 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values)
         pair_order[fill[owners[p]]] = p
         fill[owners[p]] += 1
     total = entry_counts[n_candidates]
-    sorted_values = np.empty(total, dtype=np.float64)
-    starts = np.empty(total, dtype=np.int64)
     row_ids = np.empty(total, dtype=np.int64)
+    row_values = np.empty(total, dtype=np.float64)
     row_offsets = np.zeros(n_candidates + 1, dtype=np.int64)
-    longest = 0
-    for c in range(n_candidates):
-        longest = max(longest, entry_counts[c + 1] - entry_counts[c])
     buffer_ids = np.empty(longest, dtype=np.int64)
     buffer_values = np.empty(longest, dtype=np.float64)
+    placed = np.empty(longest, dtype=np.float64)
     count = np.zeros(n_features, dtype=np.int64)
     position = np.zeros(n_features, dtype=np.int64)
     present = np.empty(n_features, dtype=np.int64)
@@ -80,18 +112,23 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values)
                 present[i + 1] = present[i]
                 i -= 1
             present[i + 1] = f
-        at = entry_counts[c]
+        at = 0
         for j in range(n_present):
             f = present[j]
             position[f] = at
-            starts[m] = at
-            row_ids[m] = f
-            m += 1
             at += count[f]
-            count[f] = 0
         for j in range(length):
             f = buffer_ids[j]
-            sorted_values[position[f]] = buffer_values[j]
+            placed[position[f]] = buffer_values[j]
             position[f] += 1
+        at = 0
+        for j in range(n_present):
+            f = present[j]
+            n = count[f]
+            row_ids[m] = f
+            row_values[m] = placed[at] if n == 1 else placed[at] + pairwise_sum(placed, at + 1, n - 1)
+            m += 1
+            at += n
+            count[f] = 0
         row_offsets[c + 1] = m
-    return sorted_values, starts[:m], row_ids[:m], row_offsets
+    return row_ids[:m], row_values[:m], row_offsets
