@@ -118,48 +118,47 @@ def elsewhere(total, own, slot, own_slot, out_kind, out_count, out):
 
 
 @njit(cache=True)
-def _emit_shares(prefix, kind, out_kind, out_count, out, n, with_none, pair_ids, agree_ids, none_ids, row_ids,
-                 row_values, at):
-    """Writes the share features of ``prefix`` (context._share_features) of the n types and counts of
+def _emit_shares(prefix, kind, out_kind, out_count, out, n, with_none, pair_ids, agree_ids, none_ids, ids,
+                 values, at):
+    """Writes the known share features of ``prefix`` (context._share_features) of the n types and counts of
     row ``out`` of out_kind, out_count from ``at``; returns the end."""
     total = 0.0
     for j in range(n):
         total += out_count[out, j]
     if n == 0 or total <= 0:
-        if with_none:
-            row_ids[at] = none_ids[prefix, kind]
-            row_values[at] = 1.0
+        if with_none and none_ids[prefix, kind] >= 0:
+            ids[at] = none_ids[prefix, kind]
+            values[at] = 1.0
             at += 1
         return at
     agree = 0.0
     for j in range(n):
         share = out_count[out, j] / total
-        row_ids[at] = pair_ids[prefix, kind, out_kind[out, j]]
-        row_values[at] = share
-        at += 1
+        f = pair_ids[prefix, kind, out_kind[out, j]]
+        if f >= 0:
+            ids[at] = f
+            values[at] = share
+            at += 1
         if out_kind[out, j] == kind:
             agree = share
-    row_ids[at] = agree_ids[prefix]
-    row_values[at] = agree
-    return at + 1
+    if agree_ids[prefix] >= 0:
+        ids[at] = agree_ids[prefix]
+        values[at] = agree
+        at += 1
+    return at
 
 
 @njit(cache=True)
-def _append(ids, values, size, row_ids, row_values, n):
-    """(ids, values, size) with the known ids (>= 0) of the row appended, grown when full."""
-    if size + n > ids.shape[0]:
-        capacity = max(2 * ids.shape[0], size + n)
-        grown_ids = np.empty(capacity, dtype=np.int64)
-        grown_values = np.empty(capacity, dtype=np.float64)
-        grown_ids[:size] = ids[:size]
-        grown_values[:size] = values[:size]
-        ids, values = grown_ids, grown_values
-    for j in range(n):
-        if row_ids[j] >= 0:
-            ids[size] = row_ids[j]
-            values[size] = row_values[j]
-            size += 1
-    return ids, values, size
+def _room(ids, values, size, n):
+    """(ids, values) with room for n more entries after ``size``: grown (doubled) when full."""
+    if size + n <= ids.shape[0]:
+        return ids, values
+    capacity = max(2 * ids.shape[0], size + n)
+    grown_ids = np.empty(capacity, dtype=np.int64)
+    grown_values = np.empty(capacity, dtype=np.float64)
+    grown_ids[:size] = ids[:size]
+    grown_values[:size] = values[:size]
+    return grown_ids, grown_values
 
 
 @njit(cache=True)
@@ -182,9 +181,7 @@ def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_docume
     ids = np.empty(8 * n_chunks + 16, dtype=np.int64)
     values = np.empty(8 * n_chunks + 16, dtype=np.float64)
     size = 0
-    width = 8 * (n_types + 1) + 8
-    row_ids = np.empty(width, dtype=np.int64)
-    row_values = np.empty(width, dtype=np.float64)
+    width = 8 * (n_types + 1) + 8  # the most entries a row can have
     out_kind = np.empty((1, n_types + 1), dtype=np.int64)
     out_count = np.empty((1, n_types + 1), dtype=np.float64)
     # row 6 * span + key: the types each key of a span gets, and how many (once found)
@@ -193,7 +190,8 @@ def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_docume
     found_count = np.empty((6 * n_spans, n_types + 1), dtype=np.float64)
     for d in range(n_chunks):
         kind = chunk_type[d]
-        at = 0
+        ids, values = _room(ids, values, size, width)
+        at = size
         for source in range(2):
             if not (in_one_document[d] if source == 0 else in_many_document[d]):
                 continue
@@ -209,7 +207,7 @@ def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_docume
                         n = elsewhere(many_total, many_own, total_slot[e], own_slot[e], found_kind, found_count, out)
                     found[out] = n
                 at = _emit_shares(which, kind, found_kind, found_count, out, n, k == 0, pair_ids, agree_ids,
-                                  none_ids, row_ids, row_values, at)
+                                  none_ids, ids, values, at)
         if gazetteer_string[d] > -2:
             for k in range(2):
                 entry = gazetteer_string[d] if k == 0 else gazetteer_lower[d]
@@ -220,8 +218,8 @@ def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_docume
                         out_count[0, n] = entry_counts[p]
                         n += 1
                 at = _emit_shares(GS + k, kind, out_kind, out_count, 0, n, k == 0, pair_ids, agree_ids, none_ids,
-                                  row_ids, row_values, at)
-        ids, values, size = _append(ids, values, size, row_ids, row_values, at)
+                                  ids, values, at)
+        size = at
         offsets[d + 1] = size
     return offsets, ids[:size], values[:size]
 
@@ -238,12 +236,11 @@ def outside_rows(n_types, counts, total_slot, own_slot, in_one_document, in_many
     ids = np.empty(2 * n_rows + 16, dtype=np.int64)
     values = np.empty(2 * n_rows + 16, dtype=np.float64)
     size = 0
-    row_ids = np.empty(2 * (n_types + 1), dtype=np.int64)
-    row_values = np.empty(2 * (n_types + 1), dtype=np.float64)
     out_kind = np.empty((1, n_types + 1), dtype=np.int64)
     out_count = np.empty((1, n_types + 1), dtype=np.float64)
     for r in range(n_rows):
-        at = 0
+        ids, values = _room(ids, values, size, 2 * (n_types + 1))
+        at = size
         for source in range(2):
             if not (in_one_document[r] if source == 0 else in_many_document[r]):
                 continue
@@ -255,9 +252,10 @@ def outside_rows(n_types, counts, total_slot, own_slot, in_one_document, in_many
             for j in range(n):
                 whole += out_count[0, j]
             for j in range(n):
-                row_ids[at] = outside_ids[source, out_kind[0, j]]
-                row_values[at] = out_count[0, j] / whole
-                at += 1
-        ids, values, size = _append(ids, values, size, row_ids, row_values, at)
+                if outside_ids[source, out_kind[0, j]] >= 0:
+                    ids[at] = outside_ids[source, out_kind[0, j]]
+                    values[at] = out_count[0, j] / whole
+                    at += 1
+        size = at
         offsets[r + 1] = size
     return offsets, ids[:size], values[:size]
