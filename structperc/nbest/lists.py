@@ -108,14 +108,14 @@ class NBestList:
     def selected_labels(self, choice):
         """Flat label strings of the corpus when sentence i takes candidate choice[i] (a sentence
         with no candidate, choice -1, gets "O" labels)."""
-        out = []
-        for i, j in enumerate(choice):
-            if j < 0:
-                n = self.corpus.sentence_offsets[i + 1] - self.corpus.sentence_offsets[i]
-                out.extend(["O"] * int(n))
-            else:
-                out.extend(self.candidate_labels(j))
-        return out
+        choice = np.asarray(choice, dtype=np.int64)
+        lengths = np.diff(self.corpus.sentence_offsets)
+        chosen = np.repeat(choice >= 0, lengths)
+        first = np.where(choice >= 0, self.path_offsets[np.maximum(choice, 0)] if len(self.path_offsets) > 1 else 0, 0)
+        positions = index_ranges(first, first + lengths)
+        n_labels = len(self.label_names)
+        ids = np.where(chosen, self.paths[np.where(chosen, positions, 0)] if len(self.paths) else n_labels, n_labels)
+        return np.asarray([*self.label_names, "O"], dtype=object)[ids].tolist()
 
     def corpus_score(self, choice):
         """Corpus-level chunk F1 or token accuracy (percent) of a choice of one candidate per sentence."""
@@ -221,7 +221,7 @@ def _model_of(tagger_or_model):
     return getattr(tagger_or_model, "model_", tagger_or_model)
 
 
-def nbest_corpus(tagger_or_model, corpus, k):
+def nbest_corpus(tagger_or_model, corpus, k, encoded=None):
     """The k best labelings of every sentence of ``corpus`` under a first-order model.
 
     Parameters
@@ -229,6 +229,7 @@ def nbest_corpus(tagger_or_model, corpus, k):
     tagger_or_model : fitted Tagger or LinearChainModel
     corpus : Corpus, read with the model's columns; its label column (if any) is the gold standard
     k : int >= 1
+    encoded : the model's encoding of the input (``Tagger.encode_input``) when the caller has it
 
     Returns
     -------
@@ -241,9 +242,9 @@ def nbest_corpus(tagger_or_model, corpus, k):
         raise ConfigError(f"k must be at least 1, got {k!r}")
     if corpus.label is not None:  # scored against gold labels: none known is an error, some a warning
         check_gold_labels(corpus.labels(), model.labels, corpus.path)
-    if hasattr(tagger_or_model, "encode_input"):  # a Tagger: its own input (a stacked model adds a column)
-        encoded = tagger_or_model.encode_input(corpus)
-    else:
+    if encoded is None and hasattr(tagger_or_model, "encode_input"):  # a Tagger: its own input (a stacked
+        encoded = tagger_or_model.encode_input(corpus)                  # model adds a column)
+    elif encoded is None:
         encoded = model.encoder.transform(corpus, with_labels=False)
     layout, data = model.layout(), model.data(encoded)
     start, compiled = time.perf_counter(), compiling_seconds()

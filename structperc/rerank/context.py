@@ -24,6 +24,11 @@ Feature families (each switched on by name in ``featurize_in_context``):
 
 Feature 1 is always the base's score relative to the group's 1-best (``features.featurize``).
 
+Training lists grow the vocabulary here, one feature string at a time. With a fixed vocabulary
+(tagging, dev lists) every family but the string ones (``entity``, ``chunk``) is made by the kernels of
+``rerank.interned`` over interned ids, with the same ids and values; the per-document counts
+(``ListContext.one`` and ``many``) are then never built.
+
 Documents come from the file: a sentence's document is the number of ``-DOCSTART-`` (CoNLL) or
 ``# newdoc`` (CoNLL-U) lines before its first token (``document_ids``), or ``document_size``
 consecutive sentences, or the sentence alone.
@@ -31,23 +36,23 @@ consecutive sentences, or the sentence alone.
 import collections
 import functools
 import itertools
-import os
 
 import numpy as np
 
-from structperc._kernels.rank.candidates import (OTHER_TAG, TAG_CODES, candidate_spans, label_trigrams,
-                                                 outside_tokens)
+from structperc._kernels.rank.candidates import (OTHER_TAG, TAG_CODES, candidate_spans, distinct_in_blocks,
+                                                 label_trigrams, outside_tokens)
 from structperc.chunks import chunk_spans
 from structperc.corpus import index_ranges
 from structperc.errors import ConfigError
 from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
+from structperc.rerank.documents import DOCUMENT_MARKERS, document_ids, marker_lines  # noqa: F401 (re-exported)
 from structperc.rerank.features import ENTITY_FEATURES, FEATURES, GLOBAL_FEATURES
 from structperc.rerank.gazetteer import Gazetteer, entity_keys, jackknifed_gazetteers  # noqa: F401 (re-exported)
+from structperc.rerank.interned import DocumentWords, featurize_interned
 
 FAMILIES = ("entity", "chunk", "document", "gazetteer", "sequence", "rank")
 ENTITY_FAMILY = ENTITY_FEATURES + ["entity_word"]
 CHUNK_FAMILY = [name for name in GLOBAL_FEATURES if name != "chunk_sequence"]
-DOCUMENT_MARKERS = ("-DOCSTART-", "# newdoc")
 
 
 def check_families(families):
@@ -56,53 +61,6 @@ def check_families(families):
         if name not in FAMILIES:
             raise ConfigError(f"unknown feature family {name!r}: choose from {', '.join(FAMILIES)}")
     return families
-
-
-# ------------------------------------------------------------------------------------ documents
-@functools.lru_cache(maxsize=32)
-def _marker_lines(path, mtime, size):
-    """Sorted 1-based line numbers of the document markers of a file."""
-    lines = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.startswith(DOCUMENT_MARKERS):
-                lines.append(number)
-    return np.asarray(lines, dtype=np.int64)
-
-
-def marker_lines(path):
-    """Line numbers of the document markers of ``path``, or None when it is not a readable file."""
-    if not path or not os.path.isfile(path):
-        return None
-    stat = os.stat(path)
-    return _marker_lines(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
-
-
-def document_ids(corpus, document_size=None):
-    """The document (int64 (n_sentences,), non-decreasing within a file) of every sentence.
-
-    The file's markers when it has any; else blocks of ``document_size`` sentences; else each
-    sentence is a document of its own."""
-    n = corpus.n_sentences
-    first_tokens = np.minimum(corpus.sentence_offsets[:-1], max(corpus.n_tokens - 1, 0))
-    if n and corpus.n_tokens:
-        paths = corpus.paths if corpus.paths is not None else [corpus.path]
-        file_ids = (corpus.file_ids[first_tokens] if corpus.file_ids is not None
-                    else np.zeros(n, dtype=np.int64))
-        markers = [marker_lines(p) for p in paths]
-        if any(m is not None and len(m) for m in markers):
-            first_lines = corpus.line_numbers[first_tokens]
-            out = np.zeros(n, dtype=np.int64)
-            base = 0
-            for f, m in enumerate(markers):
-                here = file_ids == f
-                m = np.zeros(0, dtype=np.int64) if m is None else m
-                out[here] = base + np.searchsorted(m, first_lines[here])
-                base += len(m) + 1
-            return out
-    if document_size:
-        return np.arange(n, dtype=np.int64) // int(document_size)
-    return np.arange(n, dtype=np.int64)
 
 
 # ------------------------------------------------------------------------------------ entity keys
@@ -196,8 +154,8 @@ class CandidateSpans:
         sentence = sentence_of_candidate[self.candidate]
         width = int(np.diff(nb.corpus.sentence_offsets).max()) + 1 if nb.corpus.n_sentences else 1
         key = ((sentence * (len(self.type_names) + 1) + self.type) * width + self.first) * width + self.last
-        _, index, self.distinct_of = np.unique(key, return_index=True, return_inverse=True)
-        self.distinct_of = self.distinct_of.reshape(-1).astype(np.int64)
+        # the chunks of one sentence are consecutive, and its keys below the next sentence's
+        index, self.distinct_of = distinct_in_blocks(key, self.offsets[nb.candidate_offsets])
         self.distinct_sentence = sentence[index]
         self.distinct_type = self.type[index]
         self.distinct_first = self.first[index]
@@ -236,7 +194,27 @@ class ListContext:
         self.documents = np.asarray(documents, dtype=np.int64)
         self.gazetteers = gazetteers or []
         self.gazetteer_of = gazetteer_of
-        self.spans = spans = CandidateSpans(nb)
+        self.spans = CandidateSpans(nb)
+
+    @functools.cached_property
+    def words(self):
+        """The corpus's words interned (``interned.DocumentWords``)."""
+        return DocumentWords(self.nb.corpus.columns["word"])
+
+    @property
+    def one(self):
+        """document -> TypeCounts of the keys of the base's 1-best."""
+        return self._counts[0]
+
+    @property
+    def many(self):
+        """document -> TypeCounts of the keys of all candidates, each weighing 1/k."""
+        return self._counts[1]
+
+    @functools.cached_property
+    def _counts(self):
+        """(one, many), counted when first read: tagging reads them through the interned kernels."""
+        nb, spans = self.nb, self.spans
         words, o = nb.corpus.columns["word"], nb.corpus.sentence_offsets
         one = collections.defaultdict(TypeCounts)   # document -> counts of the 1-best's keys
         many = collections.defaultdict(TypeCounts)  # document -> counts over the candidates, each 1/k
@@ -272,7 +250,7 @@ class ListContext:
             many[document].add(("w", words[t]), "O", counts[t] / n_candidates[i], i)
             if first_counts[t]:
                 one[document].add(("w", words[t]), "O", 1.0, i)
-        self.one, self.many = one, many
+        return one, many
 
     def gazetteer(self, i):
         if self.gazetteer_of is None or not self.gazetteers:
@@ -399,13 +377,15 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
         entries = index_ranges(offsets[items], offsets[items + 1])
         return np.repeat(owners, lengths), ids[entries], values[entries]
 
+    # with a fixed vocabulary, the kernels of ``interned`` make all but the string families' features
+    fast = not grow and (not in_context or (context.nb is nb and context.words.exact))
     parts = []  # (candidates, ids, values) arrays
     scores = nb.scores - np.repeat(nb.scores[nb.candidate_offsets[:-1][np.diff(nb.candidate_offsets) > 0]],
                                    np.diff(nb.candidate_offsets)[np.diff(nb.candidate_offsets) > 0])
     parts.append((np.arange(n_candidates, dtype=np.int64), np.full(n_candidates, SCORE_FEATURE, dtype=np.int64),
                   scores.astype(np.float64)))
     type_names = spans.type_names
-    if chunk_features or has_entity_word or in_context:
+    if chunk_features or has_entity_word or (in_context and not fast):
         found, tokens, sentence = [], None, -1
         words = None
         for i, kind, first, last in zip(spans.distinct_sentence.tolist(), spans.distinct_type.tolist(),
@@ -421,10 +401,15 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
                 raise ConfigError(f"a chunk feature needs the input column {exc}") from None
             if has_entity_word:
                 strings += [(f"ei={kind}:{w}", 1.0) for w in words[first: last + 1]]
-            if in_context:
+            if in_context and not fast:
                 strings += context.entity_features(i, words, kind, first, last, in_context)
             found.append([(feature_id(text), value) for text, value in strings])
         parts.append(gather(spans.candidate, spans.distinct_of, *csr(found)))
+    if fast:
+        where = {} if not in_context else dict(words=context.words, documents=context.documents,
+                                               gazetteers=context.gazetteers, gazetteer_of=context.gazetteer_of)
+        return featurize_interned(nb, families, spans, vocabulary=vocabulary, targets=candidate_merits(nb),
+                                  string_parts=parts[1:], **where), vocabulary
     if "document" in families:
         words = columns["word"]
         sentence_of_token = np.repeat(np.arange(corpus.n_sentences), np.diff(o))

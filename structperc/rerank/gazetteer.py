@@ -2,10 +2,12 @@
 counts of the types it takes, and the jackknifed ones of the training folds, so that no candidate
 sees its own gold (``context.ListContext`` reads them)."""
 import collections
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from structperc._kernels.rank.interning import intern_ranges, new_trie
 from structperc.chunks import chunk_spans
 
 
@@ -51,6 +53,61 @@ class Gazetteer:
                                            arrays["gazetteer_types"].tolist(), arrays["gazetteer_counts"].tolist()):
             tables[table][key][kind] += count
         return cls(dict(tables[0]), dict(tables[1]))
+
+    @functools.cached_property
+    def interned(self):
+        """The gazetteer over integer ids (made once): an InternedGazetteer."""
+        return InternedGazetteer.of(self)
+
+
+@dataclass(frozen=True)
+class InternedGazetteer:
+    """A Gazetteer as tries of word ids, for ``_kernels.rank.type_shares``.
+
+    A key is split at its spaces into words (an entity string is its words joined by spaces), and
+    each word interned: ``words`` (of the strings table), ``lowers`` (of the lower-cased table), dict
+    word -> id. string_trie, lower_trie: ``_kernels.rank.interning`` tries of the keys' word ids;
+    string_entry, lower_entry int64 (nodes,): the entry of the key ending at a node, or -1. Entry e's
+    types and counts, in the order the Gazetteer holds them: entry_types (into ``type_names``) and
+    entry_counts float64 [entry_offsets[e]: entry_offsets[e + 1]].
+    """
+
+    words: dict
+    lowers: dict
+    string_trie: object
+    lower_trie: object
+    string_entry: np.ndarray
+    lower_entry: np.ndarray
+    entry_offsets: np.ndarray
+    entry_types: np.ndarray
+    entry_counts: np.ndarray
+    type_names: list
+
+    @classmethod
+    def of(cls, gazetteer):
+        type_index, kinds, counts, offsets = {}, [], [], [0]
+        found = []
+        for table in (gazetteer.strings, gazetteer.lowers):
+            index, items, bounds, entries = {}, [], [], []
+            for key, types in table.items():
+                start = len(items)
+                items.extend(index.setdefault(w, len(index)) for w in key.split(" "))
+                bounds.append((start, len(items)))
+                entries.append(len(offsets) - 1)
+                for kind, count in types.items():
+                    kinds.append(type_index.setdefault(kind, len(type_index)))
+                    counts.append(count)
+                offsets.append(len(kinds))
+            trie = new_trie()
+            bounds = np.asarray(bounds, dtype=np.int64).reshape(-1, 2)
+            nodes = intern_ranges(trie, np.asarray(items, dtype=np.int64), bounds[:, 0].copy(), bounds[:, 1].copy())
+            entry_of_node = np.full(len(trie), -1, dtype=np.int64)
+            entry_of_node[nodes] = entries
+            found.append((index, trie, entry_of_node))
+        (words, string_trie, string_entry), (lowers, lower_trie, lower_entry) = found
+        return cls(words, lowers, string_trie, lower_trie, string_entry, lower_entry,
+                   np.asarray(offsets, dtype=np.int64), np.asarray(kinds, dtype=np.int64),
+                   np.asarray(counts, dtype=np.float64), list(type_index))
 
 
 def jackknifed_gazetteers(corpus, fold_of):

@@ -183,16 +183,17 @@ class RerankedCore(Estimator):
         return best[1]
 
     # ------------------------------------------------------------------ prediction
-    def _featurized(self, corpus, gold=False):
+    def _featurized(self, corpus, gold=False, encoded=None):
         """(NBestList, RankingData) of a Corpus; the candidates are scored against its labels only
-        with ``gold`` (choosing settings on dev), as tagging needs no scores."""
+        with ``gold`` (choosing settings on dev), as tagging needs no scores. encoded : the base's
+        encoding of the input, when the caller has it."""
         import dataclasses
 
         from structperc.nbest.lists import nbest_corpus
 
         if not gold and corpus.label is not None:
             corpus = dataclasses.replace(corpus, label=None)
-        lists = nbest_corpus(self.base_, corpus, int(self.k))
+        lists = nbest_corpus(self.base_, corpus, int(self.k), encoded)
         context = ListContext(lists, document_ids(corpus, self.document_size), [self.gazetteer_],
                               np.zeros(corpus.n_sentences, dtype=np.int64))
         data, _ = featurize_in_context(lists, self.families_, context, self.vocabulary_, grow=False)
@@ -207,9 +208,12 @@ class RerankedCore(Estimator):
     def predict_corpus(self, corpus, forced=None):
         """Predicted label strings, flat over the tokens of a Corpus, and each sentence's base score
         of the chosen candidate."""
+        return self._reranked(corpus, forced)
+
+    def _reranked(self, corpus, forced=None, encoded=None):
         if forced is not None:
             raise ConfigError("a reranked model cannot keep forced labels: tag with its base model")
-        lists, data = self._featurized(corpus)
+        lists, data = self._featurized(corpus, encoded=encoded)
         choice = self._choice(lists, data, self.reranker_)
         scores = np.where(choice >= 0, lists.scores[np.maximum(choice, 0)] if len(lists.scores) else 0.0, 0.0)
         return lists.selected_labels(choice), scores
@@ -217,11 +221,13 @@ class RerankedCore(Estimator):
     def predict_ids(self, corpus, forced=None):
         """(label ids flat over the tokens, sentence scores, the base's encoding of the input): the
         reranked labels as ``Tagger.predict_ids`` gives its own, for what scores them under the base
-        (the chunks' probabilities of raw-text output)."""
-        names, scores = self.predict_corpus(corpus, forced)
+        (the chunks' probabilities of raw-text output). The input is encoded once, for the k-best
+        lists and for the caller."""
+        encoded = self.base_.encode_input(corpus)
+        names, scores = self._reranked(corpus, forced, encoded)
         index = {label: i for i, label in enumerate(self.model_.labels)}
-        ids = np.array([index[name] for name in names], dtype=np.int64)
-        return ids, scores, self.base_.encode_input(corpus)
+        ids = np.fromiter(map(index.__getitem__, names), dtype=np.int64, count=len(names))
+        return ids, scores, encoded
 
     def predict(self, X):
         """Per-sentence lists of predicted labels (X: a Corpus or token lists)."""

@@ -18,12 +18,10 @@ NO_TYPE = -2  # the type before the first token ("" in chunk_spans)
 
 
 @njit(cache=True)
-def _spans_of(paths, a, b, table, out, at, write):
-    """Chunks of paths[a:b] written from ``at`` into out = (types, firsts, lasts) when ``write``;
-    returns the position after them. table = (tags, types, end_type), end_type the type of the "O"
-    label (the end sentinel of chunk_spans)."""
-    tags, types, end_type = table
-    out_type, out_first, out_last = out
+def _spans_of(paths, a, b, tags, types, end_type, out_type, out_first, out_last, at, write):
+    """Chunks of paths[a:b] written from ``at`` into (out_type, out_first, out_last) when ``write``;
+    returns the position after them. end_type: the type of the "O" label (the end sentinel of
+    chunk_spans)."""
     prev_tag, prev_type, begin = 0, NO_TYPE, 0
     n = b - a
     for i in range(n + 1):
@@ -51,18 +49,17 @@ def candidate_spans(paths, path_offsets, tags, types, end_type):
     candidate, positions relative to its sentence, in chunk_spans' order."""
     n = path_offsets.shape[0] - 1
     span_offsets = np.zeros(n + 1, dtype=np.int64)
-    table = (tags, types, end_type)
     empty = np.zeros(0, dtype=np.int64)
     for c in range(n):
-        span_offsets[c + 1] = span_offsets[c] + _spans_of(paths, path_offsets[c], path_offsets[c + 1], table,
-                                                          (empty, empty, empty), 0, False)
+        span_offsets[c + 1] = span_offsets[c] + _spans_of(paths, path_offsets[c], path_offsets[c + 1], tags, types,
+                                                          end_type, empty, empty, empty, 0, False)
     total = span_offsets[n]
     span_type = np.empty(total, dtype=np.int64)
     span_first = np.empty(total, dtype=np.int64)
     span_last = np.empty(total, dtype=np.int64)
     for c in range(n):
-        _spans_of(paths, path_offsets[c], path_offsets[c + 1], table, (span_type, span_first, span_last),
-                  span_offsets[c], True)
+        _spans_of(paths, path_offsets[c], path_offsets[c + 1], tags, types, end_type, span_type, span_first,
+                  span_last, span_offsets[c], True)
     return span_offsets, span_type, span_first, span_last
 
 
@@ -115,3 +112,67 @@ def label_trigrams(paths, path_offsets, n_labels):
             at += 1
             a, b = b, label
     return candidates, codes
+
+
+@njit(cache=True)
+def trigram_counts(paths, path_offsets, n_labels):
+    """(offsets int64 (C + 1,), codes, counts int64): the distinct label trigrams of every candidate
+    (codes as ``label_trigrams``), in order of first occurrence, and how often each occurs."""
+    n = path_offsets.shape[0] - 1
+    width = n_labels + 2
+    total = 0
+    longest = 0
+    for c in range(n):
+        length = path_offsets[c + 1] - path_offsets[c] + 1
+        total += length
+        longest = max(longest, length)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    codes = np.empty(total, dtype=np.int64)
+    counts = np.empty(total, dtype=np.int64)
+    at = 0
+    for c in range(n):
+        start = at
+        a, b = n_labels, n_labels
+        for k in range(path_offsets[c], path_offsets[c + 1] + 1):
+            label = paths[k] if k < path_offsets[c + 1] else n_labels + 1
+            code = (a * width + b) * width + label
+            found = False
+            for j in range(start, at):
+                if codes[j] == code:
+                    counts[j] += 1
+                    found = True
+                    break
+            if not found:
+                codes[at] = code
+                counts[at] = 1
+                at += 1
+            a, b = b, label
+        offsets[c + 1] = at
+    return offsets, codes[:at], counts[:at]
+
+
+@njit(cache=True)
+def distinct_in_blocks(keys, block_offsets):
+    """(index, inverse) int64 as ``np.unique(keys, return_index=True, return_inverse=True)`` gives them,
+    for keys in blocks (keys[block_offsets[b]: block_offsets[b + 1]]) each below the next block's:
+    every block sorted on its own (stably, by insertion: blocks are short)."""
+    n = keys.shape[0]
+    order = np.arange(n)
+    index = np.empty(n, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.int64)
+    m = 0
+    for b in range(block_offsets.shape[0] - 1):
+        a, z = block_offsets[b], block_offsets[b + 1]
+        for p in range(a + 1, z):
+            e = order[p]
+            q = p - 1
+            while q >= a and keys[order[q]] > keys[e]:
+                order[q + 1] = order[q]
+                q -= 1
+            order[q + 1] = e
+        for p in range(a, z):
+            if p == a or keys[order[p]] != keys[order[p - 1]]:
+                index[m] = order[p]
+                m += 1
+            inverse[order[p]] = m - 1
+    return index[:m], inverse
