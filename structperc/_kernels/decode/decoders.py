@@ -31,7 +31,7 @@ def first_order_viterbi(layout, data, a, b, emission, transition, end):
     return _first_order(data.dictionary, layout, data, a, b, emission, transition, end)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _first_order(dictionary, layout, data, a, b, emission, transition, end):
     """``first_order_viterbi`` on the type of the data's flag: without a tag dictionary (None),
     numba compiles no candidate code."""
@@ -79,7 +79,7 @@ def run_decoder(w, layout, data, a, b, scores):
     return _run_decoder(layout.second_order, layout.local, w, layout, data, a, b, scores)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _run_decoder(second_order, local, w, layout, data, a, b, scores):
     """The choice of ``run_decoder`` on the types of the layout's flags (None or True): numba
     prunes the branches of the other decoders before compiling, so a kernel holds one decoder's
