@@ -112,12 +112,12 @@ def serve_command(
         from structperc.serve.app import build_app
         from structperc.serve.master import ServeApplication
         from structperc.serve.metrics import Metrics
-        from structperc.serve.precompile import fill_cache
+        from structperc.serve.precompile import compile_side_by_side
         from structperc.serve.served import Models, read_served, warm
 
         say = lambda line: typer.echo(line, err=True)  # noqa: E731
         read = [read_served(source, report=say, mirror=mirror) for source in models]
-        fill_cache(read)  # with numba's cache cold, the kernels compile in child processes, side by side
+        compile_side_by_side(read)  # numba's cache cold: the kernels compile here and in child processes
         for one in read:
             warm(one)
         served = Models(read)

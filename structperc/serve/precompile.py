@@ -1,23 +1,26 @@
-"""The served models' kernels compiled in child processes, side by side, before the master loads them.
+"""The served models' kernels compiled side by side, in the master and in child processes.
 
 With numba's on-disk cache cold, the master's warm-up (``served.warm``) compiles every kernel a request
-can call one after the other, on one core. ``fill_cache`` runs the warm-up's groups of parts
-(``served.WARM_GROUPS``) of every model in child processes instead, as many at a time as there are
-cores: each compiles its kernels and writes their machine code to numba's cache (an entry is written
-whole to a temporary file and renamed into place, so that processes may fill the cache side by side).
-The master's warm-up then loads every kernel from the cache, so that it has loaded them all before the
-workers fork, as without this. A kernel that no child left in the cache (a child that failed, say) the
-master compiles, as it would have, and meets the failure itself.
+can call one after the other, on one core. ``compile_side_by_side`` shares the warm-up's jobs (a group
+of ``served.WARM_GROUPS`` of one model) between the master, which runs them in-process, and child
+processes, one per other core, which compile theirs and write the machine code to numba's cache (an
+entry is written whole to a temporary file and renamed into place, so that processes may fill the cache
+side by side). The master then warms every model, which loads the children's kernels from the cache, so
+that it has loaded them all before the workers fork, as without this. A kernel that no child left in
+the cache (a child that failed, say) the master compiles, as it would have, and meets the failure
+itself.
 
 A child is ``python -m structperc.serve.precompile SOURCE PART...``: a fresh interpreter (not a fork
-of the master, which may hold threads and models), whose output goes nowhere.
+of the master, which holds threads and models), whose output goes nowhere.
 """
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 
 from structperc._kernels import cache
 
@@ -40,9 +43,9 @@ def offered(description, part) -> bool:
 
 
 def compile_jobs(models) -> list[tuple[str, tuple[str, ...]]]:
-    """(source, parts) of each group of the warm-up of each model (the parts the model offers), the
-    first groups of every model, which decode and are the longest, before the others: the order in
-    which the children start."""
+    """(source, parts) of each group of the warm-up of each model (the parts the model offers), in the
+    order they are taken: the groups with the most parts first (a guess at the longest), and of those
+    the first groups (which decode) first, in the order of the models."""
     from structperc.serve.served import WARM_GROUPS
 
     jobs = []
@@ -51,7 +54,7 @@ def compile_jobs(models) -> list[tuple[str, tuple[str, ...]]]:
             parts = tuple(part for part in group if offered(served.description, part))
             if parts:
                 jobs.append((served.source, parts))
-    return jobs
+    return sorted(jobs, key=lambda job: -len(job[1]))
 
 
 def usable_cores() -> int:
@@ -61,27 +64,55 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def fill_cache(models, processes=None) -> bool:
-    """Compile the kernels of ``models`` (ServedModels read, not warmed) in child processes, ``processes``
-    at a time (None: one per usable core), when numba's cache lacks any of them; True when it did.
-    Nothing is done with one process at a time, which would only compile what the master can, later.
-    A named model must be built already (``read_served`` builds it): the children only read it."""
+def compile_side_by_side(models, processes=None) -> bool:
+    """Run the warm-up's jobs of ``models`` (ServedModels read, not warmed) in this process and in child
+    processes, ``processes`` at a time in all (None: one per usable core), when numba's cache lacks any
+    of their kernels; True when it did. Each job goes to whichever process is free first, the master
+    taking the first. A named model must be built already (``read_served`` builds it): the children
+    only read it."""
+    from structperc.serve.served import warm
+
     names = tuple(dict.fromkeys(name for served in models for name in serving_kernels(served.description)))
     jobs = compile_jobs(models)
     processes = min(len(jobs), processes or usable_cores())
     if processes < 2 or not cache.cold(names):
         return False
     cache.say_compiling()
-    running = []
-    while jobs or running:
-        while jobs and len(running) < processes:
-            source, parts = jobs.pop(0)
+    pending, lock = deque(jobs), threading.Lock()
+
+    def take():
+        with lock:
+            return pending.popleft() if pending else None
+
+    by_source = {served.source: served for served in models}
+    job = take()
+    children = threading.Thread(target=run_children, args=(take, processes - 1), daemon=True)
+    children.start()
+    try:
+        while job is not None:
+            source, parts = job
+            warm(by_source[source], parts)
+            job = take()
+    finally:
+        children.join()
+    return True
+
+
+def run_children(take, at_once) -> None:
+    """Run the jobs that ``take`` gives in child processes, ``at_once`` at a time, until it gives None."""
+    running, more = [], True
+    while more or running:
+        while more and len(running) < at_once:
+            job = take()
+            if job is None:
+                more = False
+                break
+            source, parts = job
             running.append(subprocess.Popen([sys.executable, "-m", __name__, source, *parts],
-                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                             stderr=subprocess.DEVNULL))
+                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL))
         time.sleep(0.05)
         running = [child for child in running if child.poll() is None]
-    return True
 
 
 def compile_parts(source, parts) -> None:
