@@ -10,19 +10,21 @@ that it has loaded them all before the workers fork, as without this. A kernel t
 the cache (a child that failed, say) the master compiles, as it would have, and meets the failure
 itself.
 
-A child is ``python -m structperc.serve.precompile SOURCE PART...``: a fresh interpreter (not a fork
-of the master, which holds threads and models), whose output goes nowhere.
+A child is ``python -m structperc.serve.precompile``, a fresh interpreter (not a fork of the master,
+which holds threads and models), that runs the jobs it reads on its input, one a line, and says "done"
+after each; its errors go nowhere.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import threading
-import time
 from collections import deque
 
 from structperc._kernels import cache
+from structperc.serve.served import WARM_GROUPS, read_served, warm
 
 
 def serving_kernels(description) -> tuple[str, ...]:
@@ -46,8 +48,6 @@ def compile_jobs(models) -> list[tuple[str, tuple[str, ...]]]:
     """(source, parts) of each group of the warm-up of each model (the parts the model offers), in the
     order they are taken: the groups with the most parts first (a guess at the longest), and of those
     the first groups (which decode) first, in the order of the models."""
-    from structperc.serve.served import WARM_GROUPS
-
     jobs = []
     for group in WARM_GROUPS:
         for served in models:
@@ -70,8 +70,6 @@ def compile_side_by_side(models, processes=None) -> bool:
     of their kernels; True when it did. Each job goes to whichever process is free first, the master
     taking the first. A named model must be built already (``read_served`` builds it): the children
     only read it."""
-    from structperc.serve.served import warm
-
     names = tuple(dict.fromkeys(name for served in models for name in serving_kernels(served.description)))
     jobs = compile_jobs(models)
     processes = min(len(jobs), processes or usable_cores())
@@ -86,40 +84,42 @@ def compile_side_by_side(models, processes=None) -> bool:
 
     by_source = {served.source: served for served in models}
     job = take()
-    children = threading.Thread(target=run_children, args=(take, processes - 1), daemon=True)
-    children.start()
+    children = [threading.Thread(target=run_child, args=(take,), daemon=True) for _ in range(processes - 1)]
+    for child in children:
+        child.start()
     try:
         while job is not None:
             source, parts = job
             warm(by_source[source], parts)
             job = take()
     finally:
-        children.join()
+        for child in children:
+            child.join()
     return True
 
 
-def run_children(take, at_once) -> None:
-    """Run the jobs that ``take`` gives in child processes, ``at_once`` at a time, until it gives None."""
-    running, more = [], True
-    while more or running:
-        while more and len(running) < at_once:
-            job = take()
-            if job is None:
-                more = False
+def run_child(take) -> None:
+    """Run the jobs that ``take`` gives in one child process, one after the other (it reads each model
+    once, and compiles the kernels its jobs share once), until ``take`` gives None. A child that dies
+    leaves the rest of its job to the master's warm-up, and the next jobs to the master."""
+    child = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    try:
+        job = take()
+        while job is not None:
+            child.stdin.write(json.dumps(job) + "\n")
+            child.stdin.flush()
+            if not child.stdout.readline():  # the child died
                 break
-            source, parts = job
-            running.append(subprocess.Popen([sys.executable, "-m", __name__, source, *parts],
-                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL))
-        time.sleep(0.05)
-        running = [child for child in running if child.poll() is None]
-
-
-def compile_parts(source, parts) -> None:
-    """Compile (and so cache) the kernels of the warm-up's ``parts`` of the model ``source``."""
-    from structperc.serve.served import read_served, warm
-
-    warm(read_served(source), parts)
+            job = take()
+    except BrokenPipeError:  # the child died before it read its job
+        pass
+    finally:
+        try:
+            child.stdin.close()
+        except BrokenPipeError:
+            pass
+        child.wait()
 
 
 if __name__ == "__main__":
@@ -127,4 +127,10 @@ if __name__ == "__main__":
 
     warnings.simplefilter("ignore")  # the master warns of a model as it reads it
     cache.say_compiling(log=False)  # and has said that kernels compile
-    compile_parts(sys.argv[1], tuple(sys.argv[2:]))
+    read = {}
+    for line in sys.stdin:  # a job a line, (source, parts) in JSON; "done" a line back
+        source, parts = json.loads(line)
+        if source not in read:
+            read[source] = read_served(source)
+        warm(read[source], tuple(parts))
+        print("done", flush=True)
