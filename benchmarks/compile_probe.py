@@ -16,7 +16,7 @@ from pathlib import Path
 
 from numba.core import event
 
-STEPS = ("chunker-train", "chunker-eval", "tagger", "crf", "nbest", "tag", "prepare")
+STEPS = ("chunker-train", "chunker-eval", "tagger", "crf", "nbest", "tag", "prepare", "serve")
 
 
 class CompileTimes(event.Listener):
@@ -105,6 +105,11 @@ def run(step, work):
         crf = structperc.CRF(algorithm="lbfgs", c1=0.1, c2=0.1, max_iterations=100, all_possible_transitions=True)
         crf.fit(X, y)
         crf.predict(X)
+    elif step == "serve":  # the master's warm-up of `structperc serve en-ewt-upos nl-conll2002-ner`, in-process
+        from structperc.serve.served import load_served
+
+        for model in ("en-ewt-upos", "nl-conll2002-ner"):  # named models built beforehand (WORKDIR unused)
+            load_served(model)
     else:
         raise SystemExit(f"unknown step {step!r}: one of {', '.join(STEPS)}")
 

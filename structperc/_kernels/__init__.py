@@ -10,6 +10,10 @@ Kernels take contiguous numpy arrays, scalars and the records of ``records.py`` 
 encoded sentences; ``Layout``, the weight vector's blocks), validate nothing and raise nothing; the
 public wrappers (``structperc.model.linear_chain``, ``structperc.estimator.marginals``,
 ``structperc.nbest.lists`` and the learning rules of ``structperc.train``) check their inputs first.
+A kernel that only kernels call is compiled with ``no_cpython_wrapper=True``: numba builds no Python
+entry point for it (the unboxing of its records and arrays, compiled in every process that compiles
+the kernel, for nothing). Called from Python, it would crash the process: no Python code names one
+(``tests/test_inner_kernels.py``).
 
 Score conventions shared by all decoders (L labels, n tokens)::
 

@@ -42,6 +42,9 @@ NBEST = ("decode.nbest.kbest_block", "rank.ranking.group_argmax")
 CLUSTERING = ("cluster.brown.brown_steps",)
 SPAN_COPIES = "encode.csr.gather_rows"
 MARGINALS = {"global": "decode.marginals.marginals_block", "local": "decode.marginals.marginals_block"}
+# why a token got its label (`explain`, serve's /v1/explain): the score of each one-label change, the
+# weights of the features that fire
+EXPLAINING = ("score.changes.one_label_changes", "score.changes.feature_weights")
 
 
 def training_kernels(epoch=(), dev=None, mixing=False):

@@ -19,7 +19,10 @@ Data (N tokens in S sentences)::
     cand_labels       int64               cand_labels[cand_offsets[i]: cand_offsets[i + 1]], ascending;
                                           an empty row: every label at that token;
                                           empty cand_offsets: every label everywhere
-    dictionary        None when cand_offsets is empty, else True
+    dictionary        None or True: True runs the decoders and marginals over the candidate sets
+                          (a tag dictionary); None over every label pair, the candidates (when
+                          cand_offsets is not empty: labels forced at decoding) applied by the
+                          -inf emission scores of ``scoring.emission_scores`` alone
     partial           None when no gold label is -1 (unlabelled), else True
 
 ``dictionary`` and ``partial`` are flags for numba, which compiles a kernel for their types (None or
@@ -61,6 +64,8 @@ otherwise (their types select the decoder's code when numba compiles a kernel: `
 from collections import namedtuple
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 Data = namedtuple("Data", "sentence_offsets feature_offsets feature_ids pair_offsets pair_ids gold "
                           "cand_offsets cand_labels feature_values dictionary partial")
@@ -75,9 +80,10 @@ ALL_PAIRS = (_EMPTY, _NO_IDS)
 NO_VALUES = np.zeros(0, dtype=np.float32)
 
 
-def data_record(encoded, candidates=(_EMPTY, _EMPTY)):
+def data_record(encoded, candidates=(_EMPTY, _EMPTY), over_candidates=None):
     """The ``Data`` of an EncodedCorpus; ``candidates`` is (cand_offsets, cand_labels). An encoded
-    corpus without ``feature_values`` (or with None) is all binary."""
+    corpus without ``feature_values`` (or with None) is all binary. over_candidates : None (when
+    there are candidates), True or False: the ``dictionary`` flag."""
     gold = encoded.labels if encoded.labels is not None else _EMPTY
     cand_offsets, cand_labels = candidates
     pair_offsets, pair_ids = encoded.pair_offsets, encoded.pair_ids
@@ -87,13 +93,32 @@ def data_record(encoded, candidates=(_EMPTY, _EMPTY)):
     values = NO_VALUES if values is None else np.ascontiguousarray(values, dtype=np.float32)
     return Data(encoded.sentence_offsets, encoded.feature_offsets, np.asarray(encoded.feature_ids, dtype=np.int32),
                 pair_offsets, np.asarray(pair_ids, dtype=np.int32), gold, cand_offsets, cand_labels, values,
-                *data_flags(cand_offsets, gold))
+                *data_flags(cand_offsets, gold, over_candidates))
 
 
-def data_flags(cand_offsets, gold):
-    """(dictionary, partial) of ``Data`` for these arrays: None when there is no tag dictionary or
-    no unlabelled token (-1 in gold), else True."""
-    return (True if len(cand_offsets) else None), (True if len(gold) and np.any(gold < 0) else None)
+def choose(flag, when_none, otherwise):
+    """``when_none`` when the flag ``flag`` is None, else ``otherwise`` (two kernels, or two values).
+
+    In a kernel, the choice is made on the flag's type as numba compiles the kernel, which then
+    compiles the chosen kernel only. A branch on ``flag is None`` is pruned before compiling when
+    the flag is None only: numba keeps both sides for a True flag, whose type (bool) does not say
+    which value it holds, and so compiles the code of the None case too."""
+    return when_none if flag is None else otherwise
+
+
+@overload(choose)
+def _choose_on_type(flag, when_none, otherwise):
+    if isinstance(flag, types.NoneType):
+        return lambda flag, when_none, otherwise: when_none
+    return lambda flag, when_none, otherwise: otherwise
+
+
+def data_flags(cand_offsets, gold, over_candidates=None):
+    """(dictionary, partial) of ``Data`` for these arrays: None when there are no candidates (or
+    ``over_candidates`` is False) or no unlabelled token (-1 in gold), else True."""
+    if over_candidates is None:
+        over_candidates = len(cand_offsets) > 0
+    return (True if over_candidates else None), (True if len(gold) and np.any(gold < 0) else None)
 
 
 def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty, emission_pairs=ALL_PAIRS):

@@ -112,10 +112,15 @@ def serve_command(
         from structperc.serve.app import build_app
         from structperc.serve.master import ServeApplication
         from structperc.serve.metrics import Metrics
-        from structperc.serve.served import Models, load_served
+        from structperc.serve.precompile import compile_side_by_side
+        from structperc.serve.served import Models, read_served, warm
 
         say = lambda line: typer.echo(line, err=True)  # noqa: E731
-        served = Models([load_served(source, report=say, mirror=mirror) for source in models])
+        read = [read_served(source, report=say, mirror=mirror) for source in models]
+        compile_side_by_side(read)  # numba's cache cold: the kernels compile here and in child processes
+        for one in read:
+            warm(one)
+        served = Models(read)
         limits = Limits(max_body=max_body, body_seconds=body_seconds, max_tokens=max_tokens, timeout=timeout,
                         queue=queue)
         app = build_app(served, limits, Metrics(), token, cors_origin or (), __version__)

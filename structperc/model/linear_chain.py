@@ -151,12 +151,16 @@ class LinearChainModel:
 
         forced : None, or int64 (n_tokens,) label ids fixed at decoding, -1 where the label is free.
             A forced token's candidate set is its forced label alone (it replaces the tag
-            dictionary's set), so every decoder, k-best and the marginals keep it.
+            dictionary's set), so every decoder, k-best and the marginals keep it. Without a tag
+            dictionary, the kernels keep it by the -inf emission scores of the other labels and run
+            over every label pair, as they do unforced: the kernels a model's forced and free
+            passes call are the same ones (a request's span scores compile one set, not two).
         """
         candidates = self.candidates(encoded)
-        if forced is not None:
-            candidates = force_candidates(candidates, np.asarray(forced, dtype=np.int64), self.n_labels)
-        return data_record(encoded, candidates)
+        if forced is None:
+            return data_record(encoded, candidates)
+        forced_candidates = force_candidates(candidates, np.asarray(forced, dtype=np.int64), self.n_labels)
+        return data_record(encoded, forced_candidates, over_candidates=len(candidates[0]) > 0)
 
     # ------------------------------------------------------------------ views of w
     def emission_weights(self, weights=None):

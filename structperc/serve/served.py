@@ -68,25 +68,38 @@ def describe(name, tagger, sha256) -> dict:
             "conllu_field": model.metadata.get("input", {}).get("label")}
 
 
-def warm(served: ServedModel) -> None:
+# The warm-up in groups of parts, each a list of what a request may ask. A group's parts share their
+# kernels' callees (everything that decodes: tagging, span scores and marginals, explanations), so that
+# the groups compile apart, in processes side by side, with little work done twice (``precompile``).
+WARM_GROUPS = (("tag", "scores", "explain"), ("kbest",))
+WARM_PARTS = sum(WARM_GROUPS, ())
+
+
+def warm(served: ServedModel, parts=WARM_PARTS) -> None:
     """Load the model's tables and every kernel a request can call (tag, span scores, marginals, k-best,
-    explanation), so that no worker compiles or loads one after the fork."""
+    explanation), so that no worker compiles or loads one after the fork; ``parts``: those of
+    ``WARM_PARTS`` only (a part the model does not offer is skipped)."""
+    from structperc.estimator.text import add_input_columns
     from structperc.serve import tagging
 
-    served.tagger.prepare()
-    for feeder in (getattr(served.tagger, "column_taggers_", None) or {}).values():
-        feeder.prepare()
-    options = tagging.TagOptions(k=2 if served.description["kbest"] else None,
-                                 marginals=served.description["probabilistic"])
-    tagging.tag_text(served, WARM_UP_TEXT, options)
-    if served.description["explain"]:
+    if "tag" in parts:
+        served.tagger.prepare()
+        for feeder in (getattr(served.tagger, "column_taggers_", None) or {}).values():
+            feeder.prepare()
+        tagging.tag_text(served, WARM_UP_TEXT, tagging.TagOptions(span_scores=False))
+    if "scores" in parts and served.description["probabilistic"]:
+        tagging.tag_text(served, WARM_UP_TEXT, tagging.TagOptions(marginals=True))
+    if "kbest" in parts and served.description["kbest"]:
+        corpus = add_input_columns(served.tagger, tagging.text_corpus(WARM_UP_TEXT))
+        tagging.kbest_lists(served, corpus, 2)
+    if "explain" in parts and served.description["explain"]:
         tagging.explain_token(served, ["Mary", "met", "John"], 0)
 
 
-def load_served(source, name=None, report=None, mirror=None) -> ServedModel:
+def read_served(source, name=None, report=None, mirror=None) -> ServedModel:
     """The ServedModel of a model file or a named model (built first when it is not: ``report`` says so),
-    loaded and warmed; ``mirror``: where a named model's corpus is copied from. A single model only: an
-    ensemble file is a ConfigError."""
+    read but not warmed (``warm``); ``mirror``: where a named model's corpus is copied from. A single
+    model only: an ensemble file is a ConfigError."""
     from structperc.ensembles.files import read_model
     from structperc.models.store import is_model_name
 
@@ -105,6 +118,12 @@ def load_served(source, name=None, report=None, mirror=None) -> ServedModel:
         name = named or (source if is_model_name(source) else Path(source).stem)
     served = ServedModel(name, source, tagger, files)
     served.description = describe(name, tagger, next(iter(files.values())))
+    return served
+
+
+def load_served(source, name=None, report=None, mirror=None) -> ServedModel:
+    """``read_served``, then ``warm``: the model ready to serve."""
+    served = read_served(source, name, report, mirror)
     warm(served)
     return served
 

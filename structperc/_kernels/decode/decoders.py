@@ -1,8 +1,8 @@
 """The decoders of a model, by name, and decoding a sentence or a corpus.
 
 ``DECODERS`` maps a decoder's name to the code that ``Layout.decoder`` stores; ``run_decoder`` is
-the one dispatch on it, through the layout's flags ``second_order`` and ``local`` (None or True,
-from the code), whose types numba compiles for: a kernel holds the code of its model's decoder only.
+the one dispatch on it, through the types of the layout's flags ``second_order`` and ``local`` (None
+or True, from the code; ``records.choose``): a kernel holds the code of its model's decoder only.
 A decoder takes the first-order tables of ``scoring.sentence_scores`` (plus w, the layout and the
 sentence, for second-order blocks and candidates) and returns (path int64 (n,), score). The
 inference itself (``viterbi.py``, ``second_order.py``) sees scores only. A new decoder is its
@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from ..borrow import borrowed
+from ..records import choose
 from ..score.scoring import (local_context_scores2, local_scores, second_order_scores, sentence_candidates,
                              sentence_scores)
 from .second_order import viterbi2, viterbi2_context
@@ -31,7 +32,7 @@ def first_order_viterbi(layout, data, a, b, emission, transition, end):
     return _first_order(data.dictionary, layout, data, a, b, emission, transition, end)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _first_order(dictionary, layout, data, a, b, emission, transition, end):
     """``first_order_viterbi`` on the type of the data's flag: without a tag dictionary (None),
     numba compiles no candidate code."""
@@ -42,14 +43,14 @@ def _first_order(dictionary, layout, data, a, b, emission, transition, end):
     return viterbi(emission, transition, end)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def decode_viterbi(w, layout, data, a, b, scores):
     """First-order Viterbi (over the candidates of each token, with a tag dictionary)."""
     emission, transition, end = scores
     return first_order_viterbi(layout, data, a, b, emission, transition, end)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def decode_viterbi2(w, layout, data, a, b, scores):
     """Second-order Viterbi over the candidates of each token."""
     emission, transition, end = scores
@@ -57,14 +58,14 @@ def decode_viterbi2(w, layout, data, a, b, scores):
     return viterbi2(emission, transition2, end, offsets, labels)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def decode_memm(w, layout, data, a, b, scores):
     """Best sum_t log P(y_t | y_{t-1}, x)."""
     emission, transition, end = local_scores(*scores)
     return first_order_viterbi(layout, data, a, b, emission, transition, end)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def decode_memm2(w, layout, data, a, b, scores):
     """Best sum_t log P(y_t | y_{t-2}, y_{t-1}, x): each history normalized over the candidates of t."""
     emission, transition, end = scores
@@ -75,22 +76,12 @@ def decode_memm2(w, layout, data, a, b, scores):
 
 @njit(cache=True, inline="always")
 def run_decoder(w, layout, data, a, b, scores):
-    """The decoder of ``layout.decoder`` on the tables ``scores`` = (emission, transition, end)."""
-    return _run_decoder(layout.second_order, layout.local, w, layout, data, a, b, scores)
-
-
-@njit(cache=True)
-def _run_decoder(second_order, local, w, layout, data, a, b, scores):
-    """The choice of ``run_decoder`` on the types of the layout's flags (None or True): numba
-    prunes the branches of the other decoders before compiling, so a kernel holds one decoder's
-    code, and is compiled once per decoder that a model uses."""
-    if second_order is None:
-        if local is None:
-            return decode_viterbi(w, layout, data, a, b, scores)
-        return decode_memm(w, layout, data, a, b, scores)
-    if local is None:
-        return decode_viterbi2(w, layout, data, a, b, scores)
-    return decode_memm2(w, layout, data, a, b, scores)
+    """The decoder of ``layout.decoder`` on the tables ``scores`` = (emission, transition, end), chosen
+    on the types of the layout's flags (None or True, ``records.choose``) as numba compiles the caller:
+    a kernel holds one decoder's code, and is compiled once per decoder that a model uses."""
+    first_order = choose(layout.local, decode_viterbi, decode_memm)
+    second_order = choose(layout.local, decode_viterbi2, decode_memm2)
+    return choose(layout.second_order, first_order, second_order)(w, layout, data, a, b, scores)
 
 
 @njit(cache=True)

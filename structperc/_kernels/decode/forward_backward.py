@@ -21,7 +21,7 @@ def log_sum_exp(values):
     return top + np.log(total)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _forward(emission, transition):
     """alpha (n, L): alpha[t, c] = log of the summed exp-scores of all prefixes y_0..y_t with y_t = c."""
     # alpha[0, c] = emission[0, c] + transition[0, L, c]
@@ -41,7 +41,7 @@ def _forward(emission, transition):
     return alpha
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _log_z_from_alpha(alpha, end):
     # log Z = logsumexp_c (alpha[n-1, c] + end[c])
     n, n_labels = alpha.shape
@@ -51,7 +51,7 @@ def _log_z_from_alpha(alpha, end):
     return log_sum_exp(terms)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _probability(log_score, log_z):
     """exp(log_score - log_z), exactly 0 for a masked (-inf) score."""
     if log_score == -np.inf:
@@ -285,7 +285,7 @@ def _scaled_recursion(emission, transition, end, node, edge, work):
     return log_z
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _forward_candidates(emission, transition, cand_offsets, cand_labels):
     """alpha (cand_offsets[n],): alpha[cand_offsets[t] + j] = log of the summed exp-scores of the
     prefixes inside the candidate sets that end in c_j = cand_labels[cand_offsets[t] + j] at t."""
@@ -310,7 +310,7 @@ def _forward_candidates(emission, transition, cand_offsets, cand_labels):
     return alpha
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _log_z_candidates(alpha, end, cand_offsets, cand_labels):
     # log Z = logsumexp_j (alpha[n-1, j] + end[c_j]), j over C_{n-1}
     n = cand_offsets.shape[0] - 1

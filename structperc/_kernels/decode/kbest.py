@@ -37,13 +37,13 @@ from numba import njit
 from structperc._kernels.decode.viterbi import largest_set
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _before(score_a, source_a, score_b, source_b):
     """True if heap item a comes first: higher score, then lower source label."""
     return score_a > score_b or (score_a == score_b and source_a < source_b)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _sift_down(heap_score, heap_source, heap_entry, size, pos):
     score = heap_score[pos]
     source = heap_source[pos]

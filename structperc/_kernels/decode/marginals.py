@@ -10,7 +10,7 @@ from ..learn.memm import memm_sentence_marginals
 from ..threads import over_blocks
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def sentence_marginals(local, w, layout, data, a, b, best):
     """Node marginals (n, L) of tokens [a, b) and log P(ŷ | x) of the labeling ŷ of score ``best``.
 

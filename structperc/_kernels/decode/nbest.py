@@ -28,7 +28,7 @@ def kbest_sentence(w, layout, data, a, b, k):
     return _kbest(data.dictionary, layout, data, a, b, k, (emission, transition, end))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _kbest(dictionary, layout, data, a, b, k, scores):
     """``kbest_sentence``'s ranking on the type of the data's flag: without a tag dictionary (None),
     numba compiles no candidate code. scores : (emission, transition, end)."""

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def history_block(cand_offsets, t):
     """Where the candidates of y_{t-2}, y_{t-1} and y_t lie in cand_labels: (base_h, n_h, base_i,
     n_i, base_j, n_j). Before the sentence the history is the start symbol alone (base 0, count 1)."""

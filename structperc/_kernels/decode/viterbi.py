@@ -57,7 +57,7 @@ def viterbi(emission, transition, end):
     return path, best
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def largest_set(cand_offsets):
     """The size of the largest candidate set (at least 1): what a per-token scratch array needs."""
     largest = 1

@@ -51,7 +51,7 @@ def chain_marginals(layout, data, a, b, emission, transition, end):
     return _chain_marginals(data.dictionary, layout, data, a, b, emission, transition, end)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _chain_marginals(dictionary, layout, data, a, b, emission, transition, end):
     """``chain_marginals`` on the type of the data's flag: without a tag dictionary (None), numba
     compiles no candidate code."""
@@ -254,14 +254,14 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
     return log_likelihood, skipped
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def crf_sentence_marginals(w, layout, data, a, b):
     """Node marginals P(y_t = c | x) (n, L) of tokens [a, b) and log Z(x)."""
     emission, transition, end = sentence_scores(w, layout, data, a, b)
     return _sentence_marginals(data.dictionary, layout, data, a, b, emission, transition, end)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _sentence_marginals(dictionary, layout, data, a, b, emission, transition, end):
     """``crf_sentence_marginals`` on the type of the data's flag (no candidate code without a tag
     dictionary)."""

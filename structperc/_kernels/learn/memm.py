@@ -161,7 +161,7 @@ def memm_epoch(v, u, state, layout, data, visit_order, rate):
     return log_likelihood, skipped
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def chain_marginals2(emission, transition2, context, cand_offsets, cand_labels):
     """Node marginals (n, L) of the second-order chain of local distributions, over the candidates:
 
@@ -195,7 +195,7 @@ def chain_marginals2(emission, transition2, context, cand_offsets, cand_labels):
     return node
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def memm_sentence_marginals(w, layout, data, a, b):
     """Node marginals (n, L) of the MEMM's chain of local distributions over tokens [a, b):
 

@@ -21,7 +21,7 @@ from .emission import emission_index
 from .scoring import emission_scores
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _transition(w, layout, data, token, p, c):
     """T(p, c) into ``token``: the weight, the pair features' weights, the constraint's mask."""
     n_labels = layout.n_labels
@@ -32,7 +32,7 @@ def _transition(w, layout, data, token, p, c):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _second(w, layout, q, p, c):
     n_labels = layout.n_labels
     return w[layout.off_trans2 + (q * (n_labels + 1) + p) * n_labels + c]

@@ -173,7 +173,7 @@ def scatter_occurrences(target, layout, features, tokens, values, lo, hi, node):
 
 # ``emission_index`` for only some pairs, out of line: kept apart, its code leaves the all-pairs
 # kernels as they were (inlined at every call, it made the all-pairs perceptron epochs 10 % slower).
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _listed_index(offsets, labels, full_before, n_labels, f, c):
     """``emission_index`` for a model of only some pairs (the arrays of its layout)."""
     row_lo, row_hi = offsets[f], offsets[f + 1]

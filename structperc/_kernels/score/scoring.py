@@ -89,7 +89,7 @@ def second_order_transitions(w, layout, transition):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def second_order_scores(w, layout, data, a, b, transition):
     """transition2 (``second_order_transitions``) and the candidates of tokens [a, b) rebased to the
     sentence (``sentence_candidates``): what a second-order decoder adds to the first-order tables."""
@@ -152,14 +152,14 @@ def local_log_probabilities(emission, transition):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def local_scores(emission, transition, end):
     """First-order MEMM tables: zero emission and end, transition[t, p, c] = log P(y_t = c | p, x),
     so that a labeling's score is sum_t log P(y_t | y_{t-1}, x)."""
     return np.zeros_like(emission), local_log_probabilities(emission, transition), np.zeros_like(end)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def decoder_tables(local, emission, transition, end):
     """The first-order tables a decoder ranks labelings by: as they are for a global model
     (``local`` None), normalized by ``local_scores`` for a locally normalized one (``local`` True;
