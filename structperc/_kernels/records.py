@@ -64,8 +64,6 @@ otherwise (their types select the decoder's code when numba compiles a kernel: `
 from collections import namedtuple
 
 import numpy as np
-from numba import types
-from numba.extending import overload
 
 Data = namedtuple("Data", "sentence_offsets feature_offsets feature_ids pair_offsets pair_ids gold "
                           "cand_offsets cand_labels feature_values dictionary partial")
@@ -94,23 +92,6 @@ def data_record(encoded, candidates=(_EMPTY, _EMPTY), over_candidates=None):
     return Data(encoded.sentence_offsets, encoded.feature_offsets, np.asarray(encoded.feature_ids, dtype=np.int32),
                 pair_offsets, np.asarray(pair_ids, dtype=np.int32), gold, cand_offsets, cand_labels, values,
                 *data_flags(cand_offsets, gold, over_candidates))
-
-
-def choose(flag, when_none, otherwise):
-    """``when_none`` when the flag ``flag`` is None, else ``otherwise`` (two kernels, or two values).
-
-    In a kernel, the choice is made on the flag's type as numba compiles the kernel, which then
-    compiles the chosen kernel only. A branch on ``flag is None`` is pruned before compiling when
-    the flag is None only: numba keeps both sides for a True flag, whose type (bool) does not say
-    which value it holds, and so compiles the code of the None case too."""
-    return when_none if flag is None else otherwise
-
-
-@overload(choose)
-def _choose_on_type(flag, when_none, otherwise):
-    if isinstance(flag, types.NoneType):
-        return lambda flag, when_none, otherwise: when_none
-    return lambda flag, when_none, otherwise: otherwise
 
 
 def data_flags(cand_offsets, gold, over_candidates=None):

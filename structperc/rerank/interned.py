@@ -18,7 +18,8 @@ import numpy as np
 from structperc._kernels.rank.candidates import outside_tokens, trigram_counts
 from structperc._kernels.rank.interning import first_ids, intern_ranges, lookup_ranges, new_trie
 from structperc._kernels.rank.rows import candidate_rows
-from structperc._kernels.rank.type_shares import chunk_rows, document_counts, entity_keys, outside_rows
+from structperc._kernels.rank.type_shares import (ChunkDocuments, ChunkSpans, GazetteerEntries, ShareIds, chunk_rows,
+                                                  document_counts, entity_keys, outside_rows)
 from structperc.rerank.data import SCORE_FEATURE, RankingData
 
 SHARE_PREFIXES = ("d1s", "d1l", "d1h", "dns", "dnl", "dnh", "gs", "gl")
@@ -176,10 +177,11 @@ def context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_o
     if "document" not in families:
         no = np.zeros(0, dtype=np.int64)
         tables = document_counts(1, 1, no, no, no, np.zeros(0), np.zeros(0, dtype=bool))
-        rows = chunk_rows(n_types, tables, np.zeros(n_chunks + 1, dtype=np.int64), no, no,
-                          np.zeros(n_chunks, dtype=bool), np.zeros(n_chunks, dtype=bool), spans.distinct_type,
-                          np.zeros(n_chunks, dtype=np.int64), 0, string_entry, lower_entry, *entries, pair_ids,
-                          agree_ids, none_ids)
+        documents = ChunkDocuments(tables, np.zeros(n_chunks + 1, dtype=np.int64), no, no,
+                                   np.zeros(n_chunks, dtype=bool), np.zeros(n_chunks, dtype=bool))
+        rows = chunk_rows(n_types, documents, ChunkSpans(spans.distinct_type, np.zeros(n_chunks, dtype=np.int64), 0),
+                          GazetteerEntries(string_entry, lower_entry, *entries),
+                          ShareIds(pair_ids, agree_ids, none_ids))
         return [(spans.candidate, spans.distinct_of, *rows)]
     # keys: an entity's string and lower-cased string are nodes of one trie (lower-cased word ids after
     # the word ids), a word is the number of nodes + its id
@@ -190,9 +192,10 @@ def context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_o
     counted = count_documents(nb, spans, words, documents, (string_key, lower_key, word_key), starts, ends,
                               type_index[OUTSIDE_TYPE])
     chunk_span, n_spans = first_ids(starts * (nb.corpus.n_tokens + 1) + ends)
-    rows = chunk_rows(n_types, counted.tables, counted.key_offsets, counted.total_slot, counted.own_slot,
-                      counted.in_one[:n_chunks], counted.in_many[:n_chunks], spans.distinct_type, chunk_span, n_spans,
-                      string_entry, lower_entry, *entries, pair_ids, agree_ids, none_ids)
+    documents = ChunkDocuments(counted.tables, counted.key_offsets, counted.total_slot, counted.own_slot,
+                               counted.in_one[:n_chunks], counted.in_many[:n_chunks])
+    rows = chunk_rows(n_types, documents, ChunkSpans(spans.distinct_type, chunk_span, n_spans),
+                      GazetteerEntries(string_entry, lower_entry, *entries), ShareIds(pair_ids, agree_ids, none_ids))
     parts = [(spans.candidate, spans.distinct_of, *rows)]
     first = int(counted.key_offsets[-1])
     rows = outside_rows(n_types, counted.tables, counted.total_slot[first:], counted.own_slot[first:],

@@ -2,7 +2,7 @@
 
 ``DECODERS`` maps a decoder's name to the code that ``Layout.decoder`` stores; ``run_decoder`` is
 the one dispatch on it, through the types of the layout's flags ``second_order`` and ``local`` (None
-or True, from the code; ``records.choose``): a kernel holds the code of its model's decoder only.
+or True, from the code; ``flags.choose``): a kernel holds the code of its model's decoder only.
 A decoder takes the first-order tables of ``scoring.sentence_scores`` (plus w, the layout and the
 sentence, for second-order blocks and candidates) and returns (path int64 (n,), score). The
 inference itself (``viterbi.py``, ``second_order.py``) sees scores only. A new decoder is its
@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from ..borrow import borrowed
-from ..records import choose
+from ..flags import choose
 from ..score.scoring import (local_context_scores2, local_scores, second_order_scores, sentence_candidates,
                              sentence_scores)
 from .second_order import viterbi2, viterbi2_context
@@ -77,7 +77,7 @@ def decode_memm2(w, layout, data, a, b, scores):
 @njit(cache=True, inline="always")
 def run_decoder(w, layout, data, a, b, scores):
     """The decoder of ``layout.decoder`` on the tables ``scores`` = (emission, transition, end), chosen
-    on the types of the layout's flags (None or True, ``records.choose``) as numba compiles the caller:
+    on the types of the layout's flags (None or True, ``flags.choose``) as numba compiles the caller:
     a kernel holds one decoder's code, and is compiled once per decoder that a model uses."""
     first_order = choose(layout.local, decode_viterbi, decode_memm)
     second_order = choose(layout.local, decode_viterbi2, decode_memm2)

@@ -18,10 +18,12 @@ NO_TYPE = -2  # the type before the first token ("" in chunk_spans)
 
 
 @njit(cache=True)
-def _spans_of(paths, a, b, tags, types, end_type, out_type, out_first, out_last, at, write):
-    """Chunks of paths[a:b] written from ``at`` into (out_type, out_first, out_last) when ``write``;
-    returns the position after them. end_type: the type of the "O" label (the end sentinel of
-    chunk_spans)."""
+def _spans_of(paths, a, b, labels, out, at, write):
+    """Chunks of paths[a:b] written from ``at`` into ``out`` (out_type, out_first, out_last) when
+    ``write``; returns the position after them. labels: (tags, types, end_type), end_type the type of
+    the "O" label (the end sentinel of chunk_spans)."""
+    tags, types, end_type = labels
+    out_type, out_first, out_last = out
     prev_tag, prev_type, begin = 0, NO_TYPE, 0
     n = b - a
     for i in range(n + 1):
@@ -48,18 +50,19 @@ def candidate_spans(paths, path_offsets, tags, types, end_type):
     """(span_offsets int64 (C + 1,), span_type, span_first, span_last int64 (S,)): the chunks of every
     candidate, positions relative to its sentence, in chunk_spans' order."""
     n = path_offsets.shape[0] - 1
+    labels = (tags, types, end_type)
     span_offsets = np.zeros(n + 1, dtype=np.int64)
     empty = np.zeros(0, dtype=np.int64)
     for c in range(n):
-        span_offsets[c + 1] = span_offsets[c] + _spans_of(paths, path_offsets[c], path_offsets[c + 1], tags, types,
-                                                          end_type, empty, empty, empty, 0, False)
+        span_offsets[c + 1] = span_offsets[c] + _spans_of(paths, path_offsets[c], path_offsets[c + 1], labels,
+                                                          (empty, empty, empty), 0, False)
     total = span_offsets[n]
     span_type = np.empty(total, dtype=np.int64)
     span_first = np.empty(total, dtype=np.int64)
     span_last = np.empty(total, dtype=np.int64)
     for c in range(n):
-        _spans_of(paths, path_offsets[c], path_offsets[c + 1], tags, types, end_type, span_type, span_first,
-                  span_last, span_offsets[c], True)
+        _spans_of(paths, path_offsets[c], path_offsets[c + 1], labels, (span_type, span_first, span_last),
+                  span_offsets[c], True)
     return span_offsets, span_type, span_first, span_last
 
 

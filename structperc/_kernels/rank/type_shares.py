@@ -24,8 +24,17 @@ Feature tables (ids into the vocabulary, -1 for a feature it lacks)::
     none_ids   int64 (P, T)      "<prefix>:<type>:none"
     outside_ids int64 (2, T)     "d1o:<type>", "dno:<type>"
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
+
+# chunk_rows' records: what a chunk's document has counted (the tables of ``document_counts`` and each
+# chunk's additions), the distinct chunks, their gazetteer entries, and the share features' ids
+ChunkDocuments = namedtuple("ChunkDocuments", "counts key_offsets total_slot own_slot in_one in_many")
+ChunkSpans = namedtuple("ChunkSpans", "chunk_type chunk_span n_spans")
+GazetteerEntries = namedtuple("GazetteerEntries", "string_entry lower_entry entry_offsets entry_types entry_counts")
+ShareIds = namedtuple("ShareIds", "pair_ids agree_ids none_ids")
 
 D1S, D1L, D1H, DNS, DNL, DNH, GS, GL = range(8)
 
@@ -118,10 +127,14 @@ def elsewhere(total, own, slot, own_slot, out_kind, out_count, out):
 
 
 @njit(cache=True)
-def _emit_shares(prefix, kind, out_kind, out_count, out, n, with_none, pair_ids, agree_ids, none_ids, ids,
-                 values, at):
-    """Writes the known share features of ``prefix`` (context._share_features) of the n types and counts of
-    row ``out`` of out_kind, out_count from ``at``; returns the end."""
+def _emit_shares(key, found, out, n, with_none, share_ids, rows, at):
+    """Writes the known share features of key = (prefix, kind) (context._share_features) of the n types
+    and counts of row ``out`` of found = (out_kind, out_count) into rows = (ids, values) from ``at``;
+    returns the end. share_ids: ``ShareIds``."""
+    prefix, kind = key
+    out_kind, out_count = found
+    pair_ids, agree_ids, none_ids = share_ids
+    ids, values = rows
     total = 0.0
     for j in range(n):
         total += out_count[out, j]
@@ -162,9 +175,7 @@ def _room(ids, values, size, n):
 
 
 @njit(cache=True)
-def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_document, in_many_document, chunk_type,
-               chunk_span, n_spans, gazetteer_string, gazetteer_lower, entry_offsets, entry_types, entry_counts,
-               pair_ids, agree_ids, none_ids):
+def chunk_rows(n_types, documents, chunks, gazetteer, share_ids):
     """(offsets int64 (D + 1,), ids, values): the document and gazetteer features of every distinct
     chunk, in the order of ``context.ListContext._span_shares``: for d1 then dn (when the chunk's
     document has counts there: in_one_document, in_many_document) its string (with "none"),
@@ -174,7 +185,13 @@ def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_docume
     e's types and counts are entry_types/entry_counts[entry_offsets[e]: entry_offsets[e + 1]]).
     Unknown features are left out. counts: the tables of ``document_counts``. What a key gets
     elsewhere does not depend on the chunk's type: it is found once per span (chunk_span[d], the
-    chunk's tokens, numbered 0 .. n_spans - 1)."""
+    chunk's tokens, numbered 0 .. n_spans - 1).
+
+    documents : ``ChunkDocuments``; chunks : ``ChunkSpans``; gazetteer : ``GazetteerEntries``;
+    share_ids : ``ShareIds``."""
+    counts, key_offsets, total_slot, own_slot, in_one_document, in_many_document = documents
+    chunk_type, chunk_span, n_spans = chunks
+    gazetteer_string, gazetteer_lower, entry_offsets, entry_types, entry_counts = gazetteer
     one_total, one_own, many_total, many_own = counts
     n_chunks = chunk_type.shape[0]
     offsets = np.zeros(n_chunks + 1, dtype=np.int64)
@@ -206,8 +223,8 @@ def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_docume
                     else:
                         n = elsewhere(many_total, many_own, total_slot[e], own_slot[e], found_kind, found_count, out)
                     found[out] = n
-                at = _emit_shares(which, kind, found_kind, found_count, out, n, k == 0, pair_ids, agree_ids,
-                                  none_ids, ids, values, at)
+                at = _emit_shares((which, kind), (found_kind, found_count), out, n, k == 0, share_ids,
+                                  (ids, values), at)
         if gazetteer_string[d] > -2:
             for k in range(2):
                 entry = gazetteer_string[d] if k == 0 else gazetteer_lower[d]
@@ -217,8 +234,7 @@ def chunk_rows(n_types, counts, key_offsets, total_slot, own_slot, in_one_docume
                         out_kind[0, n] = entry_types[p]
                         out_count[0, n] = entry_counts[p]
                         n += 1
-                at = _emit_shares(GS + k, kind, out_kind, out_count, 0, n, k == 0, pair_ids, agree_ids, none_ids,
-                                  ids, values, at)
+                at = _emit_shares((GS + k, kind), (out_kind, out_count), 0, n, k == 0, share_ids, (ids, values), at)
         size = at
         offsets[d + 1] = size
     return offsets, ids[:size], values[:size]
