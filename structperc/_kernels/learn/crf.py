@@ -25,7 +25,7 @@ from numba import njit
 
 from ..borrow import borrowed
 from ..score.emission import scatter_features
-from ..decode.forward_backward import forward_backward, forward_backward_candidates, forward_backward_scaled
+from ..decode.forward_backward import forward_backward_candidates, forward_backward_scaled
 from ..score.scoring import has_missing, known_label_penalty, sentence_candidates, sentence_scores
 from .sgd import EXAMPLES, SCALE, SCALE_SUM, Update, add_block, decay, finish_step, learning_rate, scaled_scores
 
@@ -270,5 +270,5 @@ def _sentence_marginals(dictionary, layout, data, a, b, emission, transition, en
             offsets, labels = sentence_candidates(layout, data, a, b)
             log_z, node, _ = forward_backward_candidates(emission, transition, end, offsets, labels)
             return node, log_z
-    log_z, node, _ = forward_backward(emission, transition, end)
+    log_z, node, _ = forward_backward_scaled(emission, transition, end)
     return node, log_z
