@@ -433,7 +433,7 @@ def long_text(n_sentences):
 
 
 def test_a_request_over_its_time_is_504_and_a_full_queue_503_with_retry_after(tight):
-    body = {"text": long_text(1500)}  # about 25,000 tokens: longer than 0.3 s
+    body = {"text": long_text(6000)}  # about 90,000 tokens: longer than 0.3 s
     results = {}
 
     def slow():
