@@ -106,5 +106,4 @@ class IndexGrowth:
     def _append_keys(self, kind, added):
         if len(added):
             setattr(self, f"{kind}_keys_", np.concatenate([getattr(self, f"{kind}_keys_"), added]))
-            for table in (kind, ("flat", kind)):  # ``_template_tables`` and ``_id_tables``
-                self.__dict__.get("_tables", {}).pop(table, None)
+            self.__dict__.get("_tables", {}).pop(kind, None)

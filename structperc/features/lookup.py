@@ -3,7 +3,7 @@
 
 Each template's ids are a direct array over its combined values when their range is small, else an
 open-addressing hash table (``_kernels.encode.hashing``), built once from the stored keys
-(``_template_tables``). A lookup reads every template's table at once, from flat arrays
+(``_index_tables``). A lookup reads every template's table at once, from flat arrays
 (``_id_tables``, ``keys.IdTables``), in one kernel call for the whole input (``keys.lookup_rows``),
 so that a small input costs few calls. Under feature hashing a hashed id maps to its kept id
 (``_bucket_remap``).
@@ -27,7 +27,17 @@ class IndexLookup:
     """The lookup tables of a fitted index; the encoder drops them (``_tables``) when its keys change."""
 
     def _template_tables(self, kind):
-        """Per template (direct array, slot_keys, slot_ids) from combined value to feature id."""
+        """Per template (direct array, slot_keys, slot_ids) from combined value to feature id: views into
+        ``_id_tables(kind)``."""
+        return self._index_tables(kind)[0]
+
+    def _id_tables(self, kind):
+        """Every template's table in the flat arrays of ``keys.IdTables``."""
+        return self._index_tables(kind)[1]
+
+    def _index_tables(self, kind):
+        """(per-template views, ``keys.IdTables``) of the index of ``kind``, built once from its keys, so
+        that the tables are held once."""
         tables = self.__dict__.setdefault("_tables", {})
         if kind not in tables:
             templates = self._emission_templates if kind == "feature" else self._pair_templates
@@ -35,17 +45,31 @@ class IndexLookup:
             m = len(templates)
             template_of = feature_keys % m if m else feature_keys
             combined = feature_keys // m if m else feature_keys
-            per_template = []
+            direct, slot_keys, slot_ids = [_EMPTY], [_EMPTY], [_EMPTY]
             for j, t in enumerate(templates):
                 ids = np.flatnonzero(template_of == j)
                 space = self._space(t)
                 if use_direct(space, 4 * len(ids)):
-                    direct = np.full(space, -1, dtype=np.int64)
-                    direct[combined[ids]] = ids
-                    per_template.append((direct, _NO_SLOTS, _NO_SLOTS))
+                    by_value = np.full(space, -1, dtype=np.int64)
+                    by_value[combined[ids]] = ids
+                    direct.append(by_value)
+                    slot_keys.append(_EMPTY)
+                    slot_ids.append(_EMPTY)
                 else:
-                    per_template.append((_EMPTY, *keys.table_with_ids(combined[ids], ids)))
-            tables[kind] = per_template
+                    keys_j, ids_j = keys.table_with_ids(combined[ids], ids)
+                    direct.append(_EMPTY)
+                    slot_keys.append(keys_j)
+                    slot_ids.append(ids_j)
+            flat = keys.IdTables(np.concatenate(direct), np.cumsum([len(d) for d in direct]).astype(np.int64),
+                                 np.concatenate(slot_keys), np.concatenate(slot_ids),
+                                 np.cumsum([len(k) for k in slot_keys]).astype(np.int64))
+            views = []
+            for j in range(m):
+                d0, d1 = flat.direct_starts[j], flat.direct_starts[j + 1]
+                s0, s1 = flat.slot_starts[j], flat.slot_starts[j + 1]
+                views.append((flat.direct[d0:d1], flat.slot_keys[s0:s1], flat.slot_ids[s0:s1]) if d1 == d0
+                             else (flat.direct[d0:d1], _NO_SLOTS, _NO_SLOTS))
+            tables[kind] = views, flat
         return tables[kind]
 
     def _bucket_remap(self, templates):
@@ -67,26 +91,3 @@ class IndexLookup:
     def _lookup(self, kind, templates, values, rare, sentence_offsets):
         spec, matrix, rare = self._spec(templates, values, rare, int(sentence_offsets[-1]), kind)
         return keys.lookup_rows(spec, matrix, sentence_offsets, rare, self._id_tables(kind))
-
-    def _id_tables(self, kind):
-        """``_template_tables(kind)`` in the flat arrays of ``keys.IdTables``, built once; the per-template
-        tables become views into them, so that the index's tables are held once."""
-        tables = self.__dict__.setdefault("_tables", {})
-        if ("flat", kind) not in tables:
-            per_template = self._template_tables(kind)
-            direct = [d for d, _, _ in per_template]
-            slots = [(k, i) if len(d) == 0 else (_EMPTY, _EMPTY) for d, k, i in per_template]
-            flat = tables["flat", kind] = keys.IdTables(
-                np.concatenate([_EMPTY, *direct]).astype(np.int64),
-                np.cumsum([0] + [len(d) for d in direct]).astype(np.int64),
-                np.concatenate([_EMPTY, *(k for k, _ in slots)]).astype(np.int64),
-                np.concatenate([_EMPTY, *(i for _, i in slots)]).astype(np.int64),
-                np.cumsum([0] + [len(k) for k, _ in slots]).astype(np.int64))
-            views = []
-            for j in range(len(per_template)):
-                d0, d1 = flat.direct_starts[j], flat.direct_starts[j + 1]
-                s0, s1 = flat.slot_starts[j], flat.slot_starts[j + 1]
-                views.append((flat.direct[d0:d1], flat.slot_keys[s0:s1], flat.slot_ids[s0:s1]) if d1 == d0
-                             else (flat.direct[d0:d1], _NO_SLOTS, _NO_SLOTS))
-            tables[kind] = views
-        return tables["flat", kind]

@@ -46,7 +46,7 @@ class FieldValues:
         if self._needs_word:
             base.add("word")
         # gazetteer fields (lexicons with multi-word entries) depend on the context, not the word alone
-        phrases = [f for f in self._lexicon_fields if lexicon.has_phrases(f, self.lexicons)]
+        phrases = self._phrase_fields()
         attributes = self.word_attributes()
         word_local = word_distinct = None
         for field in sorted(base):
@@ -114,8 +114,12 @@ class FieldValues:
     def word_attributes(self):
         """The attribute fields read from the word alone (gazetteer fields of multi-word entries depend
         on the context, and are not among them)."""
-        phrases = {f for f in self._lexicon_fields if lexicon.has_phrases(f, self.lexicons)}
+        phrases = self._phrase_fields()
         return [f for f in self.fields_ if f in self._attributes and f not in phrases]
+
+    def _phrase_fields(self):
+        """The gazetteer fields whose lexicons hold multi-word entries."""
+        return [f for f in self._lexicon_fields if lexicon.has_phrases(f, self.lexicons)]
 
     def _reads_attribute_table(self, fields, n_distinct):
         """Whether ``_field_values`` reads the attributes of known words from ``_attribute_matrix``: when

@@ -24,7 +24,7 @@ import threading
 from collections import deque
 
 from structperc._kernels import cache
-from structperc.serve.served import WARM_GROUPS, read_served, warm
+from structperc.serve.served import WARM_GROUPS, offered, read_served, warm
 
 
 def serving_kernels(description) -> tuple[str, ...]:
@@ -36,12 +36,6 @@ def serving_kernels(description) -> tuple[str, ...]:
     if description["explain"]:
         names += cache.EXPLAINING
     return names
-
-
-def offered(description, part) -> bool:
-    """Whether a model of this ``description`` offers the warm-up's ``part``."""
-    return {"scores": description["probabilistic"], "kbest": description["kbest"],
-            "explain": description["explain"]}.get(part, True)
 
 
 def compile_jobs(models) -> list[tuple[str, tuple[str, ...]]]:

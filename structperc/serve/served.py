@@ -75,6 +75,12 @@ WARM_GROUPS = (("tag", "scores", "explain"), ("kbest",))
 WARM_PARTS = sum(WARM_GROUPS, ())
 
 
+def offered(description, part) -> bool:
+    """Whether a model of ``/v1/models``' ``description`` offers the warm-up's ``part``."""
+    return {"scores": description["probabilistic"], "kbest": description["kbest"],
+            "explain": description["explain"]}.get(part, True)
+
+
 def warm(served: ServedModel, parts=WARM_PARTS) -> None:
     """Load the model's tables and every kernel a request can call (tag, span scores, marginals, k-best,
     explanation), so that no worker compiles or loads one after the fork; ``parts``: those of
@@ -82,17 +88,18 @@ def warm(served: ServedModel, parts=WARM_PARTS) -> None:
     from structperc.estimator.text import add_input_columns
     from structperc.serve import tagging
 
+    parts = {part for part in parts if offered(served.description, part)}
     if "tag" in parts:
         served.tagger.prepare()
         for feeder in (getattr(served.tagger, "column_taggers_", None) or {}).values():
             feeder.prepare()
         tagging.tag_text(served, WARM_UP_TEXT, tagging.TagOptions(span_scores=False))
-    if "scores" in parts and served.description["probabilistic"]:
+    if "scores" in parts:
         tagging.tag_text(served, WARM_UP_TEXT, tagging.TagOptions(marginals=True))
-    if "kbest" in parts and served.description["kbest"]:
+    if "kbest" in parts:
         corpus = add_input_columns(served.tagger, tagging.text_corpus(WARM_UP_TEXT))
         tagging.kbest_lists(served, corpus, 2)
-    if "explain" in parts and served.description["explain"]:
+    if "explain" in parts:
         tagging.explain_token(served, ["Mary", "met", "John"], 0)
 
 
