@@ -348,6 +348,71 @@ def test_workers_are_forked_from_a_master_that_holds_the_models(server):
         assert private < fields["Rss"] / 2, rollup
 
 
+def established_by_worker(port, workers):
+    """{pid: how many connections to ``port`` that worker holds open}, from /proc: the inodes of the
+    established TCP sockets whose local port is ``port``, against each worker's descriptors."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                inodes.add(fields[9])
+    held = {}
+    for pid in workers:
+        links = []
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                links.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+            except OSError:  # closed meanwhile
+                pass
+        held[pid] = sum(link[len("socket:["):-1] in inodes for link in links if link.startswith("socket:["))
+    return held
+
+
+def test_clients_that_keep_their_connections_are_shared_among_the_workers(server):
+    """Eight clients connect one after another while the earlier ones keep a worker busy, and each
+    keeps its connection: the worker that holds fewer connections takes the next one, so each of the
+    two workers holds some (left to the race for ``accept``, the busy worker took all eight)."""
+    clients, stop, errors = 8, threading.Event(), []
+    body = json.dumps({"model": "ner", "text": TEXT}).encode()
+    connected = threading.Barrier(clients + 1, timeout=30)
+
+    def client(i):
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        try:
+            for n in range(2000):  # bounded: stops at ``stop`` long before
+                connection.request("POST", "/v1/tag", body=body, headers={"Content-Type": "application/json"})
+                response = connection.getresponse()
+                response.read()
+                if response.status != 200:
+                    errors.append(response.status)
+                if n == 0:
+                    connected.wait()
+                if stop.is_set():
+                    break
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = []
+    for i in range(clients):
+        threads.append(threading.Thread(target=client, args=(i,), daemon=True))
+        threads[-1].start()
+        time.sleep(0.03)
+    connected.wait()
+    time.sleep(0.2)
+    held = established_by_worker(server.port, server.children())
+    stop.set()
+    for thread in threads:
+        thread.join(30)
+    assert not errors, errors
+    assert sum(held.values()) == clients, held
+    assert min(held.values()) >= 2, held
+
+
 # ------------------------------------------------------------------------------------ fuzz (small)
 def raw_exchange(port, payload, timeout=10.0):
     """Send raw bytes, read what comes back until the server closes or ``timeout``; the status code

@@ -1,18 +1,38 @@
 """gunicorn's worker for the app: uvicorn's (``uvicorn_worker``) on asyncio and httptools, with the
-lifespan on (each worker warms up before ``/ready`` says 200), and a drain before it stops
-(``draining``)."""
+lifespan on (each worker warms up before ``/ready`` says 200), new connections taken by the worker
+that holds the fewest (``accepting``), and a drain before it stops (``draining``)."""
 import asyncio
 import threading
 
 from uvicorn.server import Server
 from uvicorn_worker import UvicornWorker
 
+from structperc.serve.accepting import Acceptor
 from structperc.serve.draining import DRAIN_SECONDS, DRAINING
 
 
 class DrainingServer(Server):
-    """uvicorn's server that, on its first stop signal, drains for ``DRAIN_SECONDS`` before stopping; a
-    second signal stops it at once, as uvicorn does."""
+    """uvicorn's server that accepts through an ``Acceptor`` (least connections first) and, on its first
+    stop signal, drains for ``DRAIN_SECONDS`` before stopping; a second signal stops it at once, as
+    uvicorn does."""
+
+    acceptor = None
+
+    async def startup(self, sockets=None):
+        await super().startup(sockets=[])  # the lifespan only: the sockets are the acceptor's
+        config = self.config
+
+        def protocol():  # the one uvicorn's own server would make
+            return config.http_protocol_class(config=config, server_state=self.server_state,
+                                              app_state=self.lifespan.state)
+
+        self.acceptor = Acceptor(asyncio.get_running_loop(), sockets or [], protocol,
+                                 self.server_state.connections, ssl=config.ssl)
+        self.acceptor.start()
+
+    async def shutdown(self, sockets=None):
+        self.stop_accepting()
+        await super().shutdown(sockets=sockets)
 
     def handle_exit(self, sig, frame):
         if DRAINING.is_set():
@@ -27,8 +47,8 @@ class DrainingServer(Server):
         threading.Timer(DRAIN_SECONDS, super().handle_exit, (sig, frame)).start()
 
     def stop_accepting(self):
-        for server in getattr(self, "servers", []):
-            server.close()
+        if self.acceptor is not None:
+            self.acceptor.stop()
 
 
 class ServeWorker(UvicornWorker):
