@@ -309,6 +309,31 @@ def test_chunk_probabilities_are_the_brute_force_marginals_of_the_spans(tmp_path
     assert any(chunks) and all(score is None for spans in chunks for *_, score in spans)
 
 
+def test_a_crfs_chunk_probabilities_from_its_chain_are_those_of_forcing_each_chunk(corpus_mirror, tmp_path):
+    """The first-order CRF's chunk probabilities (one forward-backward a sentence) against forcing each
+    chunk's labels, on Dutch NER: a model trained on 300 sentences, 200 sentences tagged."""
+    from structperc.estimator.text import chain_chunk_probabilities, forced_chunk_probabilities, sentence_chunks
+
+    def first(name, n):
+        blocks = (corpus_mirror / "conll2002_nl" / name).read_text(encoding="latin-1").split("\n\n")
+        path = tmp_path / name
+        path.write_text("\n\n".join(b for b in blocks[1:n + 1]) + "\n\n", encoding="utf-8")
+        return path
+
+    tagger = TaggerCore(templates="ner", trainer="crf", epochs=2, constrain="bio").fit_file(
+        first("ned.train", 300), columns=["word", "tag", "ner"], label="ner")
+    corpus = read_corpus(first("ned.testa", 200), format="conll", columns=["word", "tag", "ner"], label="ner")
+    ids, _, encoded = tagger.predict_ids(corpus)
+    chunks = sentence_chunks(tagger.model_.label_names(ids).tolist(), encoded.sentence_offsets.tolist())
+    assert sum(map(len, chunks)) > 50
+    chained = chain_chunk_probabilities(tagger.model_, encoded, ids, chunks)
+    forced = forced_chunk_probabilities(tagger.model_, encoded, ids, chunks)
+    assert [len(c) for c in chained] == [len(c) for c in chunks]
+    np.testing.assert_allclose(np.concatenate([c for c in chained if c]), np.concatenate([f for f in forced if f]),
+                               rtol=0, atol=1e-9)
+    assert 0.0 < min(min(c) for c in chained if c) < 0.9  # not all sure: the two agree where it matters
+
+
 # ---------------------------------------------------------------------------------------- CoNLL 2018 scorer
 def plain(*forms):
     """A sentence of plain tokens (form, upos), the xpos 'X'."""

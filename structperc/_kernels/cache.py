@@ -40,8 +40,9 @@ RERANK_APPLYING = {"perceptron": ("rank.ranking.predict_groups", "rank.ranking.g
                    "boost": ("rank.ranking.predict_groups", "rank.ranking.group_argmax")}
 NBEST = ("decode.nbest.kbest_block", "rank.ranking.group_argmax")
 CLUSTERING = ("cluster.brown.brown_steps",)
-SPAN_COPIES = "encode.csr.gather_rows"
 MARGINALS = {"global": "decode.marginals.marginals_block", "local": "decode.marginals.marginals_block"}
+# the chunks' probabilities: a CRF's from its chain, an MEMM's by forcing copies of their sentences
+SPANS = {"global": "decode.spans.span_block", "local": "encode.csr.gather_rows"}
 # why a token got its label (`explain`, serve's /v1/explain): the score of each one-label change, the
 # weights of the features that fire
 EXPLAINING = ("score.changes.one_label_changes", "score.changes.feature_weights")
@@ -56,8 +57,9 @@ def training_kernels(epoch=(), dev=None, mixing=False):
 
 def tagging_kernels(normalization=None):
     """Entry points that tagging calls; with ``normalization`` ("global", "local"), also the kernels
-    of the label marginals and of the spans' probabilities (their sentences copied) of such a model."""
-    return TAGGING + DECODING + ((MARGINALS[normalization], SPAN_COPIES) if normalization in MARGINALS else ())
+    of the label marginals and of the chunks' probabilities of such a model."""
+    return TAGGING + DECODING + ((MARGINALS[normalization], SPANS[normalization]) if normalization in MARGINALS
+                                 else ())
 
 
 def nbest_kernels(labelled=True):

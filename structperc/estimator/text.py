@@ -104,17 +104,48 @@ def sentence_chunks(labels, offsets):
 
 def chunk_probabilities(model, encoded, ids, chunks):
     """P(chunk) of every chunk of ``chunks`` (``sentence_chunks``), per sentence (see the module
-    docstring). One pass scores every chunk at once: its input holds a copy of each sentence that has
-    a chunk, free, then a copy of the sentence of each chunk, with that chunk's labels forced, so that
-    each chunk costs one pass over its own sentence."""
+    docstring): under a first-order CRF from one forward-backward of each sentence that has a chunk
+    (``_kernels.decode.spans``), else by forcing each chunk's labels (``forced_chunk_probabilities``)."""
+    from structperc.estimator.marginals import check_probabilistic
+
+    if not any(chunks):
+        return [[] for _ in chunks]
+    check_probabilistic(model)
+    if model.order == 1 and model.normalization == "global":
+        return chain_chunk_probabilities(model, encoded, ids, chunks)
+    return forced_chunk_probabilities(model, encoded, ids, chunks)
+
+
+def chain_chunk_probabilities(model, encoded, ids, chunks):
+    """``chunk_probabilities`` of a first-order CRF: its labels given x are a Markov chain."""
+    from structperc._kernels.decode.spans import span_probabilities
+
+    labels = model.labels
+    continues = np.zeros((len(labels), len(labels)), dtype=np.bool_)
+    for p, label in enumerate(labels):
+        if label[:2] in ("B-", "I-", "E-", "S-"):
+            continues[p, continuing_labels(labels, label[2:])] = True
+    counts = np.array([0] + [len(spans) for spans in chunks], dtype=np.int64)
+    flat = [span for spans in chunks for span in spans]
+    first = np.array([f for _, f, _ in flat], dtype=np.int64)
+    last = np.array([t for _, _, t in flat], dtype=np.int64)
+    found = span_probabilities(model.weights, model.layout(), model.data(encoded),
+                               (np.ascontiguousarray(ids, dtype=np.int64), continues),
+                               (np.cumsum(counts), first, last))
+    at = np.cumsum(counts).tolist()
+    return [found[at[s]:at[s + 1]].tolist() for s in range(len(chunks))]
+
+
+def forced_chunk_probabilities(model, encoded, ids, chunks):
+    """``chunk_probabilities`` by forcing: one pass scores every chunk at once. Its input holds a copy
+    of each sentence that has a chunk, free, then a copy of the sentence of each chunk, with that
+    chunk's labels forced, so that each chunk costs one pass over its own sentence."""
     from structperc._kernels.encode.csr import gather_rows
     from structperc.estimator.marginals import marginals
     from structperc.features.encoded import EncodedCorpus
 
     scores = [[0.0] * len(spans) for spans in chunks]
     flat = [(s, k, span) for s, spans in enumerate(chunks) for k, span in enumerate(spans)]
-    if not flat:
-        return scores
     offsets = encoded.sentence_offsets
     with_chunks = [s for s, spans in enumerate(chunks) if spans]
     free_copy = {s: c for c, s in enumerate(with_chunks)}

@@ -3,9 +3,9 @@
 ``make warm`` runs ``python -m structperc.warmup`` (``make install`` does not: without it, each
 command compiles the kernels it calls on first use). Every learning rule is trained for one epoch
 on a small synthetic corpus, at both label orders where the rule has them, and the models tag,
-give marginals and k-best lists. The options with kernels of their own (feature hashing, gold
-pairs, L1), the rerankers and Brown clustering run once too. numba caches the machine code beside
-the kernels' sources.
+give marginals, their chunks' probabilities and k-best lists. The options with kernels of their own
+(feature hashing, gold pairs, L1), the rerankers and Brown clustering run once too. numba caches the
+machine code beside the kernels' sources.
 """
 import sys
 import time
@@ -21,7 +21,7 @@ def every_kernel():
 
     names = [k for _, _, rule in every_variant()
              for k in cache.training_kernels(rule.kernels + rule.l1_kernels, mixing="mixing" in rule.supports)]
-    names += cache.tagging_kernels("global") + cache.OPTIONS + cache.RERANKING
+    names += cache.tagging_kernels("global") + cache.tagging_kernels("local") + cache.OPTIONS + cache.RERANKING
     names += list(cache.CLUSTERING + cache.NBEST) + [k for kernels in cache.RERANK_APPLYING.values() for k in kernels]
     return list(dict.fromkeys(names))
 
@@ -118,8 +118,11 @@ def main():
             tagger.predict(X + X)  # 80 sentences: decoded on threads (the kernel of the dev scoring)
             if rule.probabilistic:
                 from structperc.estimator.marginals import marginals
+                from structperc.estimator.text import chunk_annotations
 
                 marginals(tagger.model_, tagger.model_.encoder.transform(corpus, with_labels=False))
+                ids, _, encoded = tagger.predict_ids(corpus)  # and the chunks' probabilities
+                chunk_annotations(tagger.model_, tagger.model_.label_names(ids).tolist(), ids, encoded, True)
             if order == 1:
                 nbest_corpus(tagger, corpus, 3)
             if not mixed and "mixing" in rule.supports and order == 1:
