@@ -38,6 +38,37 @@ def test_word_spans_cover_every_non_space_character_once_in_order(text):
     assert all(gap.strip() == "" for gap in gaps)
 
 
+# the words a run of letters or a letter-run and a mark may be taken for (``tokenize.word_bounds``)
+PIECES = ["cannot", "CanNot", "gonna", "Wanna", "gotta", "outta", "dunno", "im", "IVE", "alot", "aLOT", "dont",
+          "DoesNt", "aint", "thats", "THATS", "Whats", "lets", "heres", "who", "Mr", "Dr", "St", "etc", "Inc", "lbs",
+          "lb", "vs", "No", "no", "J", "U", "S", "e", "g", "com", "pdf", "ıve", "İm", "ſhouldnt", "café", "word",
+          "a", "I", "s", "nt", "http", "www", "5", "1990", "pm"]
+MARKS = ["", "", "", ".", ",", ";", ":", "!", "?", ")", "(", '"', "'", "’", "-", "/", "@", "&", "..", ".,", "#"]
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(st.sampled_from(MARKS), st.sampled_from(PIECES), st.sampled_from(MARKS),
+                          st.sampled_from([" ", " ", "", "  ", "\n", "\t"])), max_size=14))
+def test_word_bounds_are_the_token_patterns_matches(parts):
+    """The shortcuts of ``word_bounds`` (runs of letters, a run of letters and a mark) give what the
+    pattern alone gives, on texts made of the words they must tell apart."""
+    from structperc.readers.tokenize import _TOKEN, word_bounds
+
+    text = "".join(before + piece + after + space for before, piece, after, space in parts)
+    assert word_bounds(text) == [match.span() for match in _TOKEN.finditer(text)]
+
+
+def test_word_bounds_are_the_token_patterns_matches_on_ewt(corpus_mirror):
+    """The same on every sentence of EWT's training and development text."""
+    from structperc.readers.tokenize import _TOKEN, word_bounds
+
+    for name in ("en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu"):
+        lines = (corpus_mirror / "ud_english_ewt" / name).read_text(encoding="utf-8").splitlines()
+        text = "\n".join(line[len("# text = "):] for line in lines if line.startswith("# text = "))
+        assert len(text) > 100_000
+        assert word_bounds(text) == [match.span() for match in _TOKEN.finditer(text)]
+
+
 def test_ud_english_tokens_and_multiword_joins():
     text = "I don't think it's U.S.-made, Mr. Smith... gonna e-mail al-Sadr :) Wow!!! at 713-853-3989"
     assert tokenize(text) == ["I", "do", "n't", "think", "it", "'s", "U.S.", "-", "made", ",", "Mr.", "Smith", "...",

@@ -51,7 +51,7 @@ def text_corpus(text: str, path: str = "<text>") -> Corpus:
         columns[0].extend(values[0])
         columns[1].extend(values[1])
         for k in (2, 3):
-            columns[k].extend(str(int(v) + at) for v in values[k])
+            columns[k].extend(values[k] if at == 0 else (str(int(v) + at) for v in values[k]))
         line_numbers.extend([number] * len(values[0]))
         sentence_offsets.extend(before + end for end in ends)
         at += len(line)

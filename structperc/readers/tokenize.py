@@ -32,6 +32,11 @@ _NUMBER_ENDS = r"(?![\w.,:/-]*\w)"
 # or a plural's ending (21st, 1990s), nor an upper-case code (83N, 3D) other than AM, PM, K, M, B
 _UNIT = r"(?!(?i:st|nd|rd|th|s)\b)(?:[a-z]+|(?i:am|pm)|[KMB])\b"
 
+# words that EWT writes without their apostrophe and splits all the same: do|nt, that|s
+_NT_BASES = ("do", "does", "did", "is", "are", "was", "were", "have", "has", "had", "could", "would", "should", "ca",
+             "wo", "ai")
+_S_BASES = ("that", "what", "let", "there", "here", "who")
+
 # Applied by ``re.finditer`` to a text, in order (the first alternative that matches wins):
 #   URLs, e-mail addresses                        http://x.org/a?b  a.b@c.com  mailto:a.b@c.com
 #   file and host names, file endings; b/c, w/    paper.pdf  .doc  irc.example.net  alt.animals.open-forum
@@ -79,8 +84,8 @@ _TOKEN = re.compile(
     r"|(?i:gon|wan)(?=(?i:na)(?!\w))"
     r"|(?i:got|out)(?=(?i:ta)(?!\w))"
     r"|(?<!\w)(?i:du)(?=(?i:nno)(?!\w))|(?<=(?i:du))(?i:n)(?=(?i:no)(?!\w))"
-    r"|(?<!\w)(?i:do|does|did|is|are|was|were|have|has|had|could|would|should|ca|wo|ai)(?=(?i:nt)(?!\w))"
-    r"|(?<!\w)(?i:i)(?=(?i:m|ve)(?!\w))|(?<!\w)(?i:that|what|let|there|here|who)(?=s(?!\w))|(?<!\w)(?i:a)(?=lot(?!\w))"
+    r"|(?<!\w)(?i:" + "|".join(_NT_BASES) + r")(?=(?i:nt)(?!\w))"
+    r"|(?<!\w)(?i:i)(?=(?i:m|ve)(?!\w))|(?<!\w)(?i:" + "|".join(_S_BASES) + r")(?=s(?!\w))|(?<!\w)(?i:a)(?=lot(?!\w))"
     r"|" + _CLITIC +
     r"|(?<!\w)(?i:" + _KEPT_PREFIXES + r")-\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
     r"|\w+(?:['’](?!(?i:s|re|ll|ve|d|m)(?!\w))\w+)*"
@@ -112,8 +117,49 @@ def word_spans(text: str) -> list[WordSpan]:
     >>> [(s.start, s.end, s.joined) for s in word_spans("I don't")]
     [(0, 1, False), (2, 4, False), (4, 7, True)]
     """
-    bounds = [match.span() for match in _TOKEN.finditer(text)]
+    bounds = word_bounds(text)
     return [WordSpan(start, end, joined) for (start, end), joined in zip(bounds, joined_words(text, bounds))]
+
+
+# The run of letters that ``_TOKEN`` splits (all its other splits need a character that is not a letter)
+_SPLIT_LETTERS = frozenset(("cannot", "gonna", "wanna", "gotta", "outta", "dunno", "im", "ive", "alot",
+                            *(base + "nt" for base in _NT_BASES), *(base + "s" for base in _S_BASES)))
+# the words before a dot that ``_TOKEN`` may keep with it (titles, abbreviations; initials are one letter)
+_BEFORE_DOT = frozenset(form for forms in (_TITLES, _ABBREVIATIONS)
+                        for form in forms.replace("lbs?", "lb|lbs").split("|") if form.isalpha())
+_AFTER_WORD = frozenset(',.;:!?)"')
+_CHUNK = re.compile(r"\S+")
+
+
+def word_bounds(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each word of ``text``: the matches of ``_TOKEN.finditer(text)``.
+
+    No match holds a space, so the text is taken a run of non-space characters at a time. A run of
+    ASCII letters is one word, and a run of ASCII letters and one mark after it (``,`` ``.`` ``)``
+    ...) two, as ``_TOKEN`` would split them (``_SPLIT_LETTERS``, ``_BEFORE_DOT``: where it would
+    not); any other run is matched by ``_TOKEN`` from its first character, which sees the text
+    around it as ``finditer`` does."""
+    bounds = []
+    for chunk in _CHUNK.finditer(text):
+        start, end = chunk.span()
+        word = chunk.group()
+        if not word.isascii():  # (?i:...) also matches ı, İ, ſ and K to ASCII letters, which lower() does not
+            pass
+        elif word.isalpha():
+            if word.lower() not in _SPLIT_LETTERS:
+                bounds.append((start, end))
+                continue
+        elif (len(word) > 2 and word[-1] in _AFTER_WORD and word[:-1].isalpha()
+              and word[:-1].lower() not in _SPLIT_LETTERS and (word[-1] != "." or word[:-1] not in _BEFORE_DOT)):
+            bounds.append((start, end - 1))
+            bounds.append((end - 1, end))
+            continue
+        at = start
+        while at < end:
+            match = _TOKEN.match(text, at)
+            bounds.append(match.span())
+            at = match.end()
+    return bounds
 
 
 def joined_words(text: str, bounds) -> list[bool]:
