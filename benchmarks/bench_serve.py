@@ -45,6 +45,7 @@ PEER_TRAINING = {  # the peer trains on the named model's training file, read th
     "en-ewt-upos": ("ud_english_ewt/en_ewt-ud-train.conllu", "conllu", "upos", None),
     "nl-conll2002-ner": ("conll2002_nl/ned.train", "conll", "ner", "word,tag,ner"),
 }
+SETTLE_SECONDS = 2.0
 TEST_FILES = {"en-ewt-upos": "ud_english_ewt/en_ewt-ud-test.conllu", "nl-conll2002-ner": "conll2002_nl/ned.testb"}
 
 
@@ -93,7 +94,9 @@ def http(port, method, path, body=None, headers=None, timeout=30):
 
 class Service:
     """A server process (its own process group) on a free port; ``ready_seconds``: from start to the
-    first 200 of /ready."""
+    first 200 of /ready. The first worker answers /ready before the others have forked and warmed up, so
+    the service is handed over only once it has all its workers and ``SETTLE_SECONDS`` have passed: a
+    client that connects earlier keeps its connection to the first worker."""
 
     def __init__(self, kind, model, workers, extra=(), env=None, timeout=300):
         self.kind, self.model, self.workers, self.port = kind, model, workers, free_port()
@@ -124,6 +127,10 @@ class Service:
             self.stop()
             raise RuntimeError(f"{kind} {model} not ready in {timeout} s")
         self.ready_seconds = time.perf_counter() - start
+        while kind != "stack" and len(self.workers_pids()) < workers and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if workers > 1:
+            time.sleep(SETTLE_SECONDS)
 
     def output(self):
         self.log.flush()
@@ -159,9 +166,20 @@ def memory(pid):
             "uss": (fields["Private_Clean"] + fields["Private_Dirty"]) / 1024}
 
 
+def cpu_seconds(pids):
+    """The CPU seconds (user and system) that the processes ``pids`` have used, from /proc/PID/stat."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def locust(service, payloads, clients, seconds, rate=0.0, sample_memory_at=None):
-    """One headless locust run against ``service``: requests, errors, requests/s, p50/p95/p99 (ms); with
-    ``sample_memory_at`` (seconds into the run), the memory of the master and each worker then."""
+    """One headless locust run against ``service``: requests, errors, requests/s, p50/p95/p99 (ms), the
+    workers' CPU ms a request (``cpu_ms``: the CPU time its worker processes used over the run, divided
+    by the requests); with ``sample_memory_at`` (seconds into the run), the memory of the master and
+    each worker then."""
     prefix = Path(tempfile.mkdtemp(prefix="bench-serve-locust-")) / "run"
     command = [sys.executable, "-m", "locust", "-f", __file__, "--headless", "-u", str(clients), "-r", str(clients),
                "-t", f"{round(seconds)}s", "--host", f"http://127.0.0.1:{service.port}", "--csv", str(prefix),
@@ -177,7 +195,10 @@ def locust(service, payloads, clients, seconds, rate=0.0, sample_memory_at=None)
     sampler = threading.Thread(target=sample) if sample_memory_at is not None else None
     if sampler:
         sampler.start()
+    workers = service.workers_pids()
+    cpu_before = cpu_seconds(workers)
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=seconds + 120)
+    cpu_used = cpu_seconds(workers) - cpu_before
     if sampler:
         sampler.join(seconds + 10)
     stats, failures = Path(f"{prefix}_stats.csv"), Path(f"{prefix}_failures.csv")
@@ -189,7 +210,8 @@ def locust(service, payloads, clients, seconds, rate=0.0, sample_memory_at=None)
         raise RuntimeError(f"locust failed ({done.returncode}): {done.stderr[-2000:]}")
     return {"requests": int(total["Request Count"]), "errors": int(total["Failure Count"]),
             "rps": float(total["Requests/s"]), "p50": float(total["50%"]), "p95": float(total["95%"]),
-            "p99": float(total["99%"]), "memory": sampled or None, "failures": failed}
+            "p99": float(total["99%"]), "memory": sampled or None, "failures": failed,
+            "cpu_ms": 1000 * cpu_used / max(1, int(total["Request Count"]))}
 
 
 # ------------------------------------------------------------------------------------ data
@@ -272,7 +294,7 @@ def load_jobs(payloads, workers_list, clients_list, seconds, runs, report):
                                 runs_out.append(figures)
                             key = (kind_of_service, model, workers, kind, clients)
                             results[key] = {name: statistics.median(r[name] for r in runs_out)
-                                            for name in ("rps", "p50", "p95", "p99")}
+                                            for name in ("rps", "p50", "p95", "p99", "cpu_ms")}
                             results[key]["tokens_s"] = results[key]["rps"] * tokens
                             results[key]["errors"] = sum(r["errors"] for r in runs_out)
                             results[key]["requests"] = sum(r["requests"] for r in runs_out)
@@ -286,7 +308,8 @@ def load_jobs(payloads, workers_list, clients_list, seconds, runs, report):
         finally:
             service.stop()
         key = ("stack", MODELS[0], 2, "sentence", 8)
-        results[key] = {name: statistics.median(r[name] for r in runs_out) for name in ("rps", "p50", "p95", "p99")}
+        results[key] = {name: statistics.median(r[name] for r in runs_out)
+                        for name in ("rps", "p50", "p95", "p99", "cpu_ms")}
         results[key]["errors"] = sum(r["errors"] for r in runs_out)
         report(f"{key}: {results[key]}")
     return results, memories
@@ -565,6 +588,27 @@ def ratio(a, b):
     return a / b if b else float("nan")
 
 
+def cpu_floor(results, cost_figures, stack):
+    """Lines on what bounds the ratio of one-sentence requests/s (8 clients, 2 workers): the workers'
+    CPU a request of each service, against what both spend alike (the stack's, and the tokenizer's
+    that both call)."""
+    lines = []
+    for model in MODELS:
+        ours = results.get(("structperc", model, 2, "sentence", 8))
+        peer = results.get(("crfsuite", model, 2, "sentence", 8))
+        tokenize = (cost_figures or {}).get(("structperc", model, "sentence"), {}).get("tokenize")
+        if not (ours and peer and tokenize is not None):
+            continue
+        shared = stack["cpu_ms"] + tokenize
+        lines.append(f"- {model}: the workers' CPU a one-sentence request is {ours['cpu_ms']:.3f} ms (structperc) "
+                     f"against {peer['cpu_ms']:.3f} ms (the peer), {ratio(peer['cpu_ms'], ours['cpu_ms']):.2f}× "
+                     f"less. Both spend the stack's {stack['cpu_ms']:.3f} ms and the tokenizer's {tokenize:.3f} ms: "
+                     f"{shared:.3f} ms. Twice the peer's rate on the same CPU would leave structperc "
+                     f"{peer['cpu_ms'] / 2 - shared:.3f} ms a request for all the rest (encode, decode, span scores, "
+                     f"serialize, the app's own work), against the {ours['cpu_ms'] - shared:.3f} ms it spends.")
+    return ["What bounds the one-sentence ratio:", "", *lines, ""] if lines else []
+
+
 def write_markdown(path, settings, results, memories, start, soak_figures, swap_figures, fuzz_figures, cost_figures,
                    workers_list, clients_list):
     lines = ["# `structperc serve` under load, beside python-crfsuite behind the same stack", "",
@@ -630,13 +674,20 @@ def write_markdown(path, settings, results, memories, start, soak_figures, swap_
         lines += [f"The stack alone (`serve_crfsuite_app.py stack`: the same Starlette, uvicorn and gunicorn, "
                   f"answering each one-sentence body with no sentences after reading its JSON) answered "
                   f"{stack['rps']:.0f} requests/s at 8 clients and 2 workers (p99 {stack['p99']:.0f} ms), "
-                  f"{stack['errors']} errors: the most that any service on this stack answers on this machine, "
-                  f"whatever its tagger. Twice the peer's requests/s would be "
+                  f"{stack['errors']} errors, its workers' CPU {stack['cpu_ms']:.3f} ms a request: the most that any "
+                  f"service on this stack answers on this machine, whatever its tagger. Twice the peer's "
+                  f"requests/s would be "
                   + ", ".join(f"{2 * peer['rps'] / stack['rps']:.2f}× the stack's ({model})"
                               for model, peer in peers if peer) + ".", ""]
+        floor = cpu_floor(results, cost_figures, stack)
+        if floor:
+            lines += floor
     lines += ["## Load (locust, headless; medians of the runs)", "",
+              "The workers' CPU is the CPU time of the service's worker processes over a run divided by its "
+              "requests (locust and the master not counted).", "",
               "| model | workers | request | clients | service | requests/s | tokens/s | p50 ms | p95 ms | p99 ms | "
-              "errors | ratio requests/s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "workers' CPU ms a request | errors | ratio requests/s |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for model in MODELS:
         for workers in workers_list:
             for kind in ("sentence", "document"):
@@ -649,7 +700,7 @@ def write_markdown(path, settings, results, memories, start, soak_figures, swap_
                         share = f"{ratio(r['rps'], peer['rps']):.2f}×" if service == "structperc" and peer else ""
                         lines.append(f"| {model} | {workers} | {kind} | {clients} | {service} | {r['rps']:.1f} | "
                                      f"{r['tokens_s']:,.0f} | {r['p50']:.0f} | {r['p95']:.0f} | {r['p99']:.0f} | "
-                                     f"{r['errors']} of {r['requests']:,} | {share} |")
+                                     f"{r['cpu_ms']:.3f} | {r['errors']} of {r['requests']:,} | {share} |")
     lines += ["", "## Memory of each process (MiB, /proc/PID/smaps_rollup, read during the last run at the most "
               "clients, one-sentence requests)", "",
               "| service | model | workers | process | RSS | PSS | USS |", "|---|---|---|---|---|---|---|"]
