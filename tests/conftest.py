@@ -6,15 +6,16 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import mirror  # noqa: E402
+
 # The suite is hermetic: the user's settings for structperc (a corpus mirror, a corpora folder) and
 # for numba (JIT disabled, thread counts, cache folder) would change what the tests read or run.
 # They are cleared for the whole session, subprocesses included; a test that needs one sets it
 # itself with monkeypatch.
 _USER_SETTINGS = ("STRUCTPERC_", "NUMBA_")
 # the corpora mirror is read (by the tests that ask for ``corpus_mirror``), never written: kept aside
-_MIRROR_SETTING = os.environ.get("STRUCTPERC_MIRROR")
-# where the Makefile looks: ../shared/corpora beside the project root
-_MIRROR_BESIDE = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+mirror.keep()
+_MIRROR = mirror.mirror_folder()
 for _name in [n for n in os.environ if n.startswith(_USER_SETTINGS)]:
     del os.environ[_name]
 
@@ -47,10 +48,9 @@ def corpus_mirror():
     """The read-only corpora mirror: $STRUCTPERC_MIRROR (as the session started), else
     ../shared/corpora beside the project root, as the Makefile finds it. Skips the test when
     neither is a folder."""
-    for path in (_MIRROR_SETTING, _MIRROR_BESIDE):
-        if path and Path(path).is_dir():
-            return Path(path)
-    pytest.skip(f"no corpora mirror: STRUCTPERC_MIRROR is not set to a folder and {_MIRROR_BESIDE} does not exist")
+    if _MIRROR is None:
+        pytest.skip(f"no corpora mirror: STRUCTPERC_MIRROR is not set to a folder and {mirror.BESIDE} does not exist")
+    return _MIRROR
 
 
 @pytest.fixture(scope="session")

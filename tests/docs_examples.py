@@ -24,12 +24,13 @@ from pathlib import Path
 from unittest import SkipTest
 
 import pytest
+from mirror import BESIDE, mirror_folder
 from standins import write_standins
 from sybil import Sybil
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 
 ROOT = Path(__file__).resolve().parents[1]
-MIRROR = Path(os.environ.get("STRUCTPERC_MIRROR") or ROOT.parent / "shared" / "corpora")
+MIRROR = mirror_folder() or BESIDE
 SLOW_MARK = "<!-- slow -->"
 
 # (mirror path, sandbox path, sentences kept; lines kept for raw text, whose blank lines are only
@@ -126,6 +127,8 @@ def setup(namespace):
 
 
 def teardown(namespace):
+    if "previous_cwd" not in namespace:  # skipped in ``setup``: nothing to undo
+        return
     os.chdir(namespace["previous_cwd"])
     for key, value in namespace["previous_env"].items():
         if value is None:

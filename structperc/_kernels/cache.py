@@ -55,11 +55,12 @@ def training_kernels(epoch=(), dev=None, mixing=False):
     return TRAINING + tuple(epoch) + (MIXING if mixing else ()) + (DECODING if dev is not None else ())
 
 
-def tagging_kernels(normalization=None):
+def tagging_kernels(normalization=None, spans=True):
     """Entry points that tagging calls; with ``normalization`` ("global", "local"), also the kernels
-    of the label marginals and of the chunks' probabilities of such a model."""
-    return TAGGING + DECODING + ((MARGINALS[normalization], SPANS[normalization]) if normalization in MARGINALS
-                                 else ())
+    of the label marginals and (``spans``) of the chunks' probabilities of such a model."""
+    if normalization not in MARGINALS:
+        return TAGGING + DECODING
+    return TAGGING + DECODING + (MARGINALS[normalization],) + ((SPANS[normalization],) if spans else ())
 
 
 def nbest_kernels(labelled=True):

@@ -50,8 +50,8 @@ def vote_command(
         raise typer.BadParameter("takes two or more models and then the input file", param_hint="PATHS")
     check_json(json_output, output, "the voted text")
     method = value_of(method)
-    # soft voting reads every model's marginals (one kernel for both normalizations)
-    announce_compiling(tagging_kernels("global" if method == "soft" else None))
+    # soft voting reads every model's marginals (one kernel for both normalizations), no chunk's probability
+    announce_compiling(tagging_kernels("global" if method == "soft" else None, spans=False))
     stats = vote_file(paths[:-1], paths[-1], output, method, weights, value_of(format), tag_sep, encoding)
     if json_output:
         typer.echo(json.dumps({"output": str(output), **stats}))
