@@ -135,7 +135,7 @@ def test_nbest_rerank_apply_and_vote_say_when_they_compile(tmp_path, monkeypatch
         (["rerank", "apply", lists, "--model", reranker, "--output", tmp_path / "c.txt", "--quiet"],
          kernel_cache.RERANK_APPLYING["perceptron"]),
         (["vote", *models, data, "--method", "soft", "--output", tmp_path / "v.txt", "--quiet"],
-         kernel_cache.tagging_kernels("global")),
+         kernel_cache.tagging_kernels("global", spans=False)),
     ]
     for is_cold in (True, False):
         for args, kernels in commands:
