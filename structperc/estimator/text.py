@@ -23,6 +23,7 @@ A perceptron or hinge model defines no probability, so its spans have no score (
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -120,11 +121,7 @@ def chain_chunk_probabilities(model, encoded, ids, chunks):
     """``chunk_probabilities`` of a first-order CRF: its labels given x are a Markov chain."""
     from structperc._kernels.decode.spans import span_probabilities
 
-    labels = model.labels
-    continues = np.zeros((len(labels), len(labels)), dtype=np.bool_)
-    for p, label in enumerate(labels):
-        if label[:2] in ("B-", "I-", "E-", "S-"):
-            continues[p, continuing_labels(labels, label[2:])] = True
+    continues = continuation_table(tuple(model.labels))
     counts = np.array([0] + [len(spans) for spans in chunks], dtype=np.int64)
     flat = [span for spans in chunks for span in spans]
     first = np.array([f for _, f, _ in flat], dtype=np.int64)
@@ -134,6 +131,17 @@ def chain_chunk_probabilities(model, encoded, ids, chunks):
                                (np.cumsum(counts), first, last))
     at = np.cumsum(counts).tolist()
     return [found[at[s]:at[s + 1]].tolist() for s in range(len(chunks))]
+
+
+@functools.lru_cache(maxsize=64)
+def continuation_table(labels: tuple) -> np.ndarray:
+    """bool (L, L): whether label c continues a chunk that ends with label p (``continuing_labels``)."""
+    continues = np.zeros((len(labels), len(labels)), dtype=np.bool_)
+    for p, label in enumerate(labels):
+        if label[:2] in ("B-", "I-", "E-", "S-"):
+            continues[p, continuing_labels(labels, label[2:])] = True
+    continues.flags.writeable = False
+    return continues
 
 
 def forced_chunk_probabilities(model, encoded, ids, chunks):
