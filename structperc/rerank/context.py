@@ -9,7 +9,7 @@ Feature families (each switched on by name in ``featurize_in_context``):
   length, first and last word, shape).
 - ``phrase``: every chunk with its neighbours in the candidate (``rerank.phrase``): its collapsed POS
   pattern, the POS and words across its boundaries, chunk-type bigrams (with the POS between the
-  chunks, and a head word or both heads' POS) and trigrams.
+  chunks, a head word, both heads or both heads' POS) and trigrams (alone and with the head).
 - ``document``: for every entity of a candidate (type T, words s), the types that s, its lower-cased
   form and its last word get *elsewhere* in its document (the other sentences; the document's own
   sentence is left out), counted in the base's 1-best (``d1``) and in the other sentences' candidates,

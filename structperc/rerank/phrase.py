@@ -9,9 +9,10 @@ candidate, with the chunk before it (type P, or ``<s>``) and after it (type N, o
 - ``pl=T:word[a-1]`` and ``pr=T:word[b+1]``: the words just outside it;
 - with the chunk before it: ``p2=P [gap] T``, the two types with the collapsed POS of the tokens
   between them (outside every chunk); ``p2w=P:head T`` and ``p2v=P T:head``, a head word (a chunk's
-  last word) with the other's type; ``p2p=P:pos T:pos``, both heads' POS;
-- the same four for the last chunk with ``</s>`` after it (for a candidate with no chunk, nothing);
-- ``p3=P T N``: chunk-type trigrams.
+  last word) with the other's type; ``p2p=P:pos T:pos``, both heads' POS; ``p2h=P:head T:head``,
+  both heads;
+- the same five for the last chunk with ``</s>`` after it (for a candidate with no chunk, nothing);
+- ``p3=P T N``: chunk-type trigrams, and ``p3h=P T:head N`` with the chunk's head.
 
 A chunk's features depend on (chunk before, chunk, chunk after) only, so they are made once per
 distinct such triple of a sentence's candidates and gathered by the candidates that have it, the
@@ -59,7 +60,7 @@ def _pair(pos, words, before, after):
     pos_after = pos[t_last] if 0 <= t_last < n else t
     gap = _gap(pos, max(p_last + 1, 0), min(t_first, n))
     return [f"p2={p} [{gap}] {t}", f"p2w={p}:{head_before} {t}", f"p2v={p} {t}:{head_after}",
-            f"p2p={p}:{pos_before} {t}:{pos_after}"]
+            f"p2p={p}:{pos_before} {t}:{pos_after}", f"p2h={p}:{head_before} {t}:{head_after}"]
 
 
 def triple_strings(words, pos, before, chunk, after):
@@ -75,7 +76,7 @@ def triple_strings(words, pos, before, chunk, after):
     out += _pair(pos, words, before, chunk)
     if after[0] == END:
         out += _pair(pos, words, chunk, after)
-    out.append(f"p3={before[0]} {kind} {after[0]}")
+    out += [f"p3={before[0]} {kind} {after[0]}", f"p3h={before[0]} {kind}:{words[b]} {after[0]}"]
     return out
 
 
