@@ -6,6 +6,7 @@ import collections
 import numpy as np
 import pytest
 from test_rerank_interned import random_corpus
+from test_rerank_tagger import ner_corpus_text
 
 from structperc.chunks import chunk_spans
 from structperc.corpus import as_corpus
@@ -90,3 +91,24 @@ def test_the_phrase_family_is_switchable_and_needs_pos():
     nb = nbest_corpus(Tagger(templates=["w[0]", "bias"], epochs=1).fit(no_pos), no_pos, 2)
     with pytest.raises(ConfigError, match="phrase"):
         featurize_in_context(nb, ["phrase"], None, {}, grow=True)
+
+
+def test_a_reranked_tagger_trains_and_tags_with_the_phrase_family(tmp_path):
+    """Training grows the phrase strings into the vocabulary; tagging (a fixed vocabulary, the interned
+    path) reads them back, before and after a save."""
+    from structperc import load_model
+    from structperc.readers import read_corpus
+    from structperc.rerank.learners import Reranker
+    from structperc.rerank.tagger import RerankedTagger
+
+    for name, seed, n in (("train.txt", 0, 24), ("dev.txt", 1, 6)):
+        (tmp_path / name).write_text(ner_corpus_text(n, seed))
+    train, dev = (read_corpus(tmp_path / name, columns=["word", "pos", "ne"], label="ne")
+                  for name in ("train.txt", "dev.txt"))
+    model = RerankedTagger(base=Tagger(templates=["w[0]", "pos[0]", "bias"], epochs=2), k=5,
+                           learner=Reranker(epochs=3), families=["chunk", "phrase", "rank"], folds=3).fit(train)
+    assert model.families_ == ["chunk", "phrase", "rank"]
+    assert any(s.startswith("p2w=") for s in model.vocabulary_)
+    labels = model.predict(dev)
+    model.save(tmp_path / "reranked.npz")
+    assert load_model(tmp_path / "reranked.npz").predict(dev) == labels

@@ -47,15 +47,14 @@ def _gap(pos, a, b):
     return "long" if text.count(" ") >= LONG_GAP else text
 
 
-def _pair(pos, words, before, after):
+def _pair(words, pos, before, after):
     """The strings of two neighbouring chunks, each (type, first, last); a boundary is (START, -1, -1)
     or (END, n, n)."""
     p, _, p_last = before
-    t, t_first, _ = after
+    t, t_first, t_last = after
     n = len(words)
     head_before = words[p_last] if 0 <= p_last < n else p
     pos_before = pos[p_last] if 0 <= p_last < n else p
-    t_last = after[2]
     head_after = words[t_last] if 0 <= t_last < n else t
     pos_after = pos[t_last] if 0 <= t_last < n else t
     gap = _gap(pos, max(p_last + 1, 0), min(t_first, n))
@@ -73,9 +72,9 @@ def triple_strings(words, pos, before, chunk, after):
            f"pe={kind}:{pos[b]} {pos[b + 1] if b + 1 < n else END}",
            f"pl={kind}:{words[a - 1] if a > 0 else START}",
            f"pr={kind}:{words[b + 1] if b + 1 < n else END}"]
-    out += _pair(pos, words, before, chunk)
+    out += _pair(words, pos, before, chunk)
     if after[0] == END:
-        out += _pair(pos, words, chunk, after)
+        out += _pair(words, pos, chunk, after)
     out += [f"p3={before[0]} {kind} {after[0]}", f"p3h={before[0]} {kind}:{words[b]} {after[0]}"]
     return out
 
