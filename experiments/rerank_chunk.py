@@ -3,8 +3,8 @@
 Base: ``Tagger(templates="chunk")`` (every other option its default) trained on train.txt. Training
 lists: 5-fold jackknifed 20-best lists of train.txt (contiguous folds, as ``rerank fit`` makes them).
 CoNLL-2000 marks no documents, so the families are those of ``structperc.rerank.context`` without
-``document``: the chunk features, the jackknifed phrase gazetteer, label trigrams and phrase counts,
-the rank. Every choice (families, learner and settings, k) is made on a held-out part of the
+``document``: the chunk features, each chunk with its neighbours (``phrase``), the jackknifed phrase
+gazetteer, label trigrams and phrase counts, the rank. Every choice (families, learner and settings, k) is made on a held-out part of the
 training lists, the last tenth of the sentences (the reranker then trains on the other nine tenths);
 the chosen reranker is retrained on all of them and test.txt is scored once, with the paired
 bootstrap against the base's 1-best.
@@ -38,7 +38,7 @@ FOLDS = 5
 SEED = 0
 BASE = {"templates": "chunk"}
 TARGET_GAIN = 0.5
-FAMILIES = ("chunk", "gazetteer", "sequence", "rank")
+FAMILIES = ("chunk", "phrase", "gazetteer", "sequence", "rank")
 HELD_OUT = 0.1
 
 

@@ -9,6 +9,7 @@ from structperc.rerank.context import (ENTITY_FAMILY, CHUNK_FAMILY, TypeCounts, 
                                        _is_capitalised, candidate_merits, check_families, entity_keys)
 from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
 from structperc.rerank.features import FEATURES
+from structperc.rerank.phrase import END, START, triple_strings
 
 
 def naive_document_counts(nb, documents):
@@ -94,6 +95,14 @@ def naive_featurize(nb, families, context=None, vocabulary=None, grow=False):
                                                if fid is not None]
                 for fid, v in pairs:
                     values[fid] += v
+            if "phrase" in families:
+                n = len(words)
+                bounded = [(START, -1, -1), *spans, (END, n, n)]
+                for m in range(1, len(bounded) - 1):
+                    for text in triple_strings(words, tokens["pos"], *bounded[m - 1: m + 2]):
+                        fid = feature_id(text)
+                        if fid is not None:
+                            values[fid] += 1.0
             if "document" in families:
                 inside = np.zeros(len(labels), dtype=bool)
                 for kind, first, last in spans:

@@ -74,7 +74,8 @@ def test_interned_featurizing_equals_the_string_featurizing(monkeypatch, seed, k
         def make_context():
             return ListContext(nb, documents, gazetteers, gazetteer_of)
 
-        for families in (list(FAMILIES), ["document"], ["gazetteer", "rank"], ["sequence"], ["entity", "document"]):
+        for families in (list(FAMILIES), ["document"], ["gazetteer", "rank"], ["sequence"], ["entity", "document"],
+                         ["phrase", "document"], ["chunk", "phrase", "sequence"]):
             _, vocabulary = featurize_in_context(nb, families, make_context(), {}, grow=True)
             for fixed in (vocabulary, dict(list(vocabulary.items())[::2])):
                 context = make_context()

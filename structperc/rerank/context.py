@@ -7,6 +7,9 @@ Feature families (each switched on by name in ``featurize_in_context``):
   plus each word of each entity (``entity_word``).
 - ``chunk``: the chunking features of every chunk (``features.GLOBAL_FEATURES``: its words, POS,
   length, first and last word, shape).
+- ``phrase``: every chunk with its neighbours in the candidate (``rerank.phrase``): its collapsed POS
+  pattern, the POS and words across its boundaries, chunk-type bigrams (with the POS between the
+  chunks, a head word, both heads or both heads' POS) and trigrams (alone and with the head).
 - ``document``: for every entity of a candidate (type T, words s), the types that s, its lower-cased
   form and its last word get *elsewhere* in its document (the other sentences; the document's own
   sentence is left out), counted in the base's 1-best (``d1``) and in the other sentences' candidates,
@@ -25,8 +28,8 @@ Feature families (each switched on by name in ``featurize_in_context``):
 Feature 1 is always the base's score relative to the group's 1-best (``features.featurize``).
 
 Training lists grow the vocabulary here, one feature string at a time. With a fixed vocabulary
-(tagging, dev lists) every family but the string ones (``entity``, ``chunk``) is made by the kernels of
-``rerank.interned`` over interned ids, with the same ids and values; the per-document counts
+(tagging, dev lists) every family but the string ones (``entity``, ``chunk``, ``phrase``) is made by
+the kernels of ``rerank.interned`` over interned ids, with the same ids and values; the per-document counts
 (``ListContext.one`` and ``many``) are then never built.
 
 Documents come from the file: a sentence's document is the number of ``-DOCSTART-`` (CoNLL) or
@@ -49,8 +52,9 @@ from structperc.rerank.documents import DOCUMENT_MARKERS, document_ids, marker_l
 from structperc.rerank.features import ENTITY_FEATURES, FEATURES, GLOBAL_FEATURES
 from structperc.rerank.gazetteer import Gazetteer, entity_keys, jackknifed_gazetteers  # noqa: F401 (re-exported)
 from structperc.rerank.interned import DocumentWords, featurize_interned
+from structperc.rerank.phrase import phrase_parts
 
-FAMILIES = ("entity", "chunk", "document", "gazetteer", "sequence", "rank")
+FAMILIES = ("entity", "chunk", "phrase", "document", "gazetteer", "sequence", "rank")
 ENTITY_FAMILY = ENTITY_FEATURES + ["entity_word"]
 CHUNK_FAMILY = [name for name in GLOBAL_FEATURES if name != "chunk_sequence"]
 
@@ -405,6 +409,8 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
                 strings += context.entity_features(i, words, kind, first, last, in_context)
             found.append([(feature_id(text), value) for text, value in strings])
         parts.append(gather(spans.candidate, spans.distinct_of, *csr(found)))
+    if "phrase" in families:
+        parts.append(phrase_parts(nb, spans, feature_id))
     if fast:
         where = {} if not in_context else dict(words=context.words, documents=context.documents,
                                                gazetteers=context.gazetteers, gazetteer_of=context.gazetteer_of)

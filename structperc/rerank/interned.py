@@ -284,7 +284,7 @@ def featurize_interned(nb, families, spans, vocabulary, targets, words=None, doc
     spans : ``context.CandidateSpans`` of nb; words : DocumentWords of nb.corpus (``exact``); targets
     float64 (C,); documents int64 (n_sentences,), gazetteers (list of Gazetteer) and gazetteer_of
     int64 (n_sentences,) for the document and gazetteer families; string_parts: (candidates, ids,
-    values) entries of the string families (entity, chunk), placed after the score.
+    values) entries of the string families (entity, chunk, phrase), placed after the score.
     """
     n_candidates = nb.n_candidates
     counts = np.diff(nb.candidate_offsets)
