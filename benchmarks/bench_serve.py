@@ -167,10 +167,14 @@ def memory(pid):
 
 
 def cpu_seconds(pids):
-    """The CPU seconds (user and system) that the processes ``pids`` have used, from /proc/PID/stat."""
+    """The CPU seconds (user and system) that the processes ``pids`` have used, from /proc/PID/stat; a
+    process gone (a worker replaced by a swap) counts as None."""
     total = 0
     for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            return None
         total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
 
@@ -198,7 +202,8 @@ def locust(service, payloads, clients, seconds, rate=0.0, sample_memory_at=None)
     workers = service.workers_pids()
     cpu_before = cpu_seconds(workers)
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=seconds + 120)
-    cpu_used = cpu_seconds(workers) - cpu_before
+    cpu_after = cpu_seconds(workers)
+    cpu_used = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
     if sampler:
         sampler.join(seconds + 10)
     stats, failures = Path(f"{prefix}_stats.csv"), Path(f"{prefix}_failures.csv")
@@ -211,7 +216,7 @@ def locust(service, payloads, clients, seconds, rate=0.0, sample_memory_at=None)
     return {"requests": int(total["Request Count"]), "errors": int(total["Failure Count"]),
             "rps": float(total["Requests/s"]), "p50": float(total["50%"]), "p95": float(total["95%"]),
             "p99": float(total["99%"]), "memory": sampled or None, "failures": failed,
-            "cpu_ms": 1000 * cpu_used / max(1, int(total["Request Count"]))}
+            "cpu_ms": None if cpu_used is None else 1000 * cpu_used / max(1, int(total["Request Count"]))}
 
 
 # ------------------------------------------------------------------------------------ data
@@ -272,6 +277,12 @@ def payload_files(mirror):
 
 
 # ------------------------------------------------------------------------------------ the jobs
+def median_of(runs, name):
+    """The median of the runs' figure ``name``, over the runs that have it (None when none has)."""
+    values = [r[name] for r in runs if r[name] is not None]
+    return statistics.median(values) if values else None
+
+
 def load_jobs(payloads, workers_list, clients_list, seconds, runs, report):
     """{(service, model, workers, kind, clients): {median figures, runs}} and the memory of each config."""
     results, memories = {}, {}
@@ -293,7 +304,7 @@ def load_jobs(payloads, workers_list, clients_list, seconds, runs, report):
                                     memories[kind_of_service, model, workers] = figures["memory"]
                                 runs_out.append(figures)
                             key = (kind_of_service, model, workers, kind, clients)
-                            results[key] = {name: statistics.median(r[name] for r in runs_out)
+                            results[key] = {name: median_of(runs_out, name)
                                             for name in ("rps", "p50", "p95", "p99", "cpu_ms")}
                             results[key]["tokens_s"] = results[key]["rps"] * tokens
                             results[key]["errors"] = sum(r["errors"] for r in runs_out)
@@ -308,8 +319,7 @@ def load_jobs(payloads, workers_list, clients_list, seconds, runs, report):
         finally:
             service.stop()
         key = ("stack", MODELS[0], 2, "sentence", 8)
-        results[key] = {name: statistics.median(r[name] for r in runs_out)
-                        for name in ("rps", "p50", "p95", "p99", "cpu_ms")}
+        results[key] = {name: median_of(runs_out, name) for name in ("rps", "p50", "p95", "p99", "cpu_ms")}
         results[key]["errors"] = sum(r["errors"] for r in runs_out)
         report(f"{key}: {results[key]}")
     return results, memories
@@ -597,7 +607,8 @@ def cpu_floor(results, cost_figures, stack):
         ours = results.get(("structperc", model, 2, "sentence", 8))
         peer = results.get(("crfsuite", model, 2, "sentence", 8))
         tokenize = (cost_figures or {}).get(("structperc", model, "sentence"), {}).get("tokenize")
-        if not (ours and peer and tokenize is not None):
+        if not (ours and peer and tokenize is not None and None not in (ours["cpu_ms"], peer["cpu_ms"],
+                                                                         stack["cpu_ms"])):
             continue
         shared = stack["cpu_ms"] + tokenize
         lines.append(f"- {model}: the workers' CPU a one-sentence request is {ours['cpu_ms']:.3f} ms (structperc) "
@@ -698,9 +709,10 @@ def write_markdown(path, settings, results, memories, start, soak_figures, swap_
                             continue
                         peer = results.get(("crfsuite", model, workers, kind, clients))
                         share = f"{ratio(r['rps'], peer['rps']):.2f}×" if service == "structperc" and peer else ""
+                        cpu = "" if r["cpu_ms"] is None else f"{r['cpu_ms']:.3f}"
                         lines.append(f"| {model} | {workers} | {kind} | {clients} | {service} | {r['rps']:.1f} | "
                                      f"{r['tokens_s']:,.0f} | {r['p50']:.0f} | {r['p95']:.0f} | {r['p99']:.0f} | "
-                                     f"{r['cpu_ms']:.3f} | {r['errors']} of {r['requests']:,} | {share} |")
+                                     f"{cpu} | {r['errors']} of {r['requests']:,} | {share} |")
     lines += ["", "## Memory of each process (MiB, /proc/PID/smaps_rollup, read during the last run at the most "
               "clients, one-sentence requests)", "",
               "| service | model | workers | process | RSS | PSS | USS |", "|---|---|---|---|---|---|---|"]
