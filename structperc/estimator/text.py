@@ -105,14 +105,15 @@ def sentence_chunks(labels, offsets):
 
 def chunk_probabilities(model, encoded, ids, chunks):
     """P(chunk) of every chunk of ``chunks`` (``sentence_chunks``), per sentence (see the module
-    docstring): under a first-order CRF from one forward-backward of each sentence that has a chunk
-    (``_kernels.decode.spans``), else by forcing each chunk's labels (``forced_chunk_probabilities``)."""
+    docstring): under a first-order CRF without a tag dictionary from one forward-backward of each
+    sentence that has a chunk (``_kernels.decode.spans``), else by forcing each chunk's labels
+    (``forced_chunk_probabilities``)."""
     from structperc.estimator.marginals import check_probabilistic
 
     if not any(chunks):
         return [[] for _ in chunks]
     check_probabilistic(model)
-    if model.order == 1 and model.normalization == "global":
+    if model.order == 1 and model.normalization == "global" and model.tag_dict is None:
         return chain_chunk_probabilities(model, encoded, ids, chunks)
     return forced_chunk_probabilities(model, encoded, ids, chunks)
 

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..borrow import borrowed
-from ..learn.crf import chain_marginals
+from .forward_backward import forward_backward_scaled
 from ..score.scoring import sentence_scores
 from ..threads import over_blocks
 
@@ -33,7 +33,7 @@ def span_block(w, layout, data, lo, hi, labels, spans, out):
             continue
         a, b = sentence_offsets[s], sentence_offsets[s + 1]
         emission, transition, end = sentence_scores(w, layout, data, a, b)
-        _, node, edge = chain_marginals(layout, data, a, b, emission, transition, end)
+        _, node, edge = forward_backward_scaled(emission, transition, end)
         for k in range(span_offsets[s], span_offsets[s + 1]):
             i, j = first[k] - a, last[k] - a
             p = node[i, ids[a + i]]
@@ -51,7 +51,8 @@ def span_block(w, layout, data, lo, hi, labels, spans, out):
 
 
 def span_probabilities(w, layout, data, labels, spans, threads=None):
-    """P(chunk | x) of every chunk (n_spans,) under a first-order CRF.
+    """P(chunk | x) of every chunk (n_spans,) under a first-order CRF without a tag dictionary (the
+    forward-backward runs over every label pair).
 
     labels : (ids, continues): the labeling's label ids (n_tokens,) int64, and continues (L, L) bool,
         whether label c continues a chunk that ends with label p
