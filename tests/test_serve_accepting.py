@@ -54,6 +54,7 @@ async def contest(held_first: int, held_second: int, clients: int = 1):
                 await asyncio.sleep(MAX_DELAY / 2)
                 if sum(taken) == len(opened):
                     break
+            await asyncio.sleep(MAX_DELAY)  # the clients come apart: each waits no longer than it
         return taken
     finally:
         for acceptor in acceptors:
@@ -69,6 +70,14 @@ async def contest(held_first: int, held_second: int, clients: int = 1):
 def test_the_acceptor_that_holds_fewer_connections_takes_the_client(held_first, held_second, winner):
     taken = asyncio.run(contest(held_first, held_second))
     assert taken[winner] == 1 and taken[1 - winner] == 0, taken
+
+
+@pytest.mark.parametrize("held_first, held_second, clients, expected", [(3, 0, 2, [0, 2]), (6, 0, 5, [0, 5]),
+                                                                       (0, 4, 6, [5, 1])])
+def test_a_worker_that_waited_and_lost_still_waits_for_the_next_client(held_first, held_second, clients,
+                                                                        expected):
+    """The one that holds more waits its turn for every client, not only for the first it waited for."""
+    assert asyncio.run(contest(held_first, held_second, clients=clients)) == expected
 
 
 def test_clients_that_stay_connected_end_shared_evenly():

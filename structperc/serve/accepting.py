@@ -7,8 +7,8 @@ is already running and sees the socket ready between two requests, while an idle
 be scheduled. So a few clients with kept-alive connections all end on one worker, and the others
 stay idle however many there are. Here a worker that holds open connections waits before it
 accepts, ``DELAY_PER_CONNECTION`` for each (at most ``MAX_DELAY``); one with fewer connections waits
-less and takes the connection first. A worker accepts after its wait whoever is still waiting, so
-no connection waits longer than ``MAX_DELAY``.
+less and takes the connection first. After its wait a worker takes the client if it still waits,
+so no client waits longer than ``MAX_DELAY`` for a worker.
 
 The accepted socket goes to the loop's ``connect_accepted_socket`` with the server's own protocol,
 as the loop's own server would hand it over.
@@ -35,7 +35,6 @@ class Acceptor:
     def __init__(self, loop, sockets, protocol_factory, connections, ssl=None):
         self.loop, self.sockets, self.protocol_factory = loop, list(sockets), protocol_factory
         self.connections, self.ssl = connections, ssl
-        self.waited = {}  # fd -> the worker has waited its turn for the connection now ready
         self.timers, self.handing = {}, set()
         self.accepting = False
 
@@ -43,7 +42,7 @@ class Acceptor:
         self.accepting = True
         for sock in self.sockets:
             sock.setblocking(False)
-            self.watch(sock)
+            self.loop.add_reader(sock.fileno(), self.ready, sock)
 
     def stop(self):
         """Accept no more: the connections already accepted go on."""
@@ -57,29 +56,41 @@ class Acceptor:
             except (ValueError, OSError):  # the socket is closed already
                 pass
 
+    def pause(self, sock, seconds, then):
+        """Stop watching ``sock`` for ``seconds``, then call ``then(sock)``."""
+        self.loop.remove_reader(sock.fileno())
+        self.timers[sock.fileno()] = self.loop.call_later(seconds, then, sock)
+
+    def ready(self, sock):
+        """A client waits on ``sock``: an idle worker takes it; one that holds connections (or is
+        handing one over) waits its turn first (``turn``). One client at a time: the next is weighed
+        with the counts that this one changed."""
+        held = len(self.connections) + len(self.handing)
+        if held:
+            self.pause(sock, min(MAX_DELAY, DELAY_PER_CONNECTION * held), self.turn)
+        else:
+            self.accept(sock, 1)
+
+    def turn(self, sock):
+        """The wait is over: take the client that waited, unless another worker took it, and watch
+        ``sock`` again."""
+        self.timers.pop(sock.fileno(), None)
+        if self.accepting and self.accept(sock, 1):
+            self.loop.add_reader(sock.fileno(), self.ready, sock)
+
     def watch(self, sock):
         self.timers.pop(sock.fileno(), None)
         if self.accepting:
             self.loop.add_reader(sock.fileno(), self.ready, sock)
 
-    def pause(self, sock, seconds):
-        self.loop.remove_reader(sock.fileno())
-        self.timers[sock.fileno()] = self.loop.call_later(seconds, self.watch, sock)
-
-    def ready(self, sock):
-        """A client waits on ``sock``: wait one's turn if this worker holds connections, else accept."""
-        held = len(self.connections)
-        if held and not self.waited.get(sock.fileno()):
-            self.waited[sock.fileno()] = True
-            self.pause(sock, min(MAX_DELAY, DELAY_PER_CONNECTION * held))
-            return
-        self.waited[sock.fileno()] = False
-        # an idle worker takes every client that waits; a busy one, after its wait, the first only
-        for _ in range(1 if held else 64):
+    def accept(self, sock, at_most: int) -> bool:
+        """Accept up to ``at_most`` waiting clients; False when the process is out of descriptors or
+        memory (``sock`` is then paused for ``PAUSE_ON_EXHAUSTION``)."""
+        for _ in range(at_most):
             try:
                 conn, _ = sock.accept()
             except (BlockingIOError, InterruptedError):
-                return  # another worker took it
+                return True  # no one waits (another worker took the client)
             except ConnectionAbortedError:
                 continue
             except OSError as error:
@@ -87,9 +98,11 @@ class Acceptor:
                     raise
                 logger.error("structperc serve: cannot accept a connection (%s); pausing %.0f s", error,
                              PAUSE_ON_EXHAUSTION)
-                self.pause(sock, PAUSE_ON_EXHAUSTION)
-                return
+                if sock.fileno() not in self.timers:
+                    self.pause(sock, PAUSE_ON_EXHAUSTION, self.watch)
+                return False
             self.hand_over(conn)
+        return True
 
     def hand_over(self, conn: socket.socket):
         conn.setblocking(False)
