@@ -127,7 +127,7 @@ class Service:
             self.stop()
             raise RuntimeError(f"{kind} {model} not ready in {timeout} s")
         self.ready_seconds = time.perf_counter() - start
-        while kind != "stack" and len(self.workers_pids()) < workers and time.monotonic() < deadline:
+        while len(self.workers_pids()) < workers and time.monotonic() < deadline:
             time.sleep(0.05)
         if workers > 1:
             time.sleep(SETTLE_SECONDS)
@@ -690,9 +690,7 @@ def write_markdown(path, settings, results, memories, start, soak_figures, swap_
                   f"requests/s would be "
                   + ", ".join(f"{2 * peer['rps'] / stack['rps']:.2f}× the stack's ({model})"
                               for model, peer in peers if peer) + ".", ""]
-        floor = cpu_floor(results, cost_figures, stack)
-        if floor:
-            lines += floor
+        lines += cpu_floor(results, cost_figures, stack)
     lines += ["## Load (locust, headless; medians of the runs)", "",
               "The workers' CPU is the CPU time of the service's worker processes over a run divided by its "
               "requests (locust and the master not counted).", "",

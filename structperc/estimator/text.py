@@ -92,11 +92,6 @@ def add_input_columns(tagger, corpus: Corpus) -> Corpus:
     return corpus
 
 
-def continuing_labels(labels, kind):
-    """Ids of the labels that continue a chunk of type ``kind`` when they follow it (I-X, E-X)."""
-    return [i for i, label in enumerate(labels) if label in (f"I-{kind}", f"E-{kind}")]
-
-
 def sentence_chunks(labels, offsets):
     """Per sentence, its chunks as (type, first token, last token), token indices flat over the corpus."""
     return [[(kind, a + first, a + last) for kind, first, last in chunk_spans(labels[a:b])]
@@ -123,24 +118,24 @@ def chain_chunk_probabilities(model, encoded, ids, chunks):
     from structperc._kernels.decode.spans import span_probabilities
 
     continues = continuation_table(tuple(model.labels))
-    counts = np.array([0] + [len(spans) for spans in chunks], dtype=np.int64)
+    span_offsets = np.cumsum([0] + [len(spans) for spans in chunks], dtype=np.int64)
     flat = [span for spans in chunks for span in spans]
     first = np.array([f for _, f, _ in flat], dtype=np.int64)
     last = np.array([t for _, _, t in flat], dtype=np.int64)
     found = span_probabilities(model.weights, model.layout(), model.data(encoded),
-                               (np.ascontiguousarray(ids, dtype=np.int64), continues),
-                               (np.cumsum(counts), first, last))
-    at = np.cumsum(counts).tolist()
+                               (np.ascontiguousarray(ids, dtype=np.int64), continues), (span_offsets, first, last))
+    at = span_offsets.tolist()
     return [found[at[s]:at[s + 1]].tolist() for s in range(len(chunks))]
 
 
 @functools.lru_cache(maxsize=64)
 def continuation_table(labels: tuple) -> np.ndarray:
-    """bool (L, L): whether label c continues a chunk that ends with label p (``continuing_labels``)."""
+    """bool (L, L): whether label c continues a chunk that ends with label p: I-X or E-X after a
+    label of type X."""
     continues = np.zeros((len(labels), len(labels)), dtype=np.bool_)
     for p, label in enumerate(labels):
         if label[:2] in ("B-", "I-", "E-", "S-"):
-            continues[p, continuing_labels(labels, label[2:])] = True
+            continues[p] = [other in (f"I-{label[2:]}", f"E-{label[2:]}") for other in labels]
     continues.flags.writeable = False
     return continues
 
@@ -171,11 +166,12 @@ def forced_chunk_probabilities(model, encoded, ids, chunks):
                            *gather_rows(encoded.pair_offsets, encoded.pair_ids, tokens), None,
                            None if encoded.word_ids is None else encoded.word_ids[tokens])
     node, best = marginals(model, copied, forced=forced)
-    for c, (s, k, (kind, first, last)) in enumerate(flat, len(with_chunks)):
+    continues = continuation_table(tuple(model.labels))
+    for c, (s, k, (_, first, last)) in enumerate(flat, len(with_chunks)):
         probability = float(np.exp(min(0.0, best[free_copy[s]] - best[c])))
         following = copies[c] + last + 1 - offsets[s]
         if following < copies[c + 1]:
-            probability *= max(0.0, 1.0 - float(node[following, continuing_labels(model.labels, kind)].sum()))
+            probability *= max(0.0, 1.0 - float(node[following, continues[ids[last]]].sum()))
         scores[s][k] = probability
     return scores
 

@@ -143,17 +143,15 @@ def word_bounds(text: str) -> list[tuple[int, int]]:
     for chunk in _CHUNK.finditer(text):
         start, end = chunk.span()
         word = chunk.group()
-        if not word.isascii():  # (?i:...) also matches ı, İ, ſ and K to ASCII letters, which lower() does not
-            pass
-        elif word.isalpha():
-            if word.lower() not in _SPLIT_LETTERS:
+        if word.isascii():  # (?i:...) also matches ı, İ, ſ and K to ASCII letters, which lower() does not
+            if word.isalpha() and word.lower() not in _SPLIT_LETTERS:
                 bounds.append((start, end))
                 continue
-        elif (len(word) > 2 and word[-1] in _AFTER_WORD and word[:-1].isalpha()
-              and word[:-1].lower() not in _SPLIT_LETTERS and (word[-1] != "." or word[:-1] not in _BEFORE_DOT)):
-            bounds.append((start, end - 1))
-            bounds.append((end - 1, end))
-            continue
+            head, mark = word[:-1], word[-1]
+            if (len(word) > 2 and mark in _AFTER_WORD and head.isalpha() and head.lower() not in _SPLIT_LETTERS
+                    and (mark != "." or head not in _BEFORE_DOT)):
+                bounds += [(start, end - 1), (end - 1, end)]
+                continue
         at = start
         while at < end:
             match = _TOKEN.match(text, at)

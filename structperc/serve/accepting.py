@@ -42,7 +42,7 @@ class Acceptor:
         self.accepting = True
         for sock in self.sockets:
             sock.setblocking(False)
-            self.loop.add_reader(sock.fileno(), self.ready, sock)
+            self.watch(sock)
 
     def stop(self):
         """Accept no more: the connections already accepted go on."""
@@ -58,8 +58,16 @@ class Acceptor:
 
     def pause(self, sock, seconds, then):
         """Stop watching ``sock`` for ``seconds``, then call ``then(sock)``."""
+        def resume():
+            del self.timers[sock.fileno()]
+            then(sock)
+
         self.loop.remove_reader(sock.fileno())
-        self.timers[sock.fileno()] = self.loop.call_later(seconds, then, sock)
+        self.timers[sock.fileno()] = self.loop.call_later(seconds, resume)
+
+    def watch(self, sock):
+        if self.accepting:
+            self.loop.add_reader(sock.fileno(), self.ready, sock)
 
     def ready(self, sock):
         """A client waits on ``sock``: an idle worker takes it; one that holds connections (or is
@@ -69,39 +77,29 @@ class Acceptor:
         if held:
             self.pause(sock, min(MAX_DELAY, DELAY_PER_CONNECTION * held), self.turn)
         else:
-            self.accept(sock, 1)
+            self.accept(sock)
 
     def turn(self, sock):
         """The wait is over: take the client that waited, unless another worker took it, and watch
         ``sock`` again."""
-        self.timers.pop(sock.fileno(), None)
-        if self.accepting and self.accept(sock, 1):
-            self.loop.add_reader(sock.fileno(), self.ready, sock)
+        if self.accepting and self.accept(sock):
+            self.watch(sock)
 
-    def watch(self, sock):
-        self.timers.pop(sock.fileno(), None)
-        if self.accepting:
-            self.loop.add_reader(sock.fileno(), self.ready, sock)
-
-    def accept(self, sock, at_most: int) -> bool:
-        """Accept up to ``at_most`` waiting clients; False when the process is out of descriptors or
-        memory (``sock`` is then paused for ``PAUSE_ON_EXHAUSTION``)."""
-        for _ in range(at_most):
-            try:
-                conn, _ = sock.accept()
-            except (BlockingIOError, InterruptedError):
-                return True  # no one waits (another worker took the client)
-            except ConnectionAbortedError:
-                continue
-            except OSError as error:
-                if error.errno not in EXHAUSTED:
-                    raise
-                logger.error("structperc serve: cannot accept a connection (%s); pausing %.0f s", error,
-                             PAUSE_ON_EXHAUSTION)
-                if sock.fileno() not in self.timers:
-                    self.pause(sock, PAUSE_ON_EXHAUSTION, self.watch)
-                return False
-            self.hand_over(conn)
+    def accept(self, sock) -> bool:
+        """Accept the client that waits, if one still does; False when the process is out of
+        descriptors or memory (``sock`` is then paused for ``PAUSE_ON_EXHAUSTION``)."""
+        try:
+            conn, _ = sock.accept()
+        except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+            return True  # no one waits (another worker took the client, or it left)
+        except OSError as error:
+            if error.errno not in EXHAUSTED:
+                raise
+            logger.error("structperc serve: cannot accept a connection (%s); pausing %.0f s", error,
+                         PAUSE_ON_EXHAUSTION)
+            self.pause(sock, PAUSE_ON_EXHAUSTION, self.watch)
+            return False
+        self.hand_over(conn)
         return True
 
     def hand_over(self, conn: socket.socket):
