@@ -97,9 +97,10 @@ def build_lists():
 
 
 # each grid reaches past the setting testa chooses (when the grids ended at 10 epochs and a score
-# weight of 5, the averaged perceptron chose both and the voted one the weight)
-AVERAGED_GRID = [{"epochs": e, "score_weight": w} for e in (1, 3, 5, 10, 20, 40) for w in (1.0, 5.0, 10.0)]
-VOTED_GRID = [{"epochs": e, "score_weight": w} for e in (1, 2, 3, 5, 10) for w in (1.0, 5.0, 10.0)]
+# weight of 5, the averaged perceptron chose both and the voted one the weight; when they ended at a
+# weight of 10, both chose it)
+AVERAGED_GRID = [{"epochs": e, "score_weight": w} for e in (1, 3, 5, 10, 20, 40) for w in (1.0, 5.0, 10.0, 20.0)]
+VOTED_GRID = [{"epochs": e, "score_weight": w} for e in (1, 2, 3, 5, 10) for w in (1.0, 5.0, 10.0, 20.0)]
 KERNEL = "poly:2"
 KERNEL_EPOCHS = 1
 BOOST_EPSILONS = (0.001, 0.01)

@@ -21,8 +21,8 @@ def described(source, probabilistic, kbest, explain=True):
 
 def test_jobs_are_the_groups_each_model_offers_the_longest_first():
     pos, ner = described("pos", False, False), described("ner", True, True)
-    assert compile_jobs([pos, ner]) == [("ner", ("tag", "scores", "explain")), ("pos", ("tag", "explain")),
-                                        ("ner", ("kbest",))]
+    assert compile_jobs([pos, ner]) == [("ner", ("tag", "spans")), ("pos", ("tag",)), ("ner", ("kbest",)),
+                                        ("ner", ("marginals",)), ("pos", ("explain",)), ("ner", ("explain",))]
 
 
 def test_one_process_at_a_time_leaves_it_all_to_the_master():

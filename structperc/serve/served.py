@@ -68,16 +68,18 @@ def describe(name, tagger, sha256) -> dict:
             "conllu_field": model.metadata.get("input", {}).get("label")}
 
 
-# The warm-up in groups of parts, each a list of what a request may ask. A group's parts share their
-# kernels' callees (everything that decodes: tagging, span scores and marginals, explanations), so that
-# the groups compile apart, in processes side by side, with little work done twice (``precompile``).
-WARM_GROUPS = (("tag", "scores", "explain"), ("kbest",))
+# The warm-up in groups of parts, each a list of what a request may ask: the parts of a plain request
+# (tags, and the spans' scores where the model has them) together, then one part a group, so that
+# ``precompile`` can share the groups between processes side by side and keep them about as busy
+# (each group that a process runs first compiles the model's encoding again, a second or two).
+WARM_GROUPS = (("tag", "spans"), ("kbest",), ("marginals",), ("explain",))
 WARM_PARTS = sum(WARM_GROUPS, ())
 
 
 def offered(description, part) -> bool:
     """Whether a model of ``/v1/models``' ``description`` offers the warm-up's ``part``."""
-    return {"scores": description["probabilistic"], "kbest": description["kbest"],
+    return {"spans": description["probabilistic"], "marginals": description["probabilistic"],
+            "kbest": description["kbest"],
             "explain": description["explain"]}.get(part, True)
 
 
@@ -94,8 +96,10 @@ def warm(served: ServedModel, parts=WARM_PARTS) -> None:
         for feeder in (getattr(served.tagger, "column_taggers_", None) or {}).values():
             feeder.prepare()
         tagging.tag_text(served, WARM_UP_TEXT, tagging.TagOptions(span_scores=False))
-    if "scores" in parts:
-        tagging.tag_text(served, WARM_UP_TEXT, tagging.TagOptions(marginals=True))
+    if "spans" in parts:
+        tagging.tag_text(served, WARM_UP_TEXT, tagging.TagOptions())
+    if "marginals" in parts:
+        tagging.tag_text(served, WARM_UP_TEXT, tagging.TagOptions(span_scores=False, marginals=True))
     if "kbest" in parts:
         corpus = add_input_columns(served.tagger, tagging.text_corpus(WARM_UP_TEXT))
         tagging.kbest_lists(served, corpus, 2)
