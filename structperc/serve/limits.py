@@ -61,10 +61,20 @@ async def read_body(request, limits: Limits) -> bytes:
             chunks.append(chunk)
 
     try:
-        await asyncio.wait_for(receive_all(), limits.body_seconds)
+        await within(limits.body_seconds, receive_all())
     except asyncio.TimeoutError:
         raise ApiError(408, "timeout", f"the body did not arrive within {limits.body_seconds:g} s") from None
     return b"".join(chunks)
+
+
+async def within(seconds: float, awaitable):
+    """``awaitable`` awaited for at most ``seconds``, else asyncio.TimeoutError: in the request's own task
+    where ``asyncio.timeout`` exists (Python 3.11 on), else in a task of its own (``asyncio.wait_for``,
+    which costs a task a request)."""
+    if not hasattr(asyncio, "timeout"):
+        return await asyncio.wait_for(awaitable, seconds)
+    async with asyncio.timeout(seconds):
+        return await awaitable
 
 
 @dataclass
