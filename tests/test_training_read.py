@@ -131,7 +131,10 @@ def test_meanwhile_runs_here_while_the_readers_run(tmp_path, parts):
     import multiprocessing
 
     path = tmp_path / "train.txt"
-    path.write_text(conll_text(np.random.default_rng(8), 200))
+    # each part's answer (about 200 kB pickled) overfills a pipe (64 kB), so that no reader can send it
+    # and exit before this process reads it, after ``meanwhile``: with a small file, a loaded machine
+    # let a reader end first, and it was not counted
+    path.write_text(conll_text(np.random.default_rng(8), 4000))
     seen = []
     corpus = read_training_columns(path, parts=parts, meanwhile=lambda: seen.append(
         len(multiprocessing.active_children())))
