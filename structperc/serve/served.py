@@ -71,7 +71,7 @@ def describe(name, tagger, sha256) -> dict:
 # The warm-up in groups of parts, each a list of what a request may ask: the parts of a plain request
 # (tags, and the spans' scores where the model has them) together, then one part a group, so that
 # ``precompile`` can share the groups between processes side by side and keep them about as busy
-# (each group that a process runs first compiles the model's encoding again, a second or two).
+# (the first group a process runs also compiles the encoding's kernels, which its later groups share).
 WARM_GROUPS = (("tag", "spans"), ("kbest",), ("marginals",), ("explain",))
 WARM_PARTS = sum(WARM_GROUPS, ())
 
