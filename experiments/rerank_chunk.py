@@ -4,10 +4,10 @@ Base: ``Tagger(templates="chunk")`` (every other option its default) trained on 
 lists: 5-fold jackknifed 20-best lists of train.txt (contiguous folds, as ``rerank fit`` makes them).
 CoNLL-2000 marks no documents, so the families are those of ``structperc.rerank.context`` without
 ``document``: the chunk features, each chunk with its neighbours (``phrase``), the jackknifed phrase
-gazetteer, label trigrams and phrase counts, the rank. Every choice (families, learner and settings, k) is made on a held-out part of the
-training lists, the last tenth of the sentences (the reranker then trains on the other nine tenths);
-the chosen reranker is retrained on all of them and test.txt is scored once, with the paired
-bootstrap against the base's 1-best.
+gazetteer, label trigrams and phrase counts, the rank. Every choice (families, learner and settings,
+k) is made on a held-out part of the training lists, the last tenth of the sentences (the reranker
+then trains on the other nine tenths); the chosen reranker is retrained on all of them and test.txt
+is scored once, with the paired bootstrap against the base's 1-best.
 
 Writes experiments/results/rerank_chunk.md and .json. Run: ``make rerank-chunk``.
 """
