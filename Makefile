@@ -9,7 +9,7 @@ NP_MODEL := corpora/np-chunker.npz
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo demo-raw-text test bench-serve bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner reproduce-ner-quick rerank-experiment rerank-ner rerank-chunk ensembles partial-labels ewt-features clusters semisupervised lint clean
+.PHONY: install warm docs data demo demo-raw-text test bench-serve bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner reproduce-ner-quick rerank-experiment rerank-ner rerank-chunk ensembles partial-labels ewt-features ewt-tag-dict clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -192,6 +192,11 @@ partial-labels: install
 ewt-features: install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python experiments/ewt_features.py
+	$(REFRESH)
+
+ewt-tag-dict: install
+	$(SP) data fetch ud_english_ewt $(MIRROR)
+	$(BIN)/python experiments/ewt_tag_dict.py
 	$(REFRESH)
 
 CLUSTER_PATHS := corpora/clusters/paths.txt

@@ -113,6 +113,23 @@ def test_a_model_changed_on_disk_is_refused_and_rebuilt(tiny):
     assert cache.model_file("tiny-upos").read_bytes() == good
 
 
+def test_a_model_built_from_another_recipe_is_built_again(tiny, tmp_path):
+    from structperc.models import cache, list_models, load_named
+
+    load_named("tiny-upos", report=lambda text: None)
+    recipes = json.loads((tmp_path / "recipes.json").read_text(encoding="utf-8"))
+    recipes[0]["epochs"] = 4  # the recipe changed since the build
+    (tmp_path / "recipes.json").write_text(json.dumps(recipes), encoding="utf-8")
+    assert not {e["name"]: e for e in list_models()}["tiny-upos"]["built"]
+    said = []
+    load_named("tiny-upos", report=said.append)
+    assert "was built from another recipe of tiny-upos" in said[0] and "building it again" in said[0]
+    assert cache.read_record("tiny-upos")["recipe"]["epochs"] == 4
+    said.clear()
+    load_named("tiny-upos", report=said.append)
+    assert said == []
+
+
 def test_a_name_works_where_a_model_path_does(tiny):
     import structperc
 

@@ -6,8 +6,8 @@ The user cache is ``$XDG_CACHE_HOME`` (else ``~/.cache``) on Linux and other Uni
 - ``NAME.npz``, the model, written atomically (``utils.atomic``);
 - ``NAME.json``, its build record: the model file's sha256, the build time, the test score, the
   recipe. It is written after the model, so a model without its record (a build stopped between
-  the two renames) is not a built model; and a model whose bytes no longer have the recorded sha256
-  (changed on disk) is refused.
+  the two renames) is not a built model; a model whose bytes no longer have the recorded sha256
+  (changed on disk) is refused, and so is one whose record holds another recipe than the caller's.
 
 ``NAME.lock`` serialises the builds of one name across processes (``fcntl.flock``; ``msvcrt.locking``
 on Windows), released by the system when a process ends, however it ends.
@@ -89,16 +89,19 @@ def write_record(name: str, record: dict) -> None:
         handle.write("\n")
 
 
-def check_built(name: str, quick: bool = False) -> tuple[dict | None, str | None]:
+def check_built(name: str, quick: bool = False, recipe: dict | None = None) -> tuple[dict | None, str | None]:
     """(the record of a good built model, None), or (None, why it is not one): not built, no record,
-    or a model file whose sha256 is not the recorded one. quick : compare the file's size with the
-    recorded one instead of its sha256 (for a listing; loading always checks the sha256)."""
+    built from another recipe than ``recipe`` (its ``record()``, when given), or a model file whose
+    sha256 is not the recorded one. quick : compare the file's size with the recorded one instead of
+    its sha256 (for a listing; loading always checks the sha256)."""
     path = model_file(name)
     if not path.is_file():
         return None, "not built"
     record = read_record(name)
     if record is None or "sha256" not in record:
         return None, f"{path} has no build record"
+    if recipe is not None and record.get("recipe") != json.loads(json.dumps(recipe)):
+        return None, f"{path} was built from another recipe of {name}"
     if quick and "size" in record:
         size = path.stat().st_size
         return (record, None) if size == record.get("size") else (None, f"{path} changed on disk since it was built")
