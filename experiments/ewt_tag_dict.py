@@ -7,8 +7,9 @@ file's gold tokens. ``tag_dict = k`` lets a word seen at least k times in traini
 tags seen with it, both when training and when tagging; an unseen or rarer word may take every tag.
 
 The second-order decoder scores |C(t-2)| |C(t-1)| |C(t)| label triples at token t, C(t) the labels a
-token may take: the "triples per token" column is their mean over the dev tokens (17^3 = 4913 with
-no dictionary). It counts work; it is not a timing.
+token may take: the "triples per token" column is their mean over the dev tokens (at most 17^3 =
+4913; fewer at a sentence's first two tokens, whose history is the start symbol). It counts work; it
+is not a timing.
 
 The row with the highest mean dev accuracy is the recipe's (``models.recipes``); the script checks
 that the two agree and marks its row. The test file is never read.

@@ -91,8 +91,8 @@ def write_record(name: str, record: dict) -> None:
 
 def check_built(name: str, quick: bool = False, recipe: dict | None = None) -> tuple[dict | None, str | None]:
     """(the record of a good built model, None), or (None, why it is not one): not built, no record,
-    built from another recipe than ``recipe`` (its ``record()``, when given), or a model file whose
-    sha256 is not the recorded one. quick : compare the file's size with the recorded one instead of
+    built from another recipe than ``recipe`` (its ``making()``, when given: the fields it names), or a
+    model file whose sha256 is not the recorded one. quick : compare the file's size with the recorded one instead of
     its sha256 (for a listing; loading always checks the sha256)."""
     path = model_file(name)
     if not path.is_file():
@@ -100,7 +100,8 @@ def check_built(name: str, quick: bool = False, recipe: dict | None = None) -> t
     record = read_record(name)
     if record is None or "sha256" not in record:
         return None, f"{path} has no build record"
-    if recipe is not None and record.get("recipe") != json.loads(json.dumps(recipe)):
+    built_from = record.get("recipe") or {}
+    if recipe is not None and {key: built_from.get(key) for key in recipe} != json.loads(json.dumps(recipe)):
         return None, f"{path} was built from another recipe of {name}"
     if quick and "size" in record:
         size = path.stat().st_size

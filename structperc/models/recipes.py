@@ -82,6 +82,11 @@ class Recipe:
         """The recipe as a JSON-able dict (stored in the model it builds)."""
         return asdict(self)
 
+    def making(self):
+        """``record()`` less what does not change the model it builds (``build_seconds``): a model built
+        from a recipe that differs from this in any of these fields is built again."""
+        return {key: value for key, value in self.record().items() if key != "build_seconds"}
+
     @property
     def labels_description(self):
         return self.label if not self.only_types else f"{self.label} ({', '.join(self.only_types)})"

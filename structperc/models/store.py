@@ -32,10 +32,10 @@ def model_path(name, mirror=None, report=None, progress=None, callback=None) -> 
     progress, callback : as in ``build.build`` (the bar over each epoch, each finished epoch)"""
     say = report or (lambda text: print(text, file=sys.stderr))
     recipe = recipe_of(name)
-    record, why = cache.check_built(name, recipe=recipe.record())
+    record, why = cache.check_built(name, recipe=recipe.making())
     if record is None:
         with cache.build_lock(name):
-            record, why = cache.check_built(name, recipe=recipe.record())  # another process may have built it meanwhile
+            record, why = cache.check_built(name, recipe=recipe.making())  # another process may have built it meanwhile
             if record is None:
                 from structperc.models.build import build
 
@@ -62,7 +62,7 @@ def names_to_build(name) -> list[str]:
     input columns first (a listing's quick check: loading checks each file's sha256)."""
     recipe = recipe_of(name)
     names = [needed for source in recipe.input_columns.values() for needed in names_to_build(source)]
-    if cache.check_built(name, quick=True, recipe=recipe.record())[0] is None:
+    if cache.check_built(name, quick=True, recipe=recipe.making())[0] is None:
         names.append(name)
     return list(dict.fromkeys(names))
 
@@ -91,7 +91,7 @@ def list_models() -> list[dict]:
     listing does not hash every model (loading does)."""
     entries = []
     for name, recipe in all_recipes().items():
-        record, _ = cache.check_built(name, quick=True, recipe=recipe.record())
+        record, _ = cache.check_built(name, quick=True, recipe=recipe.making())
         entries.append({"name": name, "task": recipe.task, "labels": recipe.labels_description,
                         "corpus": recipe.corpus, "licence": recipe.licence, "research_only": recipe.research_only,
                         "built": record is not None, "path": str(cache.model_file(name)),
