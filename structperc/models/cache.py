@@ -92,8 +92,8 @@ def write_record(name: str, record: dict) -> None:
 def check_built(name: str, quick: bool = False, recipe: dict | None = None) -> tuple[dict | None, str | None]:
     """(the record of a good built model, None), or (None, why it is not one): not built, no record,
     built from another recipe than ``recipe`` (its ``making()``, when given: the fields it names), or a
-    model file whose sha256 is not the recorded one. quick : compare the file's size with the recorded one instead of
-    its sha256 (for a listing; loading always checks the sha256)."""
+    model file whose sha256 is not the recorded one. quick : compare the file's size with the recorded
+    one instead of its sha256 (for a listing; loading always checks the sha256)."""
     path = model_file(name)
     if not path.is_file():
         return None, "not built"

@@ -32,10 +32,11 @@ def model_path(name, mirror=None, report=None, progress=None, callback=None) -> 
     progress, callback : as in ``build.build`` (the bar over each epoch, each finished epoch)"""
     say = report or (lambda text: print(text, file=sys.stderr))
     recipe = recipe_of(name)
-    record, why = cache.check_built(name, recipe=recipe.making())
+    making = recipe.making()
+    record, why = cache.check_built(name, recipe=making)
     if record is None:
         with cache.build_lock(name):
-            record, why = cache.check_built(name, recipe=recipe.making())  # another process may have built it meanwhile
+            record, why = cache.check_built(name, recipe=making)  # another process may have built it meanwhile
             if record is None:
                 from structperc.models.build import build
 
