@@ -68,10 +68,11 @@ def log(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def build_lists():
+def build_lists(held=("testa", "testb")):
+    """The corpora and n-best lists of ned.train (jackknifed) and of the ``held`` parts."""
     folder = corpus_dir()
     columns = ["word", "pos", "ne"]
-    parts = {p: read_corpus(folder / f"ned.{p}", columns=columns, label="ne") for p in ("train", "testa", "testb")}
+    parts = {p: read_corpus(folder / f"ned.{p}", columns=columns, label="ne") for p in ("train", *held)}
     for p, c in parts.items():
         log(f"{p}: {c.n_sentences} sentences / {c.n_tokens} tokens")
     settings = {"base": BASE, "k": K}
@@ -85,7 +86,7 @@ def build_lists():
         return base_box["model"]
 
     lists = {}
-    for p in ("testa", "testb"):
+    for p in held:
         lists[p] = cached_lists(f"ner-{p}", settings, parts[p], lambda p=p: nbest_corpus(base(), parts[p], K), log)
     lists["train"] = cached_lists(
         "ner-train", {**settings, "folds": FOLDS, "jackknife_seed": SEED, "blocks": BLOCKS}, parts["train"],
@@ -118,7 +119,8 @@ FEATURE_SETS = {"collins": ENTITY_FEATURES, "collins+words": ENTITY_FEATURES + [
 # Beyond Collins (issue 41): the families of ``structperc.rerank.context``, which see the rest of the
 # document, jackknifed gazetteers and the whole label sequence; "entity" is collins+words
 CONTEXT_SETS = {"collins+words+context": ["entity", "document", "gazetteer", "sequence", "rank"],
-                "context": ["document", "gazetteer", "sequence", "rank"]}
+                "context": ["document", "gazetteer", "sequence", "rank"],
+                "collins+words+context+corpus": ["entity", "document", "corpus", "gazetteer", "sequence", "rank"]}
 LOSS_GRID = [{"update": "scaled", "epochs": e, "margin": m, "score_weight": w}
              for e in (5, 10) for m in (0.0, 1.0) for w in (1.0, 5.0)]
 
@@ -133,9 +135,9 @@ def contexts(parts, lists):
     """The ListContext of every part's lists: documents, and the gazetteer (jackknifed for train)."""
     fold_of = fold_split(parts["train"].n_sentences, FOLDS, SEED, BLOCKS)
     out = {"train": ListContext(lists["train"], document_ids(parts["train"]),
-                                jackknifed_gazetteers(parts["train"], fold_of), fold_of)}
+                                jackknifed_gazetteers(parts["train"], fold_of), fold_of, blocks=fold_of)}
     gazetteer = Gazetteer.from_corpus(parts["train"])
-    for p in ("testa", "testb"):
+    for p in [p for p in ("testa", "testb") if p in lists]:
         out[p] = ListContext(lists[p], document_ids(parts[p]), [gazetteer], np.zeros(parts[p].n_sentences, np.int64))
     return out
 
@@ -343,7 +345,9 @@ def render(result):
         "in the script, beside `FEATURE_SETS`, recorded at commit 4d127f2). `context` is the families of "
         "`structperc.rerank.context` (issue 41): the types an entity's string, lower-cased form and last word "
         "get elsewhere in its document, jackknifed gazetteers, label trigrams and entity counts, the rank; "
-        "`collins+words+context` adds them to `collins+words`. With them the learners rank by correct minus "
+        "`collins+words+context` adds them to `collins+words`; `collins+words+context+corpus` adds the `corpus` "
+        "family, the same counts over the whole file (for a training sentence, over its jackknife fold). "
+        "With them the learners rank by correct minus "
         "wrong entities, without them by sentence F1.",
         "",
         "| method | P | R | F | rel. error reduction | bootstrap p vs Max-Ent | Collins P | R | F (rel. red.) |",

@@ -5,7 +5,7 @@ import collections
 
 import numpy as np
 
-from structperc.rerank.context import (ENTITY_FAMILY, CHUNK_FAMILY, TypeCounts, _cached_spans,
+from structperc.rerank.context import (ENTITY_FAMILY, CHUNK_FAMILY, ListContext, TypeCounts, _cached_spans,
                                        _is_capitalised, candidate_merits, check_families, entity_keys)
 from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
 from structperc.rerank.features import FEATURES
@@ -61,7 +61,12 @@ def naive_featurize(nb, families, context=None, vocabulary=None, grow=False):
     chunk_features = [FEATURES[n] for n in entity_names if hasattr(FEATURES[n], "of_chunk")]
     has_entity_word = "entity_word" in entity_names
     in_context = [f for f in families if f in ("document", "gazetteer")]
+    # the corpus family: the document features of a context whose documents are the blocks, renamed
+    blocks = ListContext(nb, context.blocks) if "corpus" in families else None
     ranks = nb.ranks()
+
+    def in_blocks(pairs):
+        return [("c" + text[1:], value) for text, value in pairs]
 
     def feature_id(string):
         fid = vocabulary.get(string)
@@ -91,6 +96,8 @@ def naive_featurize(nb, families, context=None, vocabulary=None, grow=False):
                         found += [(f"ei={kind}:{w}", 1.0) for w in words[first: last + 1]]
                     if in_context:
                         found += context.entity_features(i, words, kind, first, last, in_context)
+                    if blocks is not None:
+                        found += in_blocks(blocks.entity_features(i, words, kind, first, last, ["document"]))
                     pairs = span_cache[key] = [(fid, v) for fid, v in ((feature_id(s), v) for s, v in found)
                                                if fid is not None]
                 for fid, v in pairs:
@@ -103,15 +110,18 @@ def naive_featurize(nb, families, context=None, vocabulary=None, grow=False):
                         fid = feature_id(text)
                         if fid is not None:
                             values[fid] += 1.0
-            if "document" in families:
+            if "document" in families or blocks is not None:
                 inside = np.zeros(len(labels), dtype=bool)
                 for kind, first, last in spans:
                     inside[first: last + 1] = True
                 for t in np.flatnonzero(~inside):
                     pairs = outside_cache.get(t)
                     if pairs is None:
-                        pairs = outside_cache[t] = [(fid, v) for fid, v in (
-                            (feature_id(s), v) for s, v in context.outside_features(i, words[t])) if fid is not None]
+                        found = context.outside_features(i, words[t]) if "document" in families else []
+                        if blocks is not None:
+                            found = [*found, *in_blocks(blocks.outside_features(i, words[t]))]
+                        pairs = outside_cache[t] = [(fid, v) for fid, v in ((feature_id(s), v) for s, v in found)
+                                                    if fid is not None]
                     for fid, v in pairs:
                         values[fid] += v
             if "sequence" in families:

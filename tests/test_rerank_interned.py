@@ -70,18 +70,40 @@ def test_interned_featurizing_equals_the_string_featurizing(monkeypatch, seed, k
     documents = document_ids(corpus, document_size=int(np.random.default_rng(seed).integers(2, 7)))
     fold_of = fold_split(corpus.n_sentences, 3, blocks=True)
     gazetteers = jackknifed_gazetteers(corpus, fold_of) + [Gazetteer.from_corpus(random_corpus(seed + 20))]
-    for gazetteer_of in (fold_of, np.full(corpus.n_sentences, 3)):
+    for gazetteer_of, blocks in ((fold_of, fold_of), (np.full(corpus.n_sentences, 3), None)):
         def make_context():
-            return ListContext(nb, documents, gazetteers, gazetteer_of)
+            return ListContext(nb, documents, gazetteers, gazetteer_of, blocks)
 
         for families in (list(FAMILIES), ["document"], ["gazetteer", "rank"], ["sequence"], ["entity", "document"],
-                         ["phrase", "document"], ["chunk", "phrase", "sequence"]):
+                         ["phrase", "document"], ["chunk", "phrase", "sequence"], ["corpus"], ["corpus", "rank"]):
             _, vocabulary = featurize_in_context(nb, families, make_context(), {}, grow=True)
             for fixed in (vocabulary, dict(list(vocabulary.items())[::2])):
                 context = make_context()
                 ours, _ = featurize_in_context(nb, families, context, dict(fixed))
                 assert "_counts" not in vars(context)  # the string counts were not needed
                 same_data(ours, string_featurized(monkeypatch, nb, families, make_context, fixed))
+
+
+@pytest.mark.parametrize("grow", [True, False])
+def test_the_corpus_family_is_the_document_family_over_blocks_renamed(grow):
+    """``corpus`` with documents D and blocks B gives the features ``document`` gives with documents B,
+    each d1/dn renamed c1/cn; blocks None are the whole file."""
+    corpus = random_corpus(3, n_sentences=80)
+    tagger = Tagger(templates=["w[0]", "bias"], epochs=1).fit(random_corpus(13, 20))
+    nb = nbest_corpus(tagger, corpus, 4)
+    documents = document_ids(corpus, document_size=4)
+    folds = fold_split(corpus.n_sentences, 3, blocks=True)
+    for blocks, as_documents in ((folds, folds), (None, np.zeros(corpus.n_sentences, dtype=np.int64))):
+        want, want_vocabulary = featurize_in_context(nb, ["document"], ListContext(nb, as_documents), {}, grow=True)
+        renamed = {"c" + name[1:]: i for name, i in want_vocabulary.items()}
+        assert all(name[:2] in ("c1", "cn") for name in renamed)
+        got, vocabulary = featurize_in_context(nb, ["corpus"], ListContext(nb, documents, blocks=blocks),
+                                               {} if grow else dict(renamed), grow=grow)
+        assert vocabulary == renamed
+        same_data(got, want)
+        # and the documents alone count otherwise: the test sees blocks wider than documents
+        by_documents, _ = featurize_in_context(nb, ["document"], ListContext(nb, documents), dict(want_vocabulary))
+        assert not np.array_equal(by_documents.values, want.values)
 
 
 def test_a_word_with_a_space_is_featurized_through_its_strings(monkeypatch):

@@ -13,7 +13,8 @@ from structperc.corpus import as_corpus
 from structperc.errors import ConfigError
 from structperc.estimator.tagger import Tagger
 from structperc.nbest.lists import nbest_corpus
-from structperc.rerank.context import CandidateSpans, featurize_in_context
+from structperc.rerank.context import featurize_in_context
+from structperc.rerank.spans import CandidateSpans
 from structperc.rerank.phrase import END, START, collapsed, phrase_parts, triple_strings
 
 

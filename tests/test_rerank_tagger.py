@@ -362,16 +362,19 @@ def test_featurizing_and_document_counts_match_the_naive_references(ner_files, k
     tagger = Tagger(templates=["w[0]", "bias"], epochs=1).fit(train.subset(range(30)))
     for corpus in (dev, train.subset(range(40, 100))):
         nb = nbest_corpus(tagger, corpus, k)
+        blocks = np.arange(corpus.n_sentences) * 3 // corpus.n_sentences  # three blocks of sentences
         context = ListContext(nb, document_ids(corpus), [Gazetteer.from_corpus(train.subset(range(50)))],
-                              np.zeros(corpus.n_sentences, dtype=np.int64))
+                              np.zeros(corpus.n_sentences, dtype=np.int64), blocks)
         one, many = naive_document_counts(nb, document_ids(corpus))
-        for ours, theirs in ((context.one, one), (context.many, many)):
+        one_block, many_block = naive_document_counts(nb, blocks)
+        for ours, theirs in ((context.one, one), (context.many, many), (context.over_blocks.one, one_block),
+                             (context.over_blocks.many, many_block)):
             assert ours.keys() == theirs.keys()
             for d in theirs:
                 assert ours[d].total.keys() == theirs[d].total.keys()
                 for key, counts in theirs[d].total.items():
                     assert dict(ours[d].total[key]) == pytest.approx(dict(counts))
-        for families in (list(FAMILIES), ["sequence"], ["chunk", "rank"], ["document"]):
+        for families in (list(FAMILIES), ["sequence"], ["chunk", "rank"], ["document"], ["corpus"]):
             data, vocabulary = featurize_in_context(nb, families, context, {}, grow=True)
             expected, expected_vocabulary = naive_featurize(nb, families, context, {}, grow=True)
             assert set(vocabulary) == set(expected_vocabulary)
@@ -388,7 +391,7 @@ def test_featurizing_and_document_counts_match_the_naive_references(ner_files, k
 
 def test_candidate_spans_kernel_matches_chunk_spans():
     from structperc.chunks import chunk_spans
-    from structperc.rerank.context import label_tables
+    from structperc.rerank.spans import label_tables
     from structperc._kernels.rank.candidates import candidate_spans
 
     names = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "E-LOC", "S-ORG", "I-ORG"]

@@ -18,6 +18,11 @@ Feature families (each switched on by name in ``featurize_in_context``):
   nowhere else. For the last word the shares count occurrences outside entities too (``O``). Every
   capitalised word that the candidate leaves outside its entities adds ``d1o:T'`` (the share of T'
   that word gets elsewhere), so leaving out a name the rest of the document labels costs.
+- ``corpus``: the ``document`` features counted over the sentence's block instead of its document,
+  prefixed ``c1`` and ``cn`` instead of ``d1`` and ``dn``: a name keeps its label across the articles
+  of a file too (Krishnan and Manning 2006). A block is the sentences whose lists one base model made
+  (``ListContext``'s ``blocks``): for jackknifed training lists a fold, so that no count comes from a
+  model that saw the sentence's gold; for other lists the whole file.
 - ``gazetteer``: the same shares (``gs``, ``gl``) in a gazetteer of gold entities. For training lists
   the gazetteer of a sentence is gathered from the other jackknife folds only, so that no candidate
   sees its own gold; for other lists from all the training corpus.
@@ -42,8 +47,7 @@ import itertools
 
 import numpy as np
 
-from structperc._kernels.rank.candidates import (OTHER_TAG, TAG_CODES, candidate_spans, distinct_in_blocks,
-                                                 label_trigrams, outside_tokens)
+from structperc._kernels.rank.candidates import label_trigrams, outside_tokens
 from structperc.chunks import chunk_spans
 from structperc.corpus import index_ranges
 from structperc.errors import ConfigError
@@ -51,10 +55,11 @@ from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
 from structperc.rerank.documents import DOCUMENT_MARKERS, document_ids, marker_lines  # noqa: F401 (re-exported)
 from structperc.rerank.features import ENTITY_FEATURES, FEATURES, GLOBAL_FEATURES
 from structperc.rerank.gazetteer import Gazetteer, entity_keys, jackknifed_gazetteers  # noqa: F401 (re-exported)
-from structperc.rerank.interned import DocumentWords, featurize_interned
+from structperc.rerank.interned import DocumentWords, corpus_name, featurize_interned
 from structperc.rerank.phrase import phrase_parts
+from structperc.rerank.spans import CandidateSpans
 
-FAMILIES = ("entity", "chunk", "phrase", "document", "gazetteer", "sequence", "rank")
+FAMILIES = ("entity", "chunk", "phrase", "document", "corpus", "gazetteer", "sequence", "rank")
 ENTITY_FAMILY = ENTITY_FEATURES + ["entity_word"]
 CHUNK_FAMILY = [name for name in GLOBAL_FEATURES if name != "chunk_sequence"]
 
@@ -127,78 +132,29 @@ def _share_features(prefix, kind, type_shares, out, with_none=True):
 
 
 # ------------------------------------------------------------------------------------ context
-def _tag_and_type(label):
-    """(tag letter, chunk type) of a label, as ``chunks.chunk_spans`` splits it."""
-    return label[0], label[1:].split("-", maxsplit=1)[-1] or "_"
-
-
-class CandidateSpans:
-    """The chunks of every candidate of an NBestList (``_kernels.rank.candidates.candidate_spans``),
-    and the distinct (sentence, type, first, last) among them.
-
-    offsets int64 (C + 1,); type, first, last, candidate, distinct_of int64 (S,): each chunk's type id
-    (into ``type_names``), first and last token (in its sentence), candidate and distinct chunk;
-    distinct_sentence, distinct_type, distinct_first, distinct_last int64 (D,); in_first bool (S,):
-    the chunk belongs to its sentence's first candidate; first_candidate bool (C,); token_start int64
-    (C,): the corpus index of each candidate's first token.
-    """
-
-    def __init__(self, nb):
-        tags, types, self.type_names = label_tables(nb.label_names)
-        end_type = self.type_names.index("_") if "_" in self.type_names else len(self.type_names)
-        self.offsets, self.type, self.first, self.last = candidate_spans(nb.paths, nb.path_offsets, tags, types,
-                                                                         end_type)
-        n_candidates = nb.n_candidates
-        self.candidate = np.repeat(np.arange(n_candidates, dtype=np.int64), np.diff(self.offsets))
-        sentence_of_candidate = nb.sentence_of_candidate()
-        self.first_candidate = np.zeros(n_candidates, dtype=bool)
-        self.first_candidate[nb.candidate_offsets[:-1][np.diff(nb.candidate_offsets) > 0]] = True
-        self.in_first = self.first_candidate[self.candidate]
-        self.token_start = nb.corpus.sentence_offsets[sentence_of_candidate].astype(np.int64)
-        sentence = sentence_of_candidate[self.candidate]
-        width = int(np.diff(nb.corpus.sentence_offsets).max()) + 1 if nb.corpus.n_sentences else 1
-        key = ((sentence * (len(self.type_names) + 1) + self.type) * width + self.first) * width + self.last
-        # the chunks of one sentence are consecutive, and its keys below the next sentence's
-        index, self.distinct_of = distinct_in_blocks(key, self.offsets[nb.candidate_offsets])
-        self.distinct_sentence = sentence[index]
-        self.distinct_type = self.type[index]
-        self.distinct_first = self.first[index]
-        self.distinct_last = self.last[index]
-
-    @property
-    def n_distinct(self):
-        return len(self.distinct_sentence)
-
-
-def label_tables(label_names):
-    """(tags int64 (L,), types int64 (L,), type names): the tag code (``candidates.TAG_CODES``) and the
-    chunk type id of every label."""
-    tags, types, type_names = [], [], []
-    index = {}
-    for label in label_names:
-        tag, kind = _tag_and_type(label)
-        tags.append(TAG_CODES.get(tag, OTHER_TAG))
-        if kind not in index:
-            index[kind] = len(type_names)
-            type_names.append(kind)
-        types.append(index[kind])
-    return np.asarray(tags, dtype=np.int64), np.asarray(types, dtype=np.int64), type_names
-
-
 class ListContext:
     """What the document-level features of an NBestList read: per document the types of entity
     strings, lower-cased strings and words in the base's 1-best and in all candidates.
 
     nb : NBestList; documents : int64 (n_sentences,) (``document_ids``); gazetteers : list of
-    Gazetteer and gazetteer_of : int64 (n_sentences,) the gazetteer of each sentence (or None).
+    Gazetteer and gazetteer_of : int64 (n_sentences,) the gazetteer of each sentence (or None);
+    blocks : int64 (n_sentences,), the sentences whose lists one base model made (the jackknife fold
+    of each training sentence), which the ``corpus`` family counts over; None: the whole file.
     """
 
-    def __init__(self, nb, documents, gazetteers=None, gazetteer_of=None):
+    def __init__(self, nb, documents, gazetteers=None, gazetteer_of=None, blocks=None, spans=None):
         self.nb = nb
         self.documents = np.asarray(documents, dtype=np.int64)
         self.gazetteers = gazetteers or []
         self.gazetteer_of = gazetteer_of
-        self.spans = CandidateSpans(nb)
+        self.blocks = (np.zeros(nb.n_sentences, dtype=np.int64) if blocks is None
+                       else np.asarray(blocks, dtype=np.int64))
+        self.spans = CandidateSpans(nb) if spans is None else spans
+
+    @functools.cached_property
+    def over_blocks(self):
+        """A ListContext of the same lists whose documents are the blocks: the ``corpus`` family's counts."""
+        return ListContext(self.nb, self.blocks, spans=self.spans)
 
     @functools.cached_property
     def words(self):
@@ -337,15 +293,15 @@ def candidate_merits(nb):
 def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False):
     """RankingData of an NBestList with the feature families ``families`` (see the module
     docstring); one group per sentence with candidates (qid = sentence index + 1), targets from
-    ``candidate_merits``. ``context`` (a ListContext of ``nb``) is needed by ``document`` and
-    ``gazetteer``. Returns (RankingData, vocabulary).
+    ``candidate_merits``. ``context`` (a ListContext of ``nb``) is needed by ``document``, ``corpus``
+    and ``gazetteer``. Returns (RankingData, vocabulary).
 
     A chunk's features are made once per distinct (sentence, type, first, last) and a word's outside
     features once per token; every candidate then gathers those of its chunks and outside tokens.
     """
     families = check_families(families)
-    if context is None and ("document" in families or "gazetteer" in families):
-        raise ConfigError("the document and gazetteer features need a ListContext")
+    if context is None and any(f in families for f in ("document", "corpus", "gazetteer")):
+        raise ConfigError("the document, corpus and gazetteer features need a ListContext")
     vocabulary = {} if vocabulary is None else vocabulary
     spans = context.spans if context is not None and context.nb is nb else CandidateSpans(nb)
     corpus = nb.corpus
@@ -356,6 +312,7 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
     chunk_features = [FEATURES[n] for n in entity_names if hasattr(FEATURES[n], "of_chunk")]
     has_entity_word = "entity_word" in entity_names
     in_context = [f for f in families if f in ("document", "gazetteer")]
+    counted = in_context or "corpus" in families  # families that read a ListContext
 
     def feature_id(string):
         fid = vocabulary.get(string)
@@ -381,8 +338,21 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
         entries = index_ranges(offsets[items], offsets[items + 1])
         return np.repeat(owners, lengths), ids[entries], values[entries]
 
+    def outside_part(counts, rename):
+        """The entries of the capitalised words that candidates leave outside their chunks, with the
+        shares of ``counts`` (a ListContext), each feature string passed through ``rename``."""
+        words = columns["word"]
+        sentence_of_token = np.repeat(np.arange(corpus.n_sentences), np.diff(o))
+        capitalised = np.fromiter((_is_capitalised(w) for w in words), dtype=np.bool_, count=len(words))
+        candidates, outside = outside_tokens(nb.path_offsets, spans.offsets, spans.first, spans.last,
+                                             spans.token_start, capitalised)
+        distinct, row_of_entry = np.unique(outside, return_inverse=True)
+        rows = [[(feature_id(rename(text)), value) for text, value in
+                 counts.outside_features(int(sentence_of_token[t]), words[t])] for t in distinct.tolist()]
+        return gather(candidates, row_of_entry.reshape(-1).astype(np.int64), *csr(rows))
+
     # with a fixed vocabulary, the kernels of ``interned`` make all but the string families' features
-    fast = not grow and (not in_context or (context.nb is nb and context.words.exact))
+    fast = not grow and (not counted or (context.nb is nb and context.words.exact))
     parts = []  # (candidates, ids, values) arrays
     scores = nb.scores - np.repeat(nb.scores[nb.candidate_offsets[:-1][np.diff(nb.candidate_offsets) > 0]],
                                    np.diff(nb.candidate_offsets)[np.diff(nb.candidate_offsets) > 0])
@@ -412,21 +382,24 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
     if "phrase" in families:
         parts.append(phrase_parts(nb, spans, feature_id))
     if fast:
-        where = {} if not in_context else dict(words=context.words, documents=context.documents,
-                                               gazetteers=context.gazetteers, gazetteer_of=context.gazetteer_of)
+        where = {} if not counted else dict(words=context.words, documents=context.documents,
+                                            gazetteers=context.gazetteers, gazetteer_of=context.gazetteer_of,
+                                            blocks=context.blocks)
         return featurize_interned(nb, families, spans, vocabulary=vocabulary, targets=candidate_merits(nb),
                                   string_parts=parts[1:], **where), vocabulary
     if "document" in families:
-        words = columns["word"]
-        sentence_of_token = np.repeat(np.arange(corpus.n_sentences), np.diff(o))
-        capitalised = np.fromiter((_is_capitalised(w) for w in words), dtype=np.bool_, count=len(words))
-        candidates, outside = outside_tokens(nb.path_offsets, spans.offsets, spans.first, spans.last,
-                                             spans.token_start, capitalised)
-        distinct, row_of_entry = np.unique(outside, return_inverse=True)
-        rows = [[(feature_id(text), value) for text, value in context.outside_features(int(sentence_of_token[t]),
-                                                                                        words[t])]
-                for t in distinct.tolist()]
-        parts.append(gather(candidates, row_of_entry.reshape(-1).astype(np.int64), *csr(rows)))
+        parts.append(outside_part(context, str))
+    if "corpus" in families:
+        blocks = context.over_blocks
+        found, sentence = [], -1
+        for i, kind, first, last in zip(spans.distinct_sentence.tolist(), spans.distinct_type.tolist(),
+                                        spans.distinct_first.tolist(), spans.distinct_last.tolist()):
+            if i != sentence:
+                sentence, words = i, columns["word"][o[i]: o[i + 1]]
+            found.append([(feature_id(corpus_name(text)), value) for text, value in
+                          blocks.entity_features(i, words, type_names[kind], first, last, ["document"])])
+        parts.append(gather(spans.candidate, spans.distinct_of, *csr(found)))
+        parts.append(outside_part(blocks, corpus_name))
     if "sequence" in families:
         n_labels = len(nb.label_names)
         names = list(nb.label_names) + ["<s>", "</s>"]

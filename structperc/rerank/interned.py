@@ -49,6 +49,24 @@ class DocumentWords:
         return not any(" " in w for w in self.words)
 
 
+def corpus_name(name):
+    """The ``corpus`` family's name of a ``document`` feature: d1s:... -> c1s:..., dno:... -> cno:..."""
+    return "c" + name[1:]
+
+
+class CorpusNames:
+    """A vocabulary seen through ``corpus_name``: ``context_tables`` of it gives the ``corpus``
+    family's ids in the document features' places (and none for the gazetteer's)."""
+
+    def __init__(self, vocabulary):
+        self.vocabulary = vocabulary
+
+    def get(self, name, default=None):
+        if not name.startswith(("d1", "dn")):
+            return default
+        return self.vocabulary.get(corpus_name(name), default)
+
+
 def context_tables(vocabulary, type_names):
     """(pair_ids, agree_ids, none_ids, outside_ids) of ``_kernels.rank.type_shares``: the vocabulary's
     ids of the share features over ``type_names`` (-1 where it lacks one)."""
@@ -277,14 +295,15 @@ def candidate_parts(n_candidates, parts):
 
 
 def featurize_interned(nb, families, spans, vocabulary, targets, words=None, documents=None, gazetteers=None,
-                       gazetteer_of=None, string_parts=()):
+                       gazetteer_of=None, string_parts=(), blocks=None):
     """RankingData of an NBestList with a fixed vocabulary, as ``context.featurize_in_context`` makes
     it (same rows, ids and values, summed in the same order).
 
-    spans : ``context.CandidateSpans`` of nb; words : DocumentWords of nb.corpus (``exact``); targets
+    spans : ``spans.CandidateSpans`` of nb; words : DocumentWords of nb.corpus (``exact``); targets
     float64 (C,); documents int64 (n_sentences,), gazetteers (list of Gazetteer) and gazetteer_of
-    int64 (n_sentences,) for the document and gazetteer families; string_parts: (candidates, ids,
-    values) entries of the string families (entity, chunk, phrase), placed after the score.
+    int64 (n_sentences,) for the document and gazetteer families; blocks int64 (n_sentences,) for the
+    corpus family (``context.ListContext``'s); string_parts: (candidates, ids, values) entries of the
+    string families (entity, chunk, phrase), placed after the score.
     """
     n_candidates = nb.n_candidates
     counts = np.diff(nb.candidate_offsets)
@@ -294,6 +313,8 @@ def featurize_interned(nb, families, spans, vocabulary, targets, words=None, doc
               scores.astype(np.float64)), *string_parts]
     if "document" in families or "gazetteer" in families:
         parts += context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_of, vocabulary)
+    if "corpus" in families:
+        parts += context_parts(nb, ["document"], spans, words, blocks, None, None, CorpusNames(vocabulary))
     if "sequence" in families:
         parts += sequence_parts(nb, spans, vocabulary)
     if "rank" in families:

@@ -81,7 +81,7 @@ def triple_strings(words, pos, before, chunk, after):
 
 def phrase_parts(nb, spans, feature_id):
     """(candidates, ids, values) of the phrase features of every candidate of an NBestList, by
-    ascending candidate (the chunks' order within one); ``spans``: its ``context.CandidateSpans``;
+    ascending candidate (the chunks' order within one); ``spans``: its ``spans.CandidateSpans``;
     ``feature_id(string)``: the string's id, or -1 (dropped later) when the vocabulary lacks it."""
     corpus = nb.corpus
     try:

@@ -133,7 +133,7 @@ class RerankedCore(Estimator):
                                 progress=lambda f, n, s: say(f"  fold {f}/{n}: {s:.0f}s"))
         fold_of = fold_split(corpus.n_sentences, folds, self.seed, blocks=True)
         context = ListContext(lists, document_ids(corpus, self.document_size),
-                              jackknifed_gazetteers(corpus, fold_of), fold_of)
+                              jackknifed_gazetteers(corpus, fold_of), fold_of, blocks=fold_of)
         say("featurizing")
         data, vocabulary = featurize_in_context(lists, families, context, {}, grow=True)
         self.base_ = base
