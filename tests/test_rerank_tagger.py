@@ -98,6 +98,37 @@ def test_document_features_count_the_other_sentences_only(tmp_path):
     assert features["d1s:ORG:none"] == 1.0
 
 
+def test_corpus_features_count_the_other_sentences_of_the_block(tmp_path):
+    from structperc.estimator.tagger import Tagger
+
+    path = tmp_path / "c.txt"
+    path.write_text("-DOCSTART- -X- O\n\nPeeters N B-PER\nzag V O\n\nPeeters N B-PER\nsprak V O\n\n"
+                    "-DOCSTART- -X- O\n\nPeeters N B-ORG\nkende V O\n")
+    corpus = read(path)
+    tagger = Tagger(templates=["w[0]", "w[1]", "bias"], epochs=5).fit(corpus)
+    nb = nbest_corpus(tagger, corpus, 2)
+    assert [nb.candidate_labels(j)[0] for j in nb.first_choice()] == ["B-PER", "B-PER", "B-ORG"]
+
+    def first_best(blocks, sentence):
+        data, vocabulary = featurize_in_context(nb, ["corpus"], ListContext(nb, document_ids(corpus), blocks=blocks),
+                                                {}, grow=True)
+        names = {i: name for name, i in vocabulary.items()}
+        row = list(data.qids).index(sentence + 1)
+        j = data.group_offsets[row]
+        ids = data.feature_ids[data.row_offsets[j]: data.row_offsets[j + 1]]
+        values = data.values[data.row_offsets[j]: data.row_offsets[j + 1]]
+        return {names[i]: v for i, v in zip(ids.tolist(), values.tolist()) if i in names}
+
+    # the whole file: elsewhere, "Peeters" is PER once (sentence 1) and ORG once (sentence 2, another document)
+    features = first_best(None, 0)
+    assert features["c1s:PER=PER"] == 0.5 and features["c1s:PER=ORG"] == 0.5 and features["c1s:agree"] == 0.5
+    assert not any(name.startswith("d") for name in features)
+    # blocks that keep sentence 2 apart: it is alone in its block, and sentence 0 sees PER only
+    assert first_best([0, 0, 1], 2)["c1s:ORG:none"] == 1.0
+    features = first_best([0, 0, 1], 0)
+    assert features["c1s:PER=PER"] == 1.0 and "c1s:PER=ORG" not in features
+
+
 def test_jackknifed_gazetteers_never_hold_their_own_fold(ner_files):
     corpus = read(ner_files / "train.txt")
     fold_of = fold_split(corpus.n_sentences, 3, blocks=True)
@@ -265,6 +296,21 @@ def test_reranked_tagger_fits_saves_loads_and_is_scored_by_eval(tmp_path, ner_fi
     assert done.returncode == 0, done.stderr
     labels = [line.split()[-1] for line in tagged.read_text().splitlines() if line.strip()]
     assert labels == [label for sentence in model.predict(dev) for label in sentence]
+
+
+def test_a_reranked_tagger_with_the_corpus_family_round_trips(tmp_path, ner_files):
+    from structperc import load_model
+    from structperc.estimator.tagger import Tagger
+    from structperc.rerank.tagger import RerankedTagger
+
+    train, dev = read(ner_files / "train.txt"), read(ner_files / "dev.txt")
+    model = RerankedTagger(base=Tagger(templates=["w[0]", "bias"], epochs=2), k=4, learner=Reranker(epochs=2),
+                           families=["corpus", "rank"], folds=3).fit(train)
+    assert any(name.startswith(("c1s:", "cns:")) for name in model.vocabulary_)
+    model.save(tmp_path / "reranked.npz")
+    loaded = load_model(tmp_path / "reranked.npz")
+    assert loaded.families_ == ["corpus", "rank"]
+    assert loaded.predict(dev) == model.predict(dev)
 
 
 def test_a_crf_base_is_jackknifed_with_its_settings(ner_files, monkeypatch):
