@@ -84,12 +84,15 @@ def sentences_per_feature(data):
 SEED_INPUTS = {}  # what the forked workers of the seeds' voted perceptrons read
 
 
+def voted_f1(nb, settings, train, dev, vocabulary, seed=table.SEED):
+    """testa F1 of the voted perceptron at ``settings`` with shuffle seed ``seed``."""
+    model = DualReranker(kernel="linear", vote="voted", seed=seed, **settings).fit_ranking(train, vocabulary)
+    return nb.corpus_score(table.choice_of(nb, dev, model.choose(dev)))
+
+
 def voted_at_seed(seed):
-    """testa F1 of the voted perceptron at the chosen setting with shuffle seed ``seed`` (a worker's task)."""
-    v = SEED_INPUTS
-    model = DualReranker(kernel="linear", vote="voted", seed=seed, **v["settings"]).fit_ranking(v["train"],
-                                                                                             v["vocabulary"])
-    return v["nb"].corpus_score(table.choice_of(v["nb"], v["dev"], model.choose(v["dev"])))
+    """``voted_f1`` of the forked workers' inputs at shuffle seed ``seed`` (a worker's task)."""
+    return voted_f1(seed=seed, **SEED_INPUTS)
 
 
 def main():
@@ -109,9 +112,8 @@ def main():
     def averaged(data, vocab, seed=table.SEED, **params):
         return dev_f1(Reranker(seed=seed, **params).fit_ranking(data[0], vocab), data[1])
 
-    def voted(data, vocab, seed=table.SEED):
-        model = DualReranker(kernel="linear", vote="voted", seed=seed, **settings["voted"])
-        return dev_f1(model.fit_ranking(data[0], vocab), data[1])
+    def voted(data, vocab):
+        return voted_f1(nb, settings["voted"], data[0], data[1], vocab)
 
     result = {"families": families, "settings": settings, "seeds": {}, "features": {}}
     # the voted perceptron's dev votes, the costly part, in one forked process per core
