@@ -124,7 +124,9 @@ FEATURE_SETS = {"collins": ENTITY_FEATURES, "collins+words": ENTITY_FEATURES + [
 # document, jackknifed gazetteers and the whole label sequence; "entity" is collins+words
 CONTEXT_SETS = {"collins+words+context": ["entity", "document", "gazetteer", "sequence", "rank"],
                 "context": ["document", "gazetteer", "sequence", "rank"],
-                "collins+words+context+corpus": ["entity", "document", "corpus", "gazetteer", "sequence", "rank"]}
+                "collins+words+context+corpus": ["entity", "document", "corpus", "gazetteer", "sequence", "rank"],
+                "collins+words+context+corpus+around": ["entity", "around", "document", "corpus", "gazetteer",
+                                                        "sequence", "rank"]}
 LOSS_GRID = [{"update": "scaled", "epochs": e, "margin": m, "score_weight": w}
              for e in (5, 10) for m in (0.0, 1.0) for w in (1.0, 5.0)]
 
@@ -359,12 +361,14 @@ def render(result):
         f"setting: " + ", ".join(f"{name} {f1:.2f}" for name, f1 in st["feature_set_dev_f1"].items())
         + f" (chosen: {st['feature_set']}). `collins` is Collins' candidate-specific entity features; "
         "`collins+words` adds each word of each entity with its type (`entity_word`), which his list does "
-        "not name. Other back-off features tried on testa beforehand did less well there (the figures are "
+        "not name. Other back-off features tried on testa beforehand, beside Collins' set alone, did less well there (the figures are "
         "in the script, beside `FEATURE_SETS`, recorded at commit 4d127f2). `context` is the families of "
         "`structperc.rerank.context` (issue 41): the types an entity's string, lower-cased form and last word "
         "get elsewhere in its document, jackknifed gazetteers, label trigrams and entity counts, the rank; "
         "`collins+words+context` adds them to `collins+words`; `collins+words+context+corpus` adds the `corpus` "
-        "family, the same counts over the whole file (for a training sentence, over its jackknife fold). "
+        "family, the same counts over the whole file (for a training sentence, over its jackknife fold); "
+        "`+around` adds the `around` family, the word just before and just after each entity with its type "
+        "(`entity_before1`, `entity_after1`). "
         "With them the learners rank by correct minus "
         "wrong entities, without them by sentence F1.",
         "",

@@ -11,8 +11,8 @@ uses the same cached n-best lists, and scores on testa only; testb is never read
   over its settings) and the voted perceptron at its chosen setting:
   - ``corpus``: the set with the ``corpus`` family switched (on when the set lacks it, else off): the
     ``document`` counts over the whole file, for a training sentence over its jackknife fold;
-  - ``around``: the word before and the word after each entity, with its type (``entity_before1``,
-    ``entity_after1``);
+  - ``around``: the set with the ``around`` family switched: the word before and the word after each
+    entity, with its type (``entity_before1``, ``entity_after1``);
   - ``cutoff 2`` and ``cutoff 5``: the chosen set without the features that occur in fewer than 2 (5)
     training sentences.
 
@@ -34,30 +34,15 @@ import collins2002_ner as table  # noqa: E402
 
 from structperc.rerank.context import featurize_in_context  # noqa: E402
 from structperc.rerank.data import SCORE_FEATURE, RankingData  # noqa: E402
-from structperc.rerank.pipeline import DualReranker, Reranker, featurize  # noqa: E402
+from structperc.rerank.pipeline import DualReranker, Reranker  # noqa: E402
 
 SEEDS = range(6)
-AROUND = ["entity_before1", "entity_after1"]
+SWITCHED = ("corpus", "around")  # families switched on or off beside the chosen set
 CUTOFFS = (2, 5)
 
 
 def log(message):
     print(message, file=sys.stderr, flush=True)
-
-
-def with_features(a, b, shift):
-    """RankingData ``a`` with the features of ``b`` (same groups and rows; b's score feature dropped),
-    b's ids moved up by ``shift``."""
-    rows_a = np.repeat(np.arange(a.n_rows), np.diff(a.row_offsets))
-    rows_b = np.repeat(np.arange(b.n_rows), np.diff(b.row_offsets))
-    keep = b.feature_ids != SCORE_FEATURE
-    rows = np.concatenate([rows_a, rows_b[keep]])
-    ids = np.concatenate([a.feature_ids, b.feature_ids[keep] + shift])
-    values = np.concatenate([a.values, b.values[keep]])
-    order = np.lexsort((ids, rows))
-    offsets = np.zeros(a.n_rows + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=a.n_rows), out=offsets[1:])
-    return RankingData(a.group_offsets, offsets, ids[order], values[order], a.targets, a.qids, a.comments)
 
 
 def without_rare(data, counts, cutoff):
@@ -125,22 +110,16 @@ def main():
                                  "voted": f1}
         log(f"seed {seed}: {result['seeds'][seed]}")
 
-    switched = [f for f in families if f != "corpus"] if "corpus" in families else [*families, "corpus"]
-
-    def corpus_switched():
-        more_train, more_vocabulary = featurize_in_context(lists["train"], switched, contexts["train"], {}, grow=True)
-        more_dev, _ = featurize_in_context(nb, switched, contexts["testa"], more_vocabulary)
+    def switched(family):
+        """The chosen set with ``family`` switched (off when the set has it, else on), featurized."""
+        more = [f for f in families if f != family] if family in families else [*families, family]
+        more_train, more_vocabulary = featurize_in_context(lists["train"], more, contexts["train"], {}, grow=True)
+        more_dev, _ = featurize_in_context(nb, more, contexts["testa"], more_vocabulary)
         return (more_train, more_dev), more_vocabulary
 
-    def around():
-        more_train, more_vocabulary = featurize(lists["train"], AROUND, {}, grow=True)
-        more_dev, _ = featurize(nb, AROUND, more_vocabulary, grow=False)
-        shift = max(vocabulary.values()) + 1
-        merged = {**vocabulary, **{f"+{k}": v + shift for k, v in more_vocabulary.items()}}
-        return (with_features(train, more_train, shift), with_features(dev, more_dev, shift)), merged
-
-    variants = {"chosen set": lambda: ((train, dev), vocabulary),
-                ("- corpus" if "corpus" in families else "+ corpus"): corpus_switched, "+ around": around}
+    variants = {"chosen set": lambda: ((train, dev), vocabulary)}
+    for family in SWITCHED:
+        variants[("- " if family in families else "+ ") + family] = lambda f=family: switched(f)
     counts = sentences_per_feature(train)
     for cutoff in CUTOFFS:
         variants[f"cutoff {cutoff}"] = lambda c=cutoff: ((without_rare(train, counts, c), without_rare(dev, counts, c)),
@@ -187,7 +166,9 @@ def render(result):
         "## Feature changes beside the chosen set (seed 0)",
         "",
         "`+ corpus` / `- corpus`: the chosen set with the `corpus` family switched on / off (the document "
-        "counts over the whole file, a training sentence's over its jackknife fold); `+ around`: the words just before and after each entity, with its type; `cutoff n`: without the "
+        "counts over the whole file, a training sentence's over its jackknife fold); `+ around` / `- around`: "
+        "the same with the `around` family, the words just before and after each entity, with its type; "
+        "`cutoff n`: without the "
         "features found in fewer than n training sentences. Averaged: the best and the mean dev F1 over "
         "the table's grid of epochs and score weights; voted: at its chosen setting.",
         "",

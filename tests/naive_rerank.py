@@ -94,6 +94,10 @@ def naive_featurize(nb, families, context=None, vocabulary=None, grow=False):
                     found = [(f.of_chunk(tokens, kind, first, last), 1.0) for f in chunk_features]
                     if has_entity_word:
                         found += [(f"ei={kind}:{w}", 1.0) for w in words[first: last + 1]]
+                    if "around" in families:  # the words just outside the entity
+                        before = words[first - 1] if first > 0 else "<s>"
+                        after = words[last + 1] if last + 1 < len(words) else "</s>"
+                        found += [(f"eb1={kind}:{before}", 1.0), (f"ea1={kind}:{after}", 1.0)]
                     if in_context:
                         found += context.entity_features(i, words, kind, first, last, in_context)
                     if blocks is not None:

@@ -420,7 +420,7 @@ def test_featurizing_and_document_counts_match_the_naive_references(ner_files, k
                 assert ours[d].total.keys() == theirs[d].total.keys()
                 for key, counts in theirs[d].total.items():
                     assert dict(ours[d].total[key]) == pytest.approx(dict(counts))
-        for families in (list(FAMILIES), ["sequence"], ["chunk", "rank"], ["document"], ["corpus"]):
+        for families in (list(FAMILIES), ["sequence"], ["chunk", "rank"], ["document"], ["corpus"], ["around"]):
             data, vocabulary = featurize_in_context(nb, families, context, {}, grow=True)
             expected, expected_vocabulary = naive_featurize(nb, families, context, {}, grow=True)
             assert set(vocabulary) == set(expected_vocabulary)

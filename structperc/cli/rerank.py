@@ -273,7 +273,7 @@ def rerank_fit_command(
         None, help="scaled: the loss-scaled ranking perceptron (default, the winner on CoNLL-2002 testa); mira: MIRA "
         "over the candidates' loss; perceptron: the averaged ranking perceptron."),
     families: Optional[str] = typer.Option(None, "--families", help="Feature families, comma separated, of "
-                                           "entity, chunk, phrase, document, corpus, gazetteer, sequence, rank "
+                                           "entity, around, chunk, phrase, document, corpus, gazetteer, sequence, rank "
                                            "(default: document, gazetteer, sequence, rank)."),
     folds: int = typer.Option(5, "--folds", min=2, help="Jackknife folds (contiguous blocks of sentences)."),
     document_size: Optional[int] = typer.Option(None, "--document-size", min=1, help="Sentences per document "

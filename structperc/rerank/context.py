@@ -5,6 +5,8 @@ Feature families (each switched on by name in ``featurize_in_context``):
 
 - ``entity``: Collins' (2002) features of every entity of a candidate (``features.ENTITY_FEATURES``)
   plus each word of each entity (``entity_word``).
+- ``around``: the word just before and the word just after every entity, with its type
+  (``entity_before1``, ``entity_after1``); Collins' own context features are bigrams and trigrams.
 - ``chunk``: the chunking features of every chunk (``features.GLOBAL_FEATURES``: its words, POS,
   length, first and last word, shape).
 - ``phrase``: every chunk with its neighbours in the candidate (``rerank.phrase``): its collapsed POS
@@ -33,7 +35,7 @@ Feature families (each switched on by name in ``featurize_in_context``):
 Feature 1 is always the base's score relative to the group's 1-best (``features.featurize``).
 
 Training lists grow the vocabulary here, one feature string at a time. With a fixed vocabulary
-(tagging, dev lists) every family but the string ones (``entity``, ``chunk``, ``phrase``) is made by
+(tagging, dev lists) every family but the string ones (``entity``, ``around``, ``chunk``, ``phrase``) is made by
 the kernels of ``rerank.interned`` over interned ids, with the same ids and values; the per-document counts
 (``ListContext.one`` and ``many``) are then never built.
 
@@ -59,8 +61,9 @@ from structperc.rerank.interned import DocumentWords, corpus_name, featurize_int
 from structperc.rerank.phrase import phrase_parts
 from structperc.rerank.spans import CandidateSpans
 
-FAMILIES = ("entity", "chunk", "phrase", "document", "corpus", "gazetteer", "sequence", "rank")
+FAMILIES = ("entity", "around", "chunk", "phrase", "document", "corpus", "gazetteer", "sequence", "rank")
 ENTITY_FAMILY = ENTITY_FEATURES + ["entity_word"]
+AROUND_FAMILY = ["entity_before1", "entity_after1"]
 CHUNK_FAMILY = [name for name in GLOBAL_FEATURES if name != "chunk_sequence"]
 
 
@@ -308,7 +311,8 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
     o = corpus.sentence_offsets
     columns = corpus.columns
     n_candidates = nb.n_candidates
-    entity_names = (ENTITY_FAMILY if "entity" in families else []) + (CHUNK_FAMILY if "chunk" in families else [])
+    entity_names = ((ENTITY_FAMILY if "entity" in families else []) + (AROUND_FAMILY if "around" in families else [])
+                    + (CHUNK_FAMILY if "chunk" in families else []))
     chunk_features = [FEATURES[n] for n in entity_names if hasattr(FEATURES[n], "of_chunk")]
     has_entity_word = "entity_word" in entity_names
     in_context = [f for f in families if f in ("document", "gazetteer")]
