@@ -346,7 +346,8 @@ def render(result):
     lines = [
         "# Collins (2002) NER reranking table on CoNLL-2002 Dutch",
         "",
-        f"Produced by `experiments/collins2002_ner.py` (`make reproduce-ner`) on {result['machine']}; "
+        f"Produced by `experiments/collins2002_ner.py{' --quick' if QUICK else ''}` "
+        f"(`make reproduce-ner{'-quick' if QUICK else ''}`) on {result['machine']}; "
         f"wall time {result['wall_seconds'] / 60:.1f} min (n-best lists cached in experiments/cache/ when present).",
         "",
         f"Data: CoNLL-2002 Dutch, ned.train for training, ned.testa as development set (all hyperparameters "
