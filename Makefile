@@ -162,7 +162,7 @@ reproduce-ner-quick: install
 	$(BIN)/python experiments/collins2002_ner.py --quick
 	$(REFRESH)
 
-# testa only: the quick table's learners over shuffle seeds, and feature changes beside its set
+# testa only: the table's learners over shuffle seeds, and feature changes beside its set (after reproduce-ner)
 reproduce-ner-dev: install
 	$(SP) data fetch conll2002_nl $(MIRROR)
 	$(BIN)/python experiments/collins2002_ner_dev.py

@@ -1,9 +1,10 @@
 """What moves the Collins (2002) row on ned.testa: the learners' spread over shuffle seeds at the
 settings the table chose, and feature changes beside the chosen set.
 
-The table (``collins2002_ner.py --quick``) chooses a feature set and each learner's settings on testa
-and reports testb. This script reads the settings it chose (experiments/results/collins2002_ner_quick.json),
-uses the same cached n-best lists, and scores on testa only; testb is never read.
+The table (``collins2002_ner.py``) chooses a feature set and each learner's settings on testa and
+reports testb. This script reads the settings it chose (experiments/results/collins2002_ner.json, or the
+quick table's when the full one has not run), uses the same cached n-best lists, and scores on testa
+only; testb is never read.
 
 - Seeds: the averaged and the voted perceptron at their chosen settings, with the per-epoch shuffle
   of the training groups seeded 0 to 5 (the table uses seed 0).
@@ -12,12 +13,10 @@ uses the same cached n-best lists, and scores on testa only; testb is never read
   - ``corpus``: the set with the ``corpus`` family switched (on when the set lacks it, else off): the
     ``document`` counts over the whole file, for a training sentence over its jackknife fold;
   - ``around``: the set with the ``around`` family switched: the word before and the word after each
-    entity, with its type (``entity_before1``, ``entity_after1``);
-  - ``cutoff 2`` and ``cutoff 5``: the chosen set without the features that occur in fewer than 2 (5)
-    training sentences.
+    entity, with its type (``entity_before1``, ``entity_after1``).
 
 Writes experiments/results/collins2002_ner_dev.md and .json. Run: ``make reproduce-ner-dev`` (after
-``make reproduce-ner-quick``).
+``make reproduce-ner``).
 """
 import json
 import multiprocessing
@@ -33,103 +32,84 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import collins2002_ner as table  # noqa: E402
 
 from structperc.rerank.context import featurize_in_context  # noqa: E402
-from structperc.rerank.data import SCORE_FEATURE, RankingData  # noqa: E402
 from structperc.rerank.pipeline import DualReranker, Reranker  # noqa: E402
 
 SEEDS = range(6)
 SWITCHED = ("corpus", "around")  # families switched on or off beside the chosen set
-CUTOFFS = (2, 5)
 
 
 def log(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def without_rare(data, counts, cutoff):
-    """RankingData ``data`` without the features that ``counts`` (training sentences per id) puts
-    below ``cutoff``; the score feature is kept."""
-    ids = data.feature_ids
-    keep = (ids < len(counts)) & (counts[np.minimum(ids, len(counts) - 1)] >= cutoff)
-    keep |= ids == SCORE_FEATURE
-    rows = np.repeat(np.arange(data.n_rows), np.diff(data.row_offsets))[keep]
-    offsets = np.zeros(data.n_rows + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=data.n_rows), out=offsets[1:])
-    return RankingData(data.group_offsets, offsets, ids[keep], data.values[keep], data.targets, data.qids,
-                       data.comments)
+VOTED_INPUTS = {}  # what the forked workers of the voted perceptrons read: variant name -> (data, vocabulary)
 
 
-def sentences_per_feature(data):
-    """int64 (n_features,): the number of groups (training sentences) in which each id occurs."""
-    row_group = np.repeat(np.arange(data.n_groups), np.diff(data.group_offsets))
-    entry_group = np.repeat(row_group, np.diff(data.row_offsets))
-    pairs = np.unique(data.feature_ids * (data.n_groups + 1) + entry_group)
-    return np.bincount(pairs // (data.n_groups + 1), minlength=data.n_features)
-
-
-SEED_INPUTS = {}  # what the forked workers of the seeds' voted perceptrons read
-
-
-def voted_f1(nb, settings, train, dev, vocabulary, seed=table.SEED):
-    """testa F1 of the voted perceptron at ``settings`` with shuffle seed ``seed``."""
+def voted_task(task):
+    """testa F1 of the voted perceptron on the variant ``task[0]`` with shuffle seed ``task[1]`` (a
+    worker's task)."""
+    name, seed = task
+    (train, dev), vocabulary = VOTED_INPUTS["variants"][name]
+    nb, settings = VOTED_INPUTS["nb"], VOTED_INPUTS["settings"]
     model = DualReranker(kernel="linear", vote="voted", seed=seed, **settings).fit_ranking(train, vocabulary)
     return nb.corpus_score(table.choice_of(nb, dev, model.choose(dev)))
 
 
-def voted_at_seed(seed):
-    """``voted_f1`` of the forked workers' inputs at shuffle seed ``seed`` (a worker's task)."""
-    return voted_f1(seed=seed, **SEED_INPUTS)
+def chosen_table():
+    """(results file name, its JSON): the full table's when it has run, else the quick one's."""
+    for name in ("collins2002_ner", "collins2002_ner_quick"):
+        path = table.RESULTS / f"{name}.json"
+        if path.is_file():
+            return name, json.loads(path.read_text())
+    sys.exit("run `make reproduce-ner` (or reproduce-ner-quick) first: its settings are the ones studied here")
 
 
 def main():
     start = time.perf_counter()
-    chosen = json.loads((table.RESULTS / "collins2002_ner_quick.json").read_text())
+    source, chosen = chosen_table()
     families = chosen["settings"]["features"]
     settings = {name: chosen["rows"][name]["settings"] for name in ("averaged", "voted")}
     parts, lists = table.build_lists(held=("testa",))
     nb = lists["testa"]
     contexts = table.contexts(parts, lists)
-    train, vocabulary = featurize_in_context(lists["train"], families, contexts["train"], {}, grow=True)
-    dev, _ = featurize_in_context(nb, families, contexts["testa"], vocabulary)
 
-    def dev_f1(model, data):
-        return nb.corpus_score(table.choice_of(nb, data, model.choose(data)))
+    def featurized(with_families):
+        train, vocabulary = featurize_in_context(lists["train"], with_families, contexts["train"], {}, grow=True)
+        dev, _ = featurize_in_context(nb, with_families, contexts["testa"], vocabulary)
+        return (train, dev), vocabulary
 
-    def averaged(data, vocab, seed=table.SEED, **params):
-        return dev_f1(Reranker(seed=seed, **params).fit_ranking(data[0], vocab), data[1])
-
-    def voted(data, vocab):
-        return voted_f1(nb, settings["voted"], data[0], data[1], vocab)
-
-    result = {"families": families, "settings": settings, "seeds": {}, "features": {}}
-    # the voted perceptron's dev votes, the costly part, in one forked process per core
-    SEED_INPUTS.update(settings=settings["voted"], train=train, dev=dev, vocabulary=vocabulary, nb=nb)
-    with multiprocessing.get_context("fork").Pool(min(len(SEEDS), os.cpu_count() or 1)) as pool:
-        voted_f1 = pool.map(voted_at_seed, SEEDS)
-    for seed, f1 in zip(SEEDS, voted_f1):
-        result["seeds"][seed] = {"averaged": averaged((train, dev), vocabulary, seed, **settings["averaged"]),
-                                 "voted": f1}
-        log(f"seed {seed}: {result['seeds'][seed]}")
-
-    def switched(family):
-        """The chosen set with ``family`` switched (off when the set has it, else on), featurized."""
-        more = [f for f in families if f != family] if family in families else [*families, family]
-        more_train, more_vocabulary = featurize_in_context(lists["train"], more, contexts["train"], {}, grow=True)
-        more_dev, _ = featurize_in_context(nb, more, contexts["testa"], more_vocabulary)
-        return (more_train, more_dev), more_vocabulary
-
-    variants = {"chosen set": lambda: ((train, dev), vocabulary)}
+    # the chosen set, and beside it the set with each family of SWITCHED switched (off when the set
+    # has it, else on)
+    variants = {"chosen set": featurized(families)}
     for family in SWITCHED:
-        variants[("- " if family in families else "+ ") + family] = lambda f=family: switched(f)
-    counts = sentences_per_feature(train)
-    for cutoff in CUTOFFS:
-        variants[f"cutoff {cutoff}"] = lambda c=cutoff: ((without_rare(train, counts, c), without_rare(dev, counts, c)),
-                                                         vocabulary)
-    for name, make in variants.items():
-        data, vocab = make()
-        grid = [averaged(data, vocab, **params) for params in table.AVERAGED_GRID]
-        n_features = len(np.unique(data[0].feature_ids)) - 1
+        more = [f for f in families if f != family] if family in families else [*families, family]
+        variants[("- " if family in families else "+ ") + family] = featurized(more)
+        log(f"featurized {family} switched")
+
+    # the voted perceptrons, the costly part, in one forked process per core: the chosen set over
+    # the seeds, the other variants at the table's seed
+    tasks = [("chosen set", seed) for seed in SEEDS] + [(name, table.SEED) for name in variants if name != "chosen set"]
+    VOTED_INPUTS.update(variants=variants, nb=nb, settings=settings["voted"])
+    with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
+        pending = pool.map_async(voted_task, tasks)
+
+        def averaged(data, vocab, seed=table.SEED, **params):
+            model = Reranker(seed=seed, **params).fit_ranking(data[0], vocab)
+            return nb.corpus_score(table.choice_of(nb, data[1], model.choose(data[1])))
+
+        seeds = {seed: {"averaged": averaged(*variants["chosen set"], seed, **settings["averaged"])} for seed in SEEDS}
+        grids = {name: [averaged(*variant, **params) for params in table.AVERAGED_GRID]
+                 for name, variant in variants.items()}
+        voted = dict(zip(tasks, pending.get()))
+    result = {"table": source, "families": families, "settings": settings, "seeds": {}, "features": {}}
+    for seed in SEEDS:
+        result["seeds"][seed] = {**seeds[seed], "voted": voted[("chosen set", seed)]}
+        log(f"seed {seed}: {result['seeds'][seed]}")
+    for name, ((train, _), _) in variants.items():
+        grid = grids[name]
         result["features"][name] = {"averaged_best": max(grid), "averaged_mean": float(np.mean(grid)),
-                                    "voted": voted(data, vocab), "n_features": n_features}
+                                    "voted": voted[(name, table.SEED)],
+                                    "n_features": len(np.unique(train.feature_ids)) - 1}
         log(f"{name}: {result['features'][name]}")
     result["wall_seconds"] = time.perf_counter() - start
     result["machine"] = platform.machine()
@@ -147,7 +127,7 @@ def render(result):
         f"wall time {result['wall_seconds'] / 60:.1f} min. Dev (testa) F1 only; testb is not read. The lists, "
         f"the feature set ({', '.join(result['families'])}) and the settings (averaged: "
         f"{json.dumps(result['settings']['averaged'])}; voted: {json.dumps(result['settings']['voted'])}) are "
-        "those of `collins2002_ner_quick.md`, which chose them on testa with seed 0.",
+        f"those of `{result['table']}.md`, which chose them on testa with seed 0.",
         "",
         "## The learners over shuffle seeds, at the chosen settings",
         "",
@@ -167,9 +147,8 @@ def render(result):
         "",
         "`+ corpus` / `- corpus`: the chosen set with the `corpus` family switched on / off (the document "
         "counts over the whole file, a training sentence's over its jackknife fold); `+ around` / `- around`: "
-        "the same with the `around` family, the words just before and after each entity, with its type; "
-        "`cutoff n`: without the "
-        "features found in fewer than n training sentences. Averaged: the best and the mean dev F1 over "
+        "the same with the `around` family, the words just before and after each entity, with its type. "
+        "Averaged: the best and the mean dev F1 over "
         "the table's grid of epochs and score weights; voted: at its chosen setting.",
         "",
         "| features | ids in the training lists | averaged, best | averaged, mean | voted |",
