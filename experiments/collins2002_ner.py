@@ -152,16 +152,15 @@ def contexts(parts, lists):
 
 def featurized(lists, features, context=None):
     """The train, testa and testb RankingData of ``features`` (with ``context``, the families of
-    ``features`` in context), and the vocabulary of the train lists."""
+    ``features`` in context; testb None when ``lists`` has none), and the vocabulary of the train lists."""
     if context is not None:
         train, vocabulary = featurize_in_context(lists["train"], features, context["train"], {}, grow=True)
-        dev, _ = featurize_in_context(lists["testa"], features, context["testa"], vocabulary)
-        test, _ = featurize_in_context(lists["testb"], features, context["testb"], vocabulary)
-        return train, dev, test, vocabulary
-    train, vocabulary = featurize(lists["train"], features, {}, grow=True)
-    dev, _ = featurize(lists["testa"], features, vocabulary, grow=False)
-    test, _ = featurize(lists["testb"], features, vocabulary, grow=False)
-    return train, dev, test, vocabulary
+        held = {p: featurize_in_context(lists[p], features, context[p], vocabulary)[0]
+                for p in ("testa", "testb") if p in lists}
+    else:
+        train, vocabulary = featurize(lists["train"], features, {}, grow=True)
+        held = {p: featurize(lists[p], features, vocabulary, grow=False)[0] for p in ("testa", "testb") if p in lists}
+    return train, held["testa"], held.get("testb"), vocabulary
 
 
 def averaged_grid(lists, features, train, dev, vocabulary):
@@ -181,13 +180,19 @@ def loss_grid(lists, train, dev, vocabulary):
 VOTED_INPUTS = {}  # what the forked workers of the voted perceptron's grid read
 
 
+def voted_f1(nb, train, dev, vocabulary, seed=SEED, features=None, **params):
+    """(F1 of ``nb``, the lists ``dev`` was made from, the model): the voted perceptron (dual form, linear
+    kernel) at ``params`` trained on ``train``."""
+    model = DualReranker(features=features, kernel="linear", vote="voted", seed=seed, **params)
+    model.fit_ranking(train, vocabulary)
+    return nb.corpus_score(choice_of(nb, dev, model.choose(dev))), model
+
+
 def voted_dev_f1(params):
     """(params, testa F1, mistakes, seconds) of the voted perceptron at ``params`` (a worker's task)."""
     t = time.perf_counter()
     v = VOTED_INPUTS
-    model = DualReranker(features=v["features"], kernel="linear", vote="voted", seed=SEED,
-                         **params).fit_ranking(v["train"], v["vocabulary"])
-    f1 = v["lists"]["testa"].corpus_score(choice_of(v["lists"]["testa"], v["dev"], model.choose(v["dev"])))
+    f1, model = voted_f1(v["lists"]["testa"], v["train"], v["dev"], v["vocabulary"], features=v["features"], **params)
     return params, f1, len(model.survival_) - 1, time.perf_counter() - t
 
 

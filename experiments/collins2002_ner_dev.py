@@ -31,8 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import collins2002_ner as table  # noqa: E402
 
-from structperc.rerank.context import featurize_in_context  # noqa: E402
-from structperc.rerank.pipeline import DualReranker, Reranker  # noqa: E402
+from structperc.rerank.pipeline import Reranker  # noqa: E402
 
 SEEDS = range(6)
 SWITCHED = ("corpus", "around")  # families switched on or off beside the chosen set
@@ -50,9 +49,7 @@ def voted_task(task):
     worker's task)."""
     name, seed = task
     (train, dev), vocabulary = VOTED_INPUTS["variants"][name]
-    nb, settings = VOTED_INPUTS["nb"], VOTED_INPUTS["settings"]
-    model = DualReranker(kernel="linear", vote="voted", seed=seed, **settings).fit_ranking(train, vocabulary)
-    return nb.corpus_score(table.choice_of(nb, dev, model.choose(dev)))
+    return table.voted_f1(VOTED_INPUTS["nb"], train, dev, vocabulary, seed, **VOTED_INPUTS["settings"])[0]
 
 
 def chosen_table():
@@ -74,8 +71,7 @@ def main():
     contexts = table.contexts(parts, lists)
 
     def featurized(with_families):
-        train, vocabulary = featurize_in_context(lists["train"], with_families, contexts["train"], {}, grow=True)
-        dev, _ = featurize_in_context(nb, with_families, contexts["testa"], vocabulary)
+        train, dev, _, vocabulary = table.featurized(lists, with_families, contexts)
         return (train, dev), vocabulary
 
     # the chosen set, and beside it the set with each family of SWITCHED switched (off when the set
@@ -90,13 +86,13 @@ def main():
     # the seeds, the other variants at the table's seed
     tasks = [("chosen set", seed) for seed in SEEDS] + [(name, table.SEED) for name in variants if name != "chosen set"]
     VOTED_INPUTS.update(variants=variants, nb=nb, settings=settings["voted"])
+
+    def averaged(data, vocab, seed=table.SEED, **params):
+        model = Reranker(seed=seed, **params).fit_ranking(data[0], vocab)
+        return nb.corpus_score(table.choice_of(nb, data[1], model.choose(data[1])))
+
     with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
-        pending = pool.map_async(voted_task, tasks)
-
-        def averaged(data, vocab, seed=table.SEED, **params):
-            model = Reranker(seed=seed, **params).fit_ranking(data[0], vocab)
-            return nb.corpus_score(table.choice_of(nb, data[1], model.choose(data[1])))
-
+        pending = pool.map_async(voted_task, tasks)  # the averaged perceptrons meanwhile, here
         seeds = {seed: {"averaged": averaged(*variants["chosen set"], seed, **settings["averaged"])} for seed in SEEDS}
         grids = {name: [averaged(*variant, **params) for params in table.AVERAGED_GRID]
                  for name, variant in variants.items()}

@@ -65,6 +65,8 @@ FAMILIES = ("entity", "around", "chunk", "phrase", "document", "corpus", "gazett
 ENTITY_FAMILY = ENTITY_FEATURES + ["entity_word"]
 AROUND_FAMILY = ["entity_before1", "entity_after1"]
 CHUNK_FAMILY = [name for name in GLOBAL_FEATURES if name != "chunk_sequence"]
+# the families made of features.FEATURES, computed from each chunk's strings
+CHUNK_FEATURE_FAMILIES = {"entity": ENTITY_FAMILY, "around": AROUND_FAMILY, "chunk": CHUNK_FAMILY}
 
 
 def check_families(families):
@@ -311,8 +313,7 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
     o = corpus.sentence_offsets
     columns = corpus.columns
     n_candidates = nb.n_candidates
-    entity_names = ((ENTITY_FAMILY if "entity" in families else []) + (AROUND_FAMILY if "around" in families else [])
-                    + (CHUNK_FAMILY if "chunk" in families else []))
+    entity_names = [name for family, names in CHUNK_FEATURE_FAMILIES.items() if family in families for name in names]
     chunk_features = [FEATURES[n] for n in entity_names if hasattr(FEATURES[n], "of_chunk")]
     has_entity_word = "entity_word" in entity_names
     in_context = [f for f in families if f in ("document", "gazetteer")]
