@@ -49,9 +49,23 @@ def naive_document_counts(nb, documents):
     return one, many
 
 
-def naive_featurize(nb, families, context=None, vocabulary=None, grow=False):
-    """``featurize_in_context``, one candidate at a time. Returns (RankingData, vocabulary)."""
-    families = check_families(families)
+def naive_cluster_strings(words, kind, first, last, clusters):
+    """The ``cluster`` family of the entity words[first..last]: the prefixes of lengths 4, 6, 10 and 20
+    of the paths (``clusters``, a dict word -> bit string) of its words and of the words around it."""
+    out = []
+    for n in (4, 6, 10, 20):
+        def prefix(word):
+            return clusters[word][:n] if word in clusters else "<none>"
+        out += [f"ec{n}={kind}:{prefix(w)}" for w in words[first: last + 1]]
+        out.append(f"ecb{n}={kind}:{prefix(words[first - 1]) if first > 0 else '<s>'}")
+        out.append(f"eca{n}={kind}:{prefix(words[last + 1]) if last + 1 < len(words) else '</s>'}")
+    return out
+
+
+def naive_featurize(nb, families, context=None, vocabulary=None, grow=False, clusters=None):
+    """``featurize_in_context``, one candidate at a time (clusters: a dict word -> bit string).
+    Returns (RankingData, vocabulary)."""
+    families = check_families(families, clusters)
     vocabulary = {} if vocabulary is None else vocabulary
     corpus = nb.corpus
     o = corpus.sentence_offsets
@@ -98,6 +112,8 @@ def naive_featurize(nb, families, context=None, vocabulary=None, grow=False):
                         before = words[first - 1] if first > 0 else "<s>"
                         after = words[last + 1] if last + 1 < len(words) else "</s>"
                         found += [(f"eb1={kind}:{before}", 1.0), (f"ea1={kind}:{after}", 1.0)]
+                    if "cluster" in families:
+                        found += [(text, 1.0) for text in naive_cluster_strings(words, kind, first, last, clusters)]
                     if in_context:
                         found += context.entity_features(i, words, kind, first, last, in_context)
                     if blocks is not None:

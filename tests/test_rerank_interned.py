@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_rerank_tagger import ner_corpus_text
+from test_rerank_tagger import cluster_map, ner_corpus_text
 
 from structperc._kernels.rank.candidates import distinct_in_blocks
 from structperc._kernels.rank.interning import first_ids, intern_ranges, lookup_ranges, new_trie
@@ -54,11 +54,11 @@ def same_data(ours, theirs):
         assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), name
 
 
-def string_featurized(monkeypatch, nb, families, make_context, vocabulary):
+def string_featurized(monkeypatch, nb, families, make_context, vocabulary, clusters=None):
     """featurize_in_context as it was: every feature through its string."""
     with monkeypatch.context() as patch:
         patch.setattr(DocumentWords, "exact", property(lambda self: False))
-        return featurize_in_context(nb, families, make_context(), dict(vocabulary))[0]
+        return featurize_in_context(nb, families, make_context(), dict(vocabulary), clusters=clusters)[0]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -70,18 +70,20 @@ def test_interned_featurizing_equals_the_string_featurizing(monkeypatch, seed, k
     documents = document_ids(corpus, document_size=int(np.random.default_rng(seed).integers(2, 7)))
     fold_of = fold_split(corpus.n_sentences, 3, blocks=True)
     gazetteers = jackknifed_gazetteers(corpus, fold_of) + [Gazetteer.from_corpus(random_corpus(seed + 20))]
+    clusters = cluster_map(NAMES + OTHERS, seed)
     for gazetteer_of, blocks in ((fold_of, fold_of), (np.full(corpus.n_sentences, 3), None)):
         def make_context():
             return ListContext(nb, documents, gazetteers, gazetteer_of, blocks)
 
         for families in (list(FAMILIES), ["document"], ["gazetteer", "rank"], ["sequence"], ["entity", "document"],
-                         ["phrase", "document"], ["chunk", "phrase", "sequence"], ["corpus"], ["corpus", "rank"]):
-            _, vocabulary = featurize_in_context(nb, families, make_context(), {}, grow=True)
+                         ["phrase", "document"], ["chunk", "phrase", "sequence"], ["corpus"], ["corpus", "rank"],
+                         ["cluster", "document"]):
+            _, vocabulary = featurize_in_context(nb, families, make_context(), {}, grow=True, clusters=clusters)
             for fixed in (vocabulary, dict(list(vocabulary.items())[::2])):
                 context = make_context()
-                ours, _ = featurize_in_context(nb, families, context, dict(fixed))
+                ours, _ = featurize_in_context(nb, families, context, dict(fixed), clusters=clusters)
                 assert "_counts" not in vars(context)  # the string counts were not needed
-                same_data(ours, string_featurized(monkeypatch, nb, families, make_context, fixed))
+                same_data(ours, string_featurized(monkeypatch, nb, families, make_context, fixed, clusters))
 
 
 @pytest.mark.parametrize("grow", [True, False])

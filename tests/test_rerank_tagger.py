@@ -63,6 +63,14 @@ def read(path):
     return read_corpus(path, columns=["word", "pos", "ne"], label="ne")
 
 
+def cluster_map(words, seed=0):
+    """word -> a random bit string of 1 to 24 bits (short paths and shared prefixes among them), for
+    about 4 words in 5 of ``words``; the others have no path."""
+    rng = np.random.default_rng(seed)
+    return {w: "".join(rng.choice(["0", "1"], int(rng.integers(1, 25)))) for w in sorted(set(words))
+            if rng.random() < 0.8}
+
+
 # ------------------------------------------------------------------------------------ documents
 def test_document_ids_follow_the_docstart_lines(tmp_path):
     path = tmp_path / "c.txt"
@@ -313,6 +321,36 @@ def test_a_reranked_tagger_with_the_corpus_family_round_trips(tmp_path, ner_file
     assert loaded.predict(dev) == model.predict(dev)
 
 
+def write_paths(path, clusters):
+    """``clusters`` as ``structperc clusters`` writes them: bitstring<TAB>word<TAB>count lines."""
+    path.write_text("".join(f"{bits}\t{word}\t1\n" for word, bits in clusters.items()), encoding="utf-8")
+    return path
+
+
+def test_a_reranked_tagger_with_the_cluster_family_keeps_its_clusters_in_its_file(tmp_path, ner_files):
+    from structperc import load_model
+    from structperc.estimator.tagger import Tagger
+    from structperc.rerank.tagger import RerankedTagger
+
+    train, dev = read(ner_files / "train.txt"), read(ner_files / "dev.txt")
+    clusters = cluster_map(train.columns["word"])
+    paths = write_paths(tmp_path / "paths.txt", clusters)
+    model = RerankedTagger(base=Tagger(templates=["w[0]", "bias"], epochs=2), k=4, learner=Reranker(epochs=2),
+                           families=["cluster", "rank"], folds=3, clusters=str(paths)).fit(train)
+    assert model.clusters_.paths == clusters
+    assert any(name.startswith("ec4=") for name in model.vocabulary_)
+    assert any(name.startswith(("ecb20=", "eca20=")) for name in model.vocabulary_)
+    model.save(tmp_path / "reranked.npz")
+    paths.unlink()
+    loaded = load_model(tmp_path / "reranked.npz")
+    assert loaded.families_ == ["cluster", "rank"] and loaded.clusters_.paths == clusters
+    assert loaded.predict(dev) == model.predict(dev)
+    # a dict gives the same model as its file
+    again = RerankedTagger(base=Tagger(templates=["w[0]", "bias"], epochs=2), k=4, learner=Reranker(epochs=2),
+                           families=["cluster", "rank"], folds=3, clusters=clusters).fit(train)
+    assert again.vocabulary_ == model.vocabulary_ and again.predict(dev) == model.predict(dev)
+
+
 def test_a_crf_base_is_jackknifed_with_its_settings(ner_files, monkeypatch):
     from structperc.estimator.tagger import Tagger
     from structperc.nbest import jackknife
@@ -345,8 +383,44 @@ def test_reranked_tagger_refuses_bad_settings(ner_files):
         RerankedTagger(base=Tagger(), families=["nope"]).fit(train)
     with pytest.raises(ConfigError, match="needs a base tagger"):
         RerankedTagger().fit(train)
+    with pytest.raises(ConfigError, match="the cluster family needs clusters: give clusters=FILE"):
+        RerankedTagger(base=Tagger(), families=["cluster", "rank"]).fit(train)
+    with pytest.raises(ConfigError, match="no such clusters file"):
+        RerankedTagger(base=Tagger(), families=["cluster"], clusters=str(ner_files / "nope.txt")).fit(train)
+    with pytest.raises(ConfigError, match="a path is a string of 0 and 1"):
+        RerankedTagger(base=Tagger(), families=["cluster"], clusters={"Jan": "PER"}).fit(train)
     with pytest.raises(ConfigError, match="unknown reranker learner"):
         RerankedTagger(base=Tagger(), learner="nope").fit(train)
+
+
+def test_rerank_fit_command_names_the_line_of_a_malformed_clusters_file(tmp_path, ner_files):
+    from typer.testing import CliRunner
+
+    from structperc.cli.main import app
+    from structperc.estimator.tagger import Tagger
+
+    base = Tagger(templates=["w[0]", "bias"], epochs=1).fit(read(ner_files / "train.txt"))
+    base.model_.metadata["input"] = {"format": "conll", "columns": ["word", "pos", "ne"], "label": "ne"}
+    base.save(tmp_path / "base.npz")
+    (tmp_path / "bad.txt").write_text("0110\tJan\t3\n0111\tPiet\n01x1\tGent\t2\n", encoding="utf-8")
+    runner = CliRunner()
+
+    def fit(*args):
+        return runner.invoke(app, ["rerank", "fit", str(ner_files / "train.txt"), "--base", str(tmp_path / "base.npz"),
+                                   "--output", str(tmp_path / "out.npz"), *map(str, args)])
+
+    for args, where in (((tmp_path / "bad.txt",), "bad.txt:2:"), ((tmp_path / "none.txt",), "none.txt: no such")):
+        result = fit("--families", "cluster,rank", "--clusters", *args)
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code == 2 and len(lines) == 1 and where in lines[0], result.output
+        assert not (tmp_path / "out.npz").exists()
+    (tmp_path / "bad.txt").write_text("0110\tJan\t3\n01x1\tGent\t2\n", encoding="utf-8")
+    result = fit("--families", "cluster", "--clusters", tmp_path / "bad.txt")
+    assert result.exit_code == 2 and "bad.txt:2: expected bitstring<TAB>word<TAB>count lines" in result.output, result.output
+    result = fit("--families", "cluster")
+    assert result.exit_code == 2 and "the cluster family needs clusters" in result.output, result.output
+    result = fit("--clusters", tmp_path / "bad.txt")  # the default families leave clusters unread: an error
+    assert result.exit_code == 2 and "add cluster to --families" in result.output, result.output
 
 
 @pytest.mark.slow
@@ -406,6 +480,7 @@ def test_featurizing_and_document_counts_match_the_naive_references(ner_files, k
 
     train, dev = read(ner_files / "train.txt"), read(ner_files / "dev.txt")
     tagger = Tagger(templates=["w[0]", "bias"], epochs=1).fit(train.subset(range(30)))
+    clusters = cluster_map(train.columns["word"])
     for corpus in (dev, train.subset(range(40, 100))):
         nb = nbest_corpus(tagger, corpus, k)
         blocks = np.arange(corpus.n_sentences) * 3 // corpus.n_sentences  # three blocks of sentences
@@ -420,17 +495,18 @@ def test_featurizing_and_document_counts_match_the_naive_references(ner_files, k
                 assert ours[d].total.keys() == theirs[d].total.keys()
                 for key, counts in theirs[d].total.items():
                     assert dict(ours[d].total[key]) == pytest.approx(dict(counts))
-        for families in (list(FAMILIES), ["sequence"], ["chunk", "rank"], ["document"], ["corpus"], ["around"]):
-            data, vocabulary = featurize_in_context(nb, families, context, {}, grow=True)
-            expected, expected_vocabulary = naive_featurize(nb, families, context, {}, grow=True)
+        for families in (list(FAMILIES), ["sequence"], ["chunk", "rank"], ["document"], ["corpus"], ["around"],
+                         ["cluster"]):
+            data, vocabulary = featurize_in_context(nb, families, context, {}, grow=True, clusters=clusters)
+            expected, expected_vocabulary = naive_featurize(nb, families, context, {}, grow=True, clusters=clusters)
             assert set(vocabulary) == set(expected_vocabulary)
             assert data.group_offsets.tolist() == expected.group_offsets.tolist()
             assert data.targets.tolist() == expected.targets.tolist()
             assert_same_rows(rows_by_string(data, vocabulary), rows_by_string(expected, expected_vocabulary))
             # a fixed vocabulary drops the unseen strings alike
             small = dict(list(vocabulary.items())[: len(vocabulary) // 2])
-            got, _ = featurize_in_context(nb, families, context, dict(small))
-            want, _ = naive_featurize(nb, families, context, dict(small))
+            got, _ = featurize_in_context(nb, families, context, dict(small), clusters=clusters)
+            want, _ = naive_featurize(nb, families, context, dict(small), clusters=clusters)
             assert got.feature_ids.tolist() == want.feature_ids.tolist()
             assert np.allclose(got.values, want.values)
 

@@ -273,8 +273,11 @@ def rerank_fit_command(
         None, help="scaled: the loss-scaled ranking perceptron (default, the winner on CoNLL-2002 testa); mira: MIRA "
         "over the candidates' loss; perceptron: the averaged ranking perceptron."),
     families: Optional[str] = typer.Option(None, "--families", help="Feature families, comma separated, of "
-                                           "entity, around, chunk, phrase, document, corpus, gazetteer, sequence, rank "
-                                           "(default: document, gazetteer, sequence, rank)."),
+                                           "entity, around, cluster, chunk, phrase, document, corpus, gazetteer, "
+                                           "sequence, rank (default: document, gazetteer, sequence, rank)."),
+    clusters: Optional[Path] = typer.Option(None, "--clusters", help="Word clusters for the cluster family: the "
+                                            "paths file of `structperc clusters` (bitstring, word, count), kept "
+                                            "in the model file."),
     folds: int = typer.Option(5, "--folds", min=2, help="Jackknife folds (contiguous blocks of sentences)."),
     document_size: Optional[int] = typer.Option(None, "--document-size", min=1, help="Sentences per document "
                                                 "where the file marks none (-DOCSTART-, # newdoc)."),
@@ -293,8 +296,12 @@ def rerank_fit_command(
     if getattr(tagger, "members", None) is not None or not hasattr(tagger, "get_params"):
         raise typer.BadParameter(f"{base} is not a single model", param_hint="'--base'")
     learner = value_of(learner) or DEFAULT_LEARNER
-    model = RerankedCore(base=tagger, k=candidates, learner=learner, families=split_list(families) or DEFAULT_FAMILIES,
-                         folds=folds, document_size=document_size, seed=seed)
+    families = split_list(families) or list(DEFAULT_FAMILIES)
+    if clusters is not None and "cluster" not in families:
+        raise typer.BadParameter("is read by the cluster family only: add cluster to --families",
+                                 param_hint="'--clusters'")
+    model = RerankedCore(base=tagger, k=candidates, learner=learner, families=families, folds=folds,
+                         document_size=document_size, seed=seed, clusters=clusters)
     model.check_params()
     corpus = tagger.read(train, encoding=encoding)
     dev_corpus = tagger.read(dev, encoding=encoding) if dev is not None else None

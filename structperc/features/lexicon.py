@@ -60,8 +60,9 @@ class Lexicon:
             self.entries.setdefault(key.strip(), value)
 
     @classmethod
-    def read(cls, path, lower=False):
-        """Read a lexicon file; InputError with file:line for a malformed line."""
+    def read(cls, path, lower=False, check=None):
+        """Read a lexicon file; InputError with file:line for a malformed line. check : optional
+        callable(value) -> None, or what is wrong with the value (then an error at its line)."""
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"{path}: no such lexicon file")
@@ -87,6 +88,9 @@ class Lexicon:
                                            f"found {len(cells)} column(s)")
                 if not word.strip():
                     raise InputFormatError(path, number, "empty word")
+                problem = None if check is None else check(value)
+                if problem is not None:
+                    raise InputFormatError(path, number, problem)
                 lex.add(word, value)
         return lex
 

@@ -7,6 +7,8 @@ Feature families (each switched on by name in ``featurize_in_context``):
   plus each word of each entity (``entity_word``).
 - ``around``: the word just before and the word just after every entity, with its type
   (``entity_before1``, ``entity_after1``); Collins' own context features are bigrams and trigrams.
+- ``cluster``: the Brown path prefixes of each word of every entity and of the words just around it,
+  with its type (``rerank.clusters``); it needs clusters (``featurize_in_context``'s ``clusters``).
 - ``chunk``: the chunking features of every chunk (``features.GLOBAL_FEATURES``: its words, POS,
   length, first and last word, shape).
 - ``phrase``: every chunk with its neighbours in the candidate (``rerank.phrase``): its collapsed POS
@@ -35,9 +37,9 @@ Feature families (each switched on by name in ``featurize_in_context``):
 Feature 1 is always the base's score relative to the group's 1-best (``features.featurize``).
 
 Training lists grow the vocabulary here, one feature string at a time. With a fixed vocabulary
-(tagging, dev lists) every family but the string ones (``entity``, ``around``, ``chunk``, ``phrase``) is made by
-the kernels of ``rerank.interned`` over interned ids, with the same ids and values; the per-document counts
-(``ListContext.one`` and ``many``) are then never built.
+(tagging, dev lists) every family but the string ones (``entity``, ``around``, ``cluster``, ``chunk``,
+``phrase``) is made by the kernels of ``rerank.interned`` over interned ids, with the same ids and values; the
+per-document counts (``ListContext.one`` and ``many``) are then never built.
 
 Documents come from the file: a sentence's document is the number of ``-DOCSTART-`` (CoNLL) or
 ``# newdoc`` (CoNLL-U) lines before its first token (``document_ids``), or ``document_size``
@@ -53,6 +55,7 @@ from structperc._kernels.rank.candidates import label_trigrams, outside_tokens
 from structperc.chunks import chunk_spans
 from structperc.corpus import index_ranges
 from structperc.errors import ConfigError
+from structperc.rerank.clusters import ClusterPaths
 from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
 from structperc.rerank.documents import DOCUMENT_MARKERS, document_ids, marker_lines  # noqa: F401 (re-exported)
 from structperc.rerank.features import ENTITY_FEATURES, FEATURES, GLOBAL_FEATURES
@@ -61,7 +64,7 @@ from structperc.rerank.interned import DocumentWords, corpus_name, featurize_int
 from structperc.rerank.phrase import phrase_parts
 from structperc.rerank.spans import CandidateSpans
 
-FAMILIES = ("entity", "around", "chunk", "phrase", "document", "corpus", "gazetteer", "sequence", "rank")
+FAMILIES = ("entity", "around", "cluster", "chunk", "phrase", "document", "corpus", "gazetteer", "sequence", "rank")
 ENTITY_FAMILY = ENTITY_FEATURES + ["entity_word"]
 AROUND_FAMILY = ["entity_before1", "entity_after1"]
 CHUNK_FAMILY = [name for name in GLOBAL_FEATURES if name != "chunk_sequence"]
@@ -69,11 +72,17 @@ CHUNK_FAMILY = [name for name in GLOBAL_FEATURES if name != "chunk_sequence"]
 CHUNK_FEATURE_FAMILIES = {"entity": ENTITY_FAMILY, "around": AROUND_FAMILY, "chunk": CHUNK_FAMILY}
 
 
-def check_families(families):
-    families = list(FAMILIES if families is None else families)
+def check_families(families, clusters=None):
+    """The list of families (None: all of them, ``cluster`` only with ``clusters``), or ConfigError."""
+    if families is None:
+        families = [name for name in FAMILIES if name != "cluster" or clusters is not None]
+    families = list(families)
     for name in families:
         if name not in FAMILIES:
             raise ConfigError(f"unknown feature family {name!r}: choose from {', '.join(FAMILIES)}")
+    if "cluster" in families and clusters is None:
+        raise ConfigError("the cluster family needs clusters: give clusters=FILE / --clusters FILE "
+                          "(the paths that `structperc clusters` writes)")
     return families
 
 
@@ -295,16 +304,17 @@ def candidate_merits(nb):
     return (2 * nb.counts[:, 0] - nb.counts[:, 1]).astype(np.float64)
 
 
-def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False):
+def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False, clusters=None):
     """RankingData of an NBestList with the feature families ``families`` (see the module
     docstring); one group per sentence with candidates (qid = sentence index + 1), targets from
     ``candidate_merits``. ``context`` (a ListContext of ``nb``) is needed by ``document``, ``corpus``
-    and ``gazetteer``. Returns (RankingData, vocabulary).
+    and ``gazetteer``; ``clusters`` (``clusters.ClusterPaths``, or what ``ClusterPaths.of`` takes) by
+    ``cluster``. Returns (RankingData, vocabulary).
 
     A chunk's features are made once per distinct (sentence, type, first, last) and a word's outside
     features once per token; every candidate then gathers those of its chunks and outside tokens.
     """
-    families = check_families(families)
+    families = check_families(families, clusters)
     if context is None and any(f in families for f in ("document", "corpus", "gazetteer")):
         raise ConfigError("the document, corpus and gazetteer features need a ListContext")
     vocabulary = {} if vocabulary is None else vocabulary
@@ -316,6 +326,7 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
     entity_names = [name for family, names in CHUNK_FEATURE_FAMILIES.items() if family in families for name in names]
     chunk_features = [FEATURES[n] for n in entity_names if hasattr(FEATURES[n], "of_chunk")]
     has_entity_word = "entity_word" in entity_names
+    clusters = ClusterPaths.of(clusters) if "cluster" in families else None
     in_context = [f for f in families if f in ("document", "gazetteer")]
     counted = in_context or "corpus" in families  # families that read a ListContext
 
@@ -364,7 +375,7 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
     parts.append((np.arange(n_candidates, dtype=np.int64), np.full(n_candidates, SCORE_FEATURE, dtype=np.int64),
                   scores.astype(np.float64)))
     type_names = spans.type_names
-    if chunk_features or has_entity_word or (in_context and not fast):
+    if chunk_features or has_entity_word or clusters is not None or (in_context and not fast):
         found, tokens, sentence = [], None, -1
         words = None
         for i, kind, first, last in zip(spans.distinct_sentence.tolist(), spans.distinct_type.tolist(),
@@ -380,6 +391,8 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
                 raise ConfigError(f"a chunk feature needs the input column {exc}") from None
             if has_entity_word:
                 strings += [(f"ei={kind}:{w}", 1.0) for w in words[first: last + 1]]
+            if clusters is not None:
+                strings += [(text, 1.0) for text in clusters.strings(words, kind, first, last)]
             if in_context and not fast:
                 strings += context.entity_features(i, words, kind, first, last, in_context)
             found.append([(feature_id(text), value) for text, value in strings])

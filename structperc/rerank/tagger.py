@@ -1,5 +1,5 @@
 """A reranked tagger is one model: a base tagger, the reranker of its k-best lists, and what the
-reranker's features read (the training corpus's gazetteer), in one file.
+reranker's features read (the training corpus's gazetteer, the word clusters), in one file.
 
 ``RerankedCore.fit`` does every step: the base (fitted on the training corpus unless it is fitted
 already), the jackknifed k-best lists of the training corpus (the base's settings retrained on each
@@ -23,6 +23,7 @@ from structperc.estimator.base import Estimator
 from structperc.estimator.sklearn_base import SklearnBase, builds_on_sklearn
 from structperc.estimator.tagger import SequenceTags
 from structperc.evaluate.metrics import evaluate_labels
+from structperc.rerank.clusters import ClusterPaths
 from structperc.rerank.context import (FAMILIES, Gazetteer, ListContext, check_families, document_ids,
                                        featurize_in_context, jackknifed_gazetteers)
 from structperc.rerank.learners import LEARNERS, LossReranker, Reranker, reranker_from_state
@@ -65,7 +66,8 @@ class RerankedCore(Estimator):
     learner : "scaled" (the loss-scaled ranking perceptron: 5 epochs, base-score weight 5), "mira",
         "perceptron" (the averaged ranking perceptron), a name of ``rerank.learners.LEARNERS``, or an
         unfitted reranker (e.g. ``Reranker(epochs=10)``)
-    families : feature families (``rerank.context.FAMILIES``; None: all of them)
+    families : feature families (``rerank.context.FAMILIES``; None: all of them, ``cluster`` only with
+        ``clusters``)
     folds : jackknife folds of the training lists (contiguous blocks of sentences)
     document_size : sentences per document where the input marks no documents (None: each
         sentence alone)
@@ -73,18 +75,22 @@ class RerankedCore(Estimator):
         corpus, or without one on the last tenth of the training lists (the reranker learns on the
         rest, then the chosen setting on all of them)
     seed : seed of the learner's shuffles
+    clusters : word clusters for the ``cluster`` family: a paths file of ``structperc clusters``
+        (``bitstring<TAB>word<TAB>count`` lines) or a dict word -> bit string; read by ``fit``, kept
+        in the model file, and not read where the families leave ``cluster`` out
 
     Attributes
     ----------
     base_ : the fitted base tagger; reranker_ : the fitted reranker; vocabulary_ : feature string -> id;
-    gazetteer_ : Gazetteer of the training corpus; selection_ : list of dict(settings, dev_f1), or [];
+    gazetteer_ : Gazetteer of the training corpus; clusters_ : ``rerank.clusters.ClusterPaths`` of
+    ``clusters`` (None without the ``cluster`` family); selection_ : list of dict(settings, dev_f1), or [];
     training_lists_ : summary of the jackknifed training lists (1-best, oracle)
     """
 
     fitted_attributes = ("base_", "reranker_")
 
     def __init__(self, base=None, k=DEFAULT_K, learner=DEFAULT_LEARNER, families=DEFAULT_FAMILIES, folds=DEFAULT_FOLDS,
-                 document_size=None, select=True, seed=0):
+                 document_size=None, select=True, seed=0, clusters=None):
         self.base = base
         self.k = k
         self.learner = learner
@@ -93,6 +99,7 @@ class RerankedCore(Estimator):
         self.document_size = document_size
         self.select = select
         self.seed = seed
+        self.clusters = clusters
 
     # ------------------------------------------------------------------ fitting
     def check_params(self):
@@ -101,7 +108,7 @@ class RerankedCore(Estimator):
         if int(self.k) < 2:
             raise ConfigError(f"k must be at least 2 for reranking, got {self.k!r}")
         _learner(self.learner)
-        return check_families(self.families)
+        return check_families(self.families, self.clusters)
 
     def _corpus(self, X, y=None):
         """A Corpus of X (kept) or of token lists, named by the base's ``columns``."""
@@ -112,6 +119,7 @@ class RerankedCore(Estimator):
         """Fit on a Corpus (or token lists and labels y); with ``dev`` (a Corpus, or lists with
         ``dev_y``) choose the learner's settings on it. progress : optional callable(message)."""
         families = self.check_params()
+        clusters = ClusterPaths.of(self.clusters) if "cluster" in families else None
         say = progress or (lambda message: None)
         corpus = self._corpus(X, y)
         if corpus.label is None:
@@ -135,8 +143,9 @@ class RerankedCore(Estimator):
         context = ListContext(lists, document_ids(corpus, self.document_size),
                               jackknifed_gazetteers(corpus, fold_of), fold_of, blocks=fold_of)
         say("featurizing")
-        data, vocabulary = featurize_in_context(lists, families, context, {}, grow=True)
+        data, vocabulary = featurize_in_context(lists, families, context, {}, grow=True, clusters=clusters)
         self.base_ = base
+        self.clusters_ = clusters
         self.gazetteer_ = Gazetteer.from_corpus(corpus)
         self.vocabulary_ = vocabulary
         self.families_ = families
@@ -196,7 +205,8 @@ class RerankedCore(Estimator):
         lists = nbest_corpus(self.base_, corpus, int(self.k), encoded)
         context = ListContext(lists, document_ids(corpus, self.document_size), [self.gazetteer_],
                               np.zeros(corpus.n_sentences, dtype=np.int64))
-        data, _ = featurize_in_context(lists, self.families_, context, self.vocabulary_, grow=False)
+        data, _ = featurize_in_context(lists, self.families_, context, self.vocabulary_, grow=False,
+                                       clusters=self.clusters_)
         return lists, data
 
     @staticmethod
@@ -319,7 +329,7 @@ class RerankedCore(Estimator):
     # ------------------------------------------------------------------ file
     def save(self, path):
         """One ensemble model file (kind "rerank"): the base as member 0, the reranker's arrays
-        (``reranker__``), the gazetteer and the settings."""
+        (``reranker__``), the gazetteer, the clusters and the settings."""
         from structperc.model.linear_chain import FORMAT_VERSION
         from structperc.utils.npz import ENSEMBLE_MARKER, write_npz
 
@@ -328,6 +338,8 @@ class RerankedCore(Estimator):
         arrays = {f"member0__{key}": value for key, value in base_arrays.items()}
         arrays.update({f"reranker__{key}": value for key, value in reranker_arrays.items()})
         arrays.update(self.gazetteer_.arrays())
+        if self.clusters_ is not None:
+            arrays.update(self.clusters_.arrays())
         arrays[ENSEMBLE_MARKER] = np.array(1)
         meta = {"format_version": FORMAT_VERSION, "ensemble": KIND, "members": [base_meta],
                 "reranker": reranker_meta,
@@ -359,12 +371,17 @@ class RerankedCore(Estimator):
                                             if k.startswith("reranker__")}, meta["reranker"], path)
             info = meta["info"]
             base = Tagger.from_model(base_model)
+            clusters = ClusterPaths.from_arrays(arrays)
+            if clusters is None and "cluster" in info["families"]:
+                raise ModelFileError(f"{path}: reranked model file lacks the clusters of its cluster family")
             tagger = cls(base=base, k=info["k"], learner=reranker.learner, families=info["families"],
-                         folds=info["folds"], document_size=info["document_size"], seed=info["seed"])
+                         folds=info["folds"], document_size=info["document_size"], seed=info["seed"],
+                         clusters=None if clusters is None else clusters.paths)
             tagger.base_ = base
+            tagger.clusters_ = clusters
             tagger.reranker_ = reranker
             tagger.vocabulary_ = reranker.vocabulary_
-            tagger.families_ = check_families(info["families"])
+            tagger.families_ = check_families(info["families"], clusters)
             tagger.gazetteer_ = Gazetteer.from_arrays(arrays)
             tagger.selection_ = info["selection"]
             tagger.training_lists_ = info["training_lists"]
