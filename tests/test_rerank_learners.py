@@ -17,28 +17,38 @@ from structperc.rerank.pipeline import BoostReranker, DualReranker, RankingData,
 SETTINGS = settings(max_examples=30, deadline=None)
 
 
+def ranking_data(groups):
+    """RankingData of ``groups``: lists of (row dict feature -> value, target)."""
+    group_offsets, row_offsets, ids, values, targets = [0], [0], [], [], []
+    for candidates in groups:
+        for row, target in candidates:
+            row = {f: v for f, v in row.items() if v != 0}
+            ids.extend(sorted(row))
+            values.extend(row[f] for f in sorted(row))
+            row_offsets.append(len(ids))
+            targets.append(target)
+        group_offsets.append(group_offsets[-1] + len(candidates))
+    return RankingData(np.array(group_offsets, dtype=np.int64), np.array(row_offsets, dtype=np.int64),
+                       np.array(ids, dtype=np.int64), np.array(values, dtype=np.float64),
+                       np.array(targets), np.arange(1, len(groups) + 1, dtype=np.int64), [])
+
+
 def random_data(seed, groups=6, max_candidates=4, n_features=7):
     """RankingData with integer values: feature 1 in {0, -1} (so its scale is 1) and counts 0..2
     on features 2.., integer targets; exact arithmetic keeps ties identical across implementations."""
     rng = np.random.default_rng(seed)
-    group_offsets, row_offsets, ids, values, targets = [0], [0], [], [], []
+    out = []
     for _ in range(groups):
-        n = int(rng.integers(1, max_candidates + 1))
-        for rank in range(n):
+        candidates = []
+        for rank in range(int(rng.integers(1, max_candidates + 1))):
             row = {1: -float(rank > 0)}
             for f in range(2, n_features + 1):
                 v = int(rng.integers(0, 3)) if rng.random() < 0.5 else 0
                 if v:
                     row[f] = float(v)
-            row = {f: v for f, v in row.items() if v != 0}
-            ids.extend(sorted(row))
-            values.extend(row[f] for f in sorted(row))
-            row_offsets.append(len(ids))
-            targets.append(float(rng.integers(0, 4)))
-        group_offsets.append(group_offsets[-1] + n)
-    return RankingData(np.array(group_offsets, dtype=np.int64), np.array(row_offsets, dtype=np.int64),
-                       np.array(ids, dtype=np.int64), np.array(values, dtype=np.float64),
-                       np.array(targets), np.arange(1, groups + 1, dtype=np.int64), [])
+            candidates.append((row, float(rng.integers(0, 4))))
+        out.append(candidates)
+    return ranking_data(out)
 
 
 def rows_of(data, values=None):
@@ -160,6 +170,42 @@ def test_growing_the_mistake_arrays_changes_nothing(monkeypatch, degree):
     assert len(mistakes) > 2
     assert np.array_equal(reranker.survival_, survival)
     assert reranker.choose(test).tolist() == chosen
+
+
+def shared_data(seed, groups=10, max_candidates=6, n_features=12):
+    """RankingData like n-best lists: the candidates of a group are one row of integer counts with a
+    few changes each, so that most features are common to the group (with the same value) and some
+    are in every candidate with different values."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(groups):
+        shared = {f: float(rng.integers(1, 3)) for f in range(2, n_features + 1) if rng.random() < 0.6}
+        candidates = []
+        for rank in range(int(rng.integers(1, max_candidates + 1))):
+            row = {1: -float(rank > 0), **shared}
+            for f in rng.choice(np.arange(2, n_features + 1), size=2, replace=False).tolist():
+                row[f] = float(rng.integers(0, 3))
+            candidates.append((row, float(rng.integers(0, 4))))
+        out.append(candidates)
+    return ranking_data(out)
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.integers(1, 3), st.sampled_from([0.0, 1.0]))
+def test_linear_vote_by_differences_equals_the_dual_vote_and_the_naive_one(seed, epochs, score_weight):
+    from structperc._kernels.rank.dual_ranking import Rows, dual_predict, linear_vote
+
+    train, test = shared_data(seed, groups=30), shared_data(seed + 1)
+    reranker = DualReranker(epochs=epochs, kernel="linear", vote="voted", seed=seed, score_weight=score_weight)
+    reranker.fit_ranking(train)
+    support = Rows(reranker.support_offsets_, reranker.support_ids_, reranker.support_values_)
+    candidates = Rows(test.row_offsets, test.feature_ids, reranker._scaled_values(test))
+    w0 = reranker._w0()
+    by_differences = linear_vote(w0, support, reranker.survival_, test.group_offsets, candidates)
+    by_dots = dual_predict(w0, support, reranker.survival_, test.group_offsets, candidates, 1)
+    assert by_differences[0].tolist() == by_dots[0].tolist()
+    assert np.allclose(by_differences[1], by_dots[1])
+    assert reranker.choose(test).tolist() == naive_voted(train, test, epochs, seed, score_weight, 1)[0]
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "poly:0", "poly:x", "poly"])

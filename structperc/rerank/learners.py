@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from structperc._kernels.rank.loss_ranking import loss_epoch
-from structperc._kernels.rank.dual_ranking import Postings, Rows, Support, dual_epoch, dual_predict
+from structperc._kernels.rank.dual_ranking import Postings, Rows, Support, dual_epoch, dual_predict, linear_vote
 from structperc._kernels.rank.rank_boosting import FeaturePairs, PairRows, boost_rounds, pair_differences
 from structperc._kernels.rank.ranking import group_argmax, predict_groups, ranking_epoch
 from structperc._kernels.records import Groups
@@ -276,8 +276,10 @@ class DualReranker(Learner):
         over the mistakes per group."""
         support = Rows(self.support_offsets_, self.support_ids_, self.support_values_)
         candidates = Rows(data.row_offsets, data.feature_ids, self._scaled_values(data))
-        return dual_predict(self._w0(), support, self.survival_, data.group_offsets, candidates,
-                            kernel_degree(self.kernel))
+        degree = kernel_degree(self.kernel)
+        if degree == 1:
+            return linear_vote(self._w0(), support, self.survival_, data.group_offsets, candidates)
+        return dual_predict(self._w0(), support, self.survival_, data.group_offsets, candidates, degree)
 
     def decision_function(self, data):
         """Averaged scores Σ_m survival[m] v_m · φ(x) of every row (float64 (C,)); the voted choice

@@ -21,6 +21,9 @@ values for M mistakes and C candidates. The dot products behind them come from a
 the support rows (each candidate walks the postings of its own features: O(Σ_f postings(f))
 instead of 2M merges of two rows); training pays the same per visited group with the mistakes made
 so far. ``sparse_dot`` (the merge) is the reference the tests check the index against.
+
+With the linear kernel, ``linear_vote`` gives the same votes from the M difference rows
+x_{g_l} - x_{p_l} and, per group, only the features in which its candidates differ.
 """
 from collections import namedtuple
 
@@ -239,6 +242,137 @@ def dual_predict(w0, support_rows, survival, group_offsets, rows, degree):
                 votes[top] += survival[m]
         top = 0
         for j in range(1, b - a):
+            if votes[j] > votes[top]:
+                top = j
+        voted[g] = a + top
+    return voted, averaged
+
+
+@njit(cache=True)
+def linear_vote(w0, support_rows, survival, group_offsets, rows):
+    """``dual_predict`` for the linear kernel (degree 1), by the differences δ_l = x_{g_l} - x_{p_l}
+    instead of the dot products with 2M support rows.
+
+    Features that every candidate of a group has, with the same value, add the same to each
+    candidate's v_m · x and never change a vote: per group only the others walk the postings of
+    the δ_l (whose gold and predicted rows share most features, which cancel). The averaged scores
+    are x_j · u with u = (Σ_m survival[m]) w0 + Σ_l A_l δ_l. Same returns as ``dual_predict``.
+    """
+    row_offsets, ids, values = rows
+    s_offsets, s_ids, s_values = support_rows
+    n_groups = group_offsets.shape[0] - 1
+    n_mistakes = survival.shape[0] - 1
+    n_index = w0.shape[0]
+    for k in range(s_ids.shape[0]):
+        n_index = max(n_index, s_ids[k] + 1)
+    for k in range(ids.shape[0]):
+        n_index = max(n_index, ids[k] + 1)
+    # δ_l as postings: feature f -> (mistake, value) entries posting_offsets[f]: posting_offsets[f + 1]
+    diff = np.zeros(n_index)
+    touched = np.empty(s_ids.shape[0], dtype=np.int64)
+    counts = np.zeros(n_index + 1, dtype=np.int64)
+    d_offsets = np.zeros(n_mistakes + 1, dtype=np.int64)
+    d_ids = np.empty(s_ids.shape[0], dtype=np.int64)
+    d_values = np.empty(s_ids.shape[0])
+    n_entries = 0
+    for m in range(n_mistakes):
+        n_touched = 0
+        for sign, s in ((1.0, 2 * m), (-1.0, 2 * m + 1)):
+            for k in range(s_offsets[s], s_offsets[s + 1]):
+                f = s_ids[k]
+                if diff[f] == 0.0:
+                    touched[n_touched] = f
+                    n_touched += 1
+                diff[f] += sign * s_values[k]
+        for t in range(n_touched):
+            f = touched[t]
+            if diff[f] != 0.0:
+                d_ids[n_entries] = f
+                d_values[n_entries] = diff[f]
+                counts[f + 1] += 1
+                n_entries += 1
+            diff[f] = 0.0
+        d_offsets[m + 1] = n_entries
+    posting_offsets = np.cumsum(counts)
+    filled = posting_offsets[:-1].copy()
+    posting_mistake = np.empty(n_entries, dtype=np.int64)
+    posting_values = np.empty(n_entries)
+    total = 0.0
+    for m in range(n_mistakes + 1):
+        total += survival[m]
+    u = np.zeros(n_index)
+    for f in range(w0.shape[0]):
+        u[f] = total * w0[f]
+    after = 0.0
+    for m in range(n_mistakes - 1, -1, -1):
+        after += survival[m + 1]
+        for k in range(d_offsets[m], d_offsets[m + 1]):
+            f = d_ids[k]
+            u[f] += after * d_values[k]
+    for m in range(n_mistakes):
+        for k in range(d_offsets[m], d_offsets[m + 1]):
+            f = d_ids[k]
+            posting_mistake[filled[f]] = m
+            posting_values[filled[f]] = d_values[k]
+            filled[f] += 1
+    voted = np.full(n_groups, -1, dtype=np.int64)
+    averaged = np.zeros(row_offsets.shape[0] - 1)
+    seen = np.zeros(n_index, dtype=np.int64)
+    first_value = np.zeros(n_index)
+    differs = np.zeros(n_index, dtype=np.bool_)
+    changes = np.zeros((0, 0))
+    current = np.zeros(0)
+    votes = np.zeros(0)
+    for g in range(n_groups):
+        a, b = group_offsets[g], group_offsets[g + 1]
+        n = b - a
+        if n == 0:
+            continue
+        if current.shape[0] < n:
+            current = np.zeros(n)
+            votes = np.zeros(n)
+            changes = np.zeros((n_mistakes, n))
+        for j in range(a, b):
+            total_j = 0.0
+            score_j = 0.0
+            for k in range(row_offsets[j], row_offsets[j + 1]):
+                f = ids[k]
+                if seen[f] == 0:
+                    first_value[f] = values[k]
+                elif values[k] != first_value[f]:
+                    differs[f] = True
+                seen[f] += 1
+                total_j += u[f] * values[k]
+                if f < w0.shape[0]:
+                    score_j += w0[f] * values[k]
+            averaged[j] = total_j
+            current[j - a] = score_j
+            votes[j - a] = 0.0
+        changes[:, :n] = 0.0
+        for j in range(a, b):
+            for k in range(row_offsets[j], row_offsets[j + 1]):
+                f = ids[k]
+                if seen[f] == n and not differs[f]:
+                    continue
+                v = values[k]
+                for e in range(posting_offsets[f], posting_offsets[f + 1]):
+                    changes[posting_mistake[e], j - a] += v * posting_values[e]
+        for j in range(a, b):
+            for k in range(row_offsets[j], row_offsets[j + 1]):
+                seen[ids[k]] = 0
+                differs[ids[k]] = False
+        for m in range(n_mistakes + 1):
+            if m > 0:
+                for j in range(n):
+                    current[j] += changes[m - 1, j]
+            if survival[m] > 0:
+                top = 0
+                for j in range(1, n):
+                    if current[j] > current[top]:
+                        top = j
+                votes[top] += survival[m]
+        top = 0
+        for j in range(1, n):
             if votes[j] > votes[top]:
                 top = j
         voted[g] = a + top
