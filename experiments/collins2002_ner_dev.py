@@ -13,7 +13,9 @@ only; testb is never read.
   - ``corpus``: the set with the ``corpus`` family switched (on when the set lacks it, else off): the
     ``document`` counts over the whole file, for a training sentence over its jackknife fold;
   - ``around``: the set with the ``around`` family switched: the word before and the word after each
-    entity, with its type (``entity_before1``, ``entity_after1``).
+    entity, with its type (``entity_before1``, ``entity_after1``);
+  - ``cluster``: the set with the ``cluster`` family switched: the Brown path prefixes of each entity's
+    words and of the words around it (clusters of ned.train's words, as the table makes them).
 
 Writes experiments/results/collins2002_ner_dev.md and .json. Run: ``make reproduce-ner-dev`` (after
 ``make reproduce-ner``).
@@ -34,7 +36,7 @@ import collins2002_ner as table  # noqa: E402
 from structperc.rerank.pipeline import Reranker  # noqa: E402
 
 SEEDS = range(6)
-SWITCHED = ("corpus", "around")  # families switched on or off beside the chosen set
+SWITCHED = ("corpus", "around", "cluster")  # families switched on or off beside the chosen set
 
 
 def log(message):
@@ -69,9 +71,10 @@ def main():
     parts, lists = table.build_lists(held=("testa",))
     nb = lists["testa"]
     contexts = table.contexts(parts, lists)
+    clusters = table.train_clusters()
 
     def featurized(with_families):
-        train, dev, _, vocabulary = table.featurized(lists, with_families, contexts)
+        train, dev, _, vocabulary = table.featurized(lists, with_families, contexts, clusters)
         return (train, dev), vocabulary
 
     # the chosen set, and beside it the set with each family of SWITCHED switched (off when the set
@@ -143,7 +146,9 @@ def render(result):
         "",
         "`+ corpus` / `- corpus`: the chosen set with the `corpus` family switched on / off (the document "
         "counts over the whole file, a training sentence's over its jackknife fold); `+ around` / `- around`: "
-        "the same with the `around` family, the words just before and after each entity, with its type. "
+        "the same with the `around` family, the words just before and after each entity, with its type; "
+        "`+ cluster` / `- cluster`: the same with the `cluster` family, the Brown path prefixes of the "
+        "entity's words and of the words around it. "
         "Averaged: the best and the mean dev F1 over "
         "the table's grid of epochs and score weights; voted: at its chosen setting.",
         "",
