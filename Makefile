@@ -6,6 +6,8 @@ SP     := $(BIN)/structperc
 MIRROR_DIR := ../shared/corpora
 MIRROR := $(if $(wildcard $(MIRROR_DIR)),--mirror $(MIRROR_DIR),)
 NP_MODEL := corpora/np-chunker.npz
+# Brown clusters of unlabeled English (`make clusters`), read by semisupervised and rerank-chunk
+CLUSTER_PATHS := corpora/clusters/paths.txt
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
@@ -180,7 +182,7 @@ rerank-ner: install
 	$(REFRESH)
 
 # the chunk preset's 20-best lists reranked, choices on a held-out tenth of train (issue 41)
-rerank-chunk: install
+rerank-chunk: install $(CLUSTER_PATHS)
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python experiments/rerank_chunk.py
 	$(REFRESH)
@@ -204,8 +206,6 @@ ewt-tag-dict: install
 	$(SP) data fetch ud_english_ewt $(MIRROR)
 	$(BIN)/python experiments/ewt_tag_dict.py
 	$(REFRESH)
-
-CLUSTER_PATHS := corpora/clusters/paths.txt
 
 # Brown clusters (256, min count 3) of unlabeled_en plus the EWT training words
 $(CLUSTER_PATHS): | install

@@ -7,11 +7,14 @@ CoNLL-2000 marks no documents, so the families are those of ``structperc.rerank.
 gazetteer, label trigrams and phrase counts, the rank. Every choice (families, learner and settings,
 k) is made on a held-out part of the training lists, the last tenth of the sentences (the reranker
 then trains on the other nine tenths); the chosen reranker is retrained on all of them and test.txt
-is scored once, with the paired bootstrap against the base's 1-best.
+is scored once, with the paired bootstrap against the base's 1-best. The ``cluster`` family (Brown path
+prefixes of each chunk's words and of the words around it) is tried on top of the best of those sets,
+with the clusters of ``make clusters`` (unlabeled_en and the EWT training words; ``CLUSTER_PATHS``).
 
 Writes experiments/results/rerank_chunk.md and .json. Run: ``make rerank-chunk``.
 """
 import json
+import os
 import platform
 import sys
 import time
@@ -28,6 +31,7 @@ from structperc.evaluate.metrics import evaluate_labels, paired_bootstrap, split
 from structperc.nbest.jackknife import fold_split  # noqa: E402
 from structperc.nbest.lists import jackknife_nbest, nbest_corpus  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
+from structperc.rerank.clusters import ClusterPaths  # noqa: E402
 from structperc.rerank.context import (Gazetteer, ListContext, document_ids, featurize_in_context,  # noqa: E402
                                        jackknifed_gazetteers)
 
@@ -40,6 +44,8 @@ BASE = {"templates": "chunk"}
 TARGET_GAIN = 0.5
 FAMILIES = ("chunk", "phrase", "gazetteer", "sequence", "rank")
 HELD_OUT = 0.1
+ROOT = Path(__file__).resolve().parent.parent
+CLUSTER_PATHS = Path(os.environ.get("CLUSTER_PATHS", ROOT / "corpora" / "clusters" / "paths.txt"))
 
 
 def corpus_dir():
@@ -48,6 +54,9 @@ def corpus_dir():
 
 def main():
     start = time.perf_counter()
+    if not CLUSTER_PATHS.is_file():
+        sys.exit(f"{CLUSTER_PATHS}: no cluster paths; run `make clusters` (or give CLUSTER_PATHS)")
+    clusters = ClusterPaths.read(CLUSTER_PATHS)
     folder = corpus_dir()
     columns = ["word", "pos", "chunk"]
     train = read_corpus(folder / "train.txt", columns=columns, label="chunk")
@@ -77,13 +86,15 @@ def main():
     def featurized(k, families, final=False):
         """(train RankingData, dev or test RankingData, the dev or test NBestList, vocabulary)."""
         full, context = lists_at(k)
+        paths = clusters if "cluster" in families else None
         if final:
-            data, vocabulary = featurize_in_context(full, families, context, {}, grow=True)
+            data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=paths)
             nb = test_lists.truncate(k) if k < K_MAX else test_lists
             test_context = ListContext(nb, document_ids(test), [Gazetteer.from_corpus(train)],
                                        np.zeros(test.n_sentences, dtype=np.int64))
-            return data, featurize_in_context(nb, families, test_context, vocabulary)[0], nb, vocabulary
-        data, vocabulary = featurize_in_context(full, families, context, {}, grow=True)
+            return (data, featurize_in_context(nb, families, test_context, vocabulary, clusters=paths)[0], nb,
+                    vocabulary)
+        data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=paths)
         groups_of = data.qids - 1  # one group per sentence with candidates
         fit = data.take_groups(np.flatnonzero(groups_of < cut))
         held = data.take_groups(np.flatnonzero(groups_of >= cut))
@@ -106,12 +117,20 @@ def main():
     family_sets = {"all": list(FAMILIES)}
     family_sets.update({f"all - {f}": [g for g in FAMILIES if g != f] for f in FAMILIES})
     family_dev, family_grids, kept = {}, {}, {}  # kept: the featurized data of the best set so far
-    for name, families in family_sets.items():
+
+    def try_set(name, families):
+        family_sets[name] = families
         family_grids[name], data = grid(K_MAX, families, AVERAGED_GRID)
         family_dev[name] = max(family_grids[name].values())
         if family_dev[name] >= max(family_dev.values()):  # keep the best set's data only
-            kept = {name: data}
+            kept.clear()
+            kept[name] = data
         log(f"{name}: best held-out {family_dev[name]:.2f}")
+
+    for name, families in list(family_sets.items()):
+        try_set(name, families)
+    best_set = max(family_dev, key=family_dev.get)
+    try_set(f"{best_set} + cluster", family_sets[best_set] + ["cluster"])
     chosen_set = max(family_dev, key=family_dev.get)
     families = family_sets[chosen_set]
     loss_scores, _ = grid(K_MAX, families, LOSS_GRID, kept[chosen_set])
@@ -145,6 +164,7 @@ def main():
         "dev": {"base": base_dev, "families": family_dev, "learners": learner_dev,
                 "k": {str(key): v for key, v in k_dev.items()}},
         "lists": {"train": train_lists.summary(), "test": test_lists.summary()},
+        "clusters": f"Brown paths of `make clusters` ({len(clusters.paths):,} words)",
         "n_features": len(vocabulary), "folds": FOLDS, "seed": SEED, "held_out": HELD_OUT,
         "wall_seconds": time.perf_counter() - start, "machine": platform.machine(),
     }
@@ -171,6 +191,8 @@ def render(r):
         "|---|---|---|---|---|---|---|",
         f"| {r['task']} | {rows['base']['f1']:.2f} | {rows['reranked']['f1']:.2f} | {delta:+.2f} | "
         f"{r['oracle']:.2f} | {r['p_value']:.4f} | >= +{r['target_gain']} ({'met' if met else 'not met'}) |",
+        "",
+        f"Clusters of the `cluster` family: {r.get('clusters', 'none')}.",
         "",
         f"Chosen on the held-out part: families {', '.join(chosen['families'])}; learner "
         f"{json.dumps(chosen['learner'])}; k = {chosen['k']}; {r['n_features']:,} features.",
