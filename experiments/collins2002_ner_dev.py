@@ -126,7 +126,8 @@ def render(result):
         f"wall time {result['wall_seconds'] / 60:.1f} min. Dev (testa) F1 only; testb is not read. The lists, "
         f"the feature set ({', '.join(result['families'])}) and the settings (averaged: "
         f"{json.dumps(result['settings']['averaged'])}; voted: {json.dumps(result['settings']['voted'])}) are "
-        f"those of `{result['table']}.md`, which chose them on testa with seed 0.",
+        f"those of `{result['table']}.md`, which chose them on testa (the averaged perceptron's with seed 0, the "
+        "voted perceptron's by its mean over seeds 0 to 2).",
         "",
         "## The learners over shuffle seeds, at the chosen settings",
         "",
