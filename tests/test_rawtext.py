@@ -340,6 +340,19 @@ def test_chunk_probabilities_are_the_brute_force_marginals_of_the_spans(tmp_path
     assert any(chunks) and all(score is None for spans in chunks for *_, score in spans)
 
 
+def test_the_continuation_table_is_chunk_spans_reading_of_two_labels():
+    """c continues p's chunk exactly where chunk_spans reads p, c as one chunk of two tokens (IOB and
+    IOBES labels, two types)."""
+    from structperc.estimator.text import continuation_table
+
+    labels = ("O",) + tuple(f"{tag}-{kind}" for tag in "BIES" for kind in ("PER", "LOC"))
+    continues = continuation_table(labels)
+    for p, previous in enumerate(labels):
+        for c, label in enumerate(labels):
+            one_chunk = any(first == 0 and last == 1 for _, first, last in chunk_spans([previous, label]))
+            assert continues[p, c] == one_chunk, (previous, label)
+
+
 def test_a_crfs_chunk_probabilities_from_its_chain_are_those_of_forcing_each_chunk(corpus_mirror, tmp_path):
     """The first-order CRF's chunk probabilities (one forward-backward a sentence) against forcing each
     chunk's labels, on Dutch NER: a model trained on 300 sentences, 200 sentences tagged."""

@@ -130,11 +130,11 @@ def chain_chunk_probabilities(model, encoded, ids, chunks):
 
 @functools.lru_cache(maxsize=64)
 def continuation_table(labels: tuple) -> np.ndarray:
-    """bool (L, L): whether label c continues a chunk that ends with label p: I-X or E-X after a
-    label of type X."""
+    """bool (L, L): whether label c continues a chunk that ends with label p: I-X or E-X after B-X
+    or I-X (``chunks.chunk_spans``: E-X and S-X end their chunk)."""
     continues = np.zeros((len(labels), len(labels)), dtype=np.bool_)
     for p, label in enumerate(labels):
-        if label[:2] in ("B-", "I-", "E-", "S-"):
+        if label[:2] in ("B-", "I-"):
             continues[p] = [other in (f"I-{label[2:]}", f"E-{label[2:]}") for other in labels]
     continues.flags.writeable = False
     return continues
