@@ -17,8 +17,9 @@ CHUNK_PREFIXES = frozenset("BIESLU")
 
 
 @functools.lru_cache(maxsize=1024)
-def _tag_and_type(label):
-    # seqeval's split: the first character, and the text after the first hyphen ("_" when empty)
+def tag_and_type(label):
+    """(tag letter, chunk type) of a label, split as seqeval splits it: the first character, and the
+    text after the first hyphen ("_" when empty)."""
     return label[0], label[1:].split("-", maxsplit=1)[-1] or "_"
 
 
@@ -31,7 +32,7 @@ def chunk_spans(labels):
     prev_tag, prev_type, begin = "O", "", 0
     n = len(labels)
     for i in range(n + 1):
-        tag, kind = _tag_and_type(labels[i]) if i < n else ("O", "_")
+        tag, kind = tag_and_type(labels[i]) if i < n else ("O", "_")
         if (prev_tag == "E" or prev_tag == "S"
                 or (prev_tag in ("B", "I") and tag in ("B", "S", "O"))
                 or (prev_tag != "O" and prev_tag != "." and prev_type != kind)):

@@ -4,11 +4,7 @@ candidates, which the feature families of ``rerank.context``, ``rerank.phrase`` 
 import numpy as np
 
 from structperc._kernels.rank.candidates import OTHER_TAG, TAG_CODES, candidate_spans, distinct_in_blocks
-
-
-def _tag_and_type(label):
-    """(tag letter, chunk type) of a label, as ``chunks.chunk_spans`` splits it."""
-    return label[0], label[1:].split("-", maxsplit=1)[-1] or "_"
+from structperc.chunks import tag_and_type
 
 
 class CandidateSpans:
@@ -55,7 +51,7 @@ def label_tables(label_names):
     tags, types, type_names = [], [], []
     index = {}
     for label in label_names:
-        tag, kind = _tag_and_type(label)
+        tag, kind = tag_and_type(label)
         tags.append(TAG_CODES.get(tag, OTHER_TAG))
         if kind not in index:
             index[kind] = len(type_names)
