@@ -8,9 +8,11 @@ _HOMES = {
     "Corpus": "corpus", "iter_corpus": "readers", "read_corpus": "readers", "write_tagged": "readers",
     "FeatureEncoder": "features.encode", "StructpercError": "errors", "LinearChainModel": "model.linear_chain",
     "Tagger": "estimator.tagger", "load_model": "ensembles.files", "CRF": "estimator.crf",
+    "RerankedTagger": "rerank.tagger",
 }
 __all__ = [
-    "CRF", "Corpus", "FeatureEncoder", "LinearChainModel", "StructpercError", "Tagger", "load_model",
+    "CRF", "Corpus", "FeatureEncoder", "LinearChainModel", "RerankedTagger", "StructpercError", "Tagger",
+    "load_model",
     "iter_corpus", "metrics", "read_corpus", "write_tagged", "__version__",
 ]
 _MODULES = ("metrics",)  # public modules, imported on first use as well

@@ -414,6 +414,37 @@ def test_clients_that_keep_their_connections_are_shared_among_the_workers(server
 
 
 # ------------------------------------------------------------------------------------ fuzz (small)
+def test_a_reranked_model_is_served_with_its_own_choices_and_refuses_what_it_lacks(models, tmp_path):
+    """``rerank fit``'s model file served: its tags are those the model gives in this process; k-best lists,
+    marginals and explanations are refused with a 400 and a JSON body (its base's would not be its own),
+    and the server answers on."""
+    from structperc import RerankedTagger, Tagger, load_model
+    from structperc.readers import read_corpus
+
+    train = read_corpus(models["ner"].parent / "ner.txt", columns=["word", "tag", "ner"], label="ner")
+    path = tmp_path / "reranked.npz"
+    RerankedTagger(base=Tagger(templates="ner", epochs=2), k=4, folds=3).fit(train).save(path)
+    running = Server(path, folder=tmp_path)
+    try:
+        status, _, listed = call_json(running.port, "GET", "/v1/models")
+        assert status == 200
+        entry = listed["models"][0]
+        assert entry["reranked"] and not (entry["kbest"] or entry["probabilistic"] or entry["explain"])
+        sentences = tag(running.port, text=TEXT)["sentences"]
+        tokens = [[t["text"] for t in s["tokens"]] for s in sentences]
+        assert [s["tags"] for s in sentences] == load_model(path).predict(tokens)
+        spans = [span for s in sentences for span in s["spans"]]
+        assert spans and all("score" not in span for span in spans)
+        for path_, body in (("/v1/tag", {"text": TEXT, "k": 2}), ("/v1/tag", {"text": TEXT, "marginals": True}),
+                            ("/v1/explain", {"tokens": tokens[0], "token": 0})):
+            status, head, answer = call_json(running.port, "POST", path_, body)
+            assert status == 400 and head["content-type"].startswith("application/json")
+            assert answer["error"]["kind"] == "unsupported" and "reranked" in answer["error"]["message"]
+        assert [s["tags"] for s in tag(running.port, text=TEXT)["sentences"]] == [s["tags"] for s in sentences]
+    finally:
+        running.stop()
+
+
 def raw_exchange(port, payload, timeout=10.0):
     """Send raw bytes, read what comes back until the server closes or ``timeout``; the status code
     or None (no answer: the server closed without one)."""

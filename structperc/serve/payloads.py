@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from structperc.serve.errors import ApiError
+from structperc.serve.served import refusal
 from structperc.serve.tagging import TagOptions
 
 TAG_FIELDS = {"model", "text", "sentences", "k", "marginals", "span_scores"}
@@ -105,7 +106,7 @@ def tag_request(payload: dict, models, limits):
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= limits.max_k:
             raise ApiError(400, "bad_request", f"k must be an integer from 1 to {limits.max_k}")
         if not served.description["kbest"]:
-            raise ApiError(400, "unsupported", f"model {served.name} has order 2: no k-best lists")
+            raise ApiError(400, "unsupported", refusal(served, "kbest"))
     flags = {}
     for name in ("marginals", "span_scores"):
         value = payload.get(name)
@@ -113,7 +114,7 @@ def tag_request(payload: dict, models, limits):
             raise ApiError(400, "bad_request", f"{name} must be true or false")
         flags[name] = value
     if flags["marginals"] and not served.description["probabilistic"]:
-        raise ApiError(400, "unsupported", f"model {served.name} defines no probabilities: no marginals")
+        raise ApiError(400, "unsupported", refusal(served, "marginals"))
     return served, text, sentences, TagOptions(k, bool(flags["marginals"]), flags["span_scores"])
 
 
@@ -122,7 +123,7 @@ def explain_request(payload: dict, models, limits):
     check_fields(payload, EXPLAIN_FIELDS)
     served = served_model(models, payload.get("model"))
     if not served.description["explain"]:
-        raise ApiError(400, "unsupported", f"model {served.name} is a MEMM: its scores are not a sum of weights")
+        raise ApiError(400, "unsupported", refusal(served, "explain"))
     tokens = token_list(payload.get("tokens"), "tokens")
     if len(tokens) > limits.max_tokens:
         raise ApiError(413, "too_many_tokens", f"{len(tokens)} tokens; at most {limits.max_tokens} a sentence "

@@ -55,17 +55,38 @@ def is_probabilistic(tagger) -> bool:
     return True
 
 
+def is_reranked(tagger) -> bool:
+    from structperc.rerank.tagger import RerankedCore
+
+    return isinstance(tagger, RerankedCore)
+
+
 def describe(name, tagger, sha256) -> dict:
     """``/v1/models``' entry: name, task, labels, licence, test score, sha256, and what a request may ask
-    of it (span scores and marginals need a probabilistic model, k-best a first-order one)."""
+    of it (span scores and marginals need a probabilistic model, k-best a first-order one, an explanation
+    a sum of weights; a reranked model, ``rerank fit``'s, chooses among its base's k-best labelings, and
+    offers none of them: its base's would not be its own)."""
     model = tagger.model_
     named = model.metadata.get("named_model", {})
-    probabilistic = is_probabilistic(tagger)
+    reranked = is_reranked(tagger)
     return {"name": name, "task": named.get("recipe", {}).get("task"), "labels": list(model.labels),
             "licence": named.get("licence"), "test": named.get("test"), "sha256": sha256,
-            "chunks": is_bio(model.labels), "probabilistic": probabilistic, "kbest": model.order == 1,
-            "explain": model.normalization == "global",
+            "chunks": is_bio(model.labels), "reranked": reranked,
+            "probabilistic": not reranked and is_probabilistic(tagger),
+            "kbest": not reranked and model.order == 1,
+            "explain": not reranked and model.normalization == "global",
             "conllu_field": model.metadata.get("input", {}).get("label")}
+
+
+def refusal(served: ServedModel, part) -> str:
+    """Why the model does not offer ``part`` ("kbest", "marginals", "explain"), for a 400's message."""
+    description = served.description
+    if description.get("reranked"):
+        return (f"model {served.name} is reranked: its choices are neither a k-best list, probabilities nor "
+                "sums of weights; ask its base model")
+    return {"kbest": f"model {served.name} has order 2: no k-best lists",
+            "marginals": f"model {served.name} defines no probabilities: no marginals",
+            "explain": f"model {served.name} is a MEMM: its scores are not a sum of weights"}[part]
 
 
 # The warm-up in groups of parts, each a list of what a request may ask: the parts of a plain request
