@@ -445,11 +445,15 @@ def test_rerank_fit_command_writes_a_model_that_eval_reads(tmp_path, ner_files):
     assert 0 <= json.loads(done.stdout)["f1"] <= 100
     done = run("rerank", "fit", ner_files / "train.txt", "--base", base, "--families", "nope", "--output", out)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    # what needs token features (explain, the report) names the base model, in one line
-    for args in (("explain", ner_files / "dev.txt", "--model", out),
-                 ("eval", ner_files / "dev.txt", "--model", out, "--report", tmp_path / "r.html")):
+    # what needs token features (explain, the report) or the base's own k-best lists (nbest) names the base
+    # model, in one line
+    for args, subject in ((("explain", ner_files / "dev.txt", "--model", out), "token features"),
+                          (("eval", ner_files / "dev.txt", "--model", out, "--report", tmp_path / "r.html"),
+                           "token features"),
+                          (("nbest", ner_files / "dev.txt", "--model", out), "k-best lists")):
         done = run(*args)
-        assert done.returncode == 2 and "base model" in done.stderr and "Traceback" not in done.stderr
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert "base model" in done.stderr and subject in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 # ------------------------------------------------------------------------------------ against naive references

@@ -82,6 +82,7 @@ def nbest_command(
     from structperc._kernels.cache import nbest_kernels
     from structperc.rerank.pipeline import write_nbest_file
     from structperc.cli.loading import open_model
+    from structperc.rerank.tagger import is_reranked
 
     k = renamed(candidates, k, "--k", "--candidates", default=CANDIDATES)
     format = value_of(renamed(output_format, format, "--format", "--output-format", default="block"))
@@ -94,6 +95,10 @@ def nbest_command(
                                  param_hint="'--vocab'")
     check_json(json_output, output, "the lists")
     tagger = open_model(model, mirror, quiet)
+    if is_reranked(tagger):
+        raise typer.BadParameter(f"{model} is a reranked model: it chooses among its base's k-best lists, which "
+                                 "are not its own ranking; give the base model it was fitted on (rerank fit --base)",
+                                 param_hint="'--model'")
     announce_compiling(nbest_kernels(labelled=_has_gold(tagger, input, encoding)))
     summary = write_nbest_file(tagger, input, k, output=output, format=format,
                                features=split_list(features), vocab=vocab, vocab_out=vocab_out, encoding=encoding)

@@ -395,9 +395,14 @@ class RerankedTagger(SequenceTags, SklearnBase, RerankedCore):
     __doc__ = RerankedCore.__doc__
 
 
+def is_reranked(tagger):
+    """Whether a fitted model (``load_model``'s) is a reranked one."""
+    return isinstance(tagger, RerankedCore)
+
+
 def is_reranked_meta(meta):
     """Whether an ensemble file's metadata is a reranked model's (``ensembles.files.load_ensemble``)."""
     return meta.get("ensemble") == KIND
 
 
-__all__ = ["RerankedCore", "RerankedTagger", "FAMILIES", "is_reranked_meta"]
+__all__ = ["RerankedCore", "RerankedTagger", "FAMILIES", "is_reranked", "is_reranked_meta"]

@@ -55,17 +55,13 @@ def is_probabilistic(tagger) -> bool:
     return True
 
 
-def is_reranked(tagger) -> bool:
-    from structperc.rerank.tagger import RerankedCore
-
-    return isinstance(tagger, RerankedCore)
-
-
 def describe(name, tagger, sha256) -> dict:
     """``/v1/models``' entry: name, task, labels, licence, test score, sha256, and what a request may ask
     of it (span scores and marginals need a probabilistic model, k-best a first-order one, an explanation
     a sum of weights; a reranked model, ``rerank fit``'s, chooses among its base's k-best labelings, and
     offers none of them: its base's would not be its own)."""
+    from structperc.rerank.tagger import is_reranked
+
     model = tagger.model_
     named = model.metadata.get("named_model", {})
     reranked = is_reranked(tagger)
