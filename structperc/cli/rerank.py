@@ -73,7 +73,8 @@ def nbest_command(
     quiet: Quiet = False,
     json_output: Json = False,
 ):
-    """Write the k best labelings of every sentence, and report the oracle vs the 1-best score.
+    """Write the k best labelings of every sentence, and report the oracle vs the 1-best score (for a
+    reranked model, those of its base, which it reranks).
 
     block: for each sentence and candidate a header line "# sentence I candidate R score S task T",
     then the token lines (input columns + candidate label), then a blank line. svmrank:
@@ -95,10 +96,8 @@ def nbest_command(
                                  param_hint="'--vocab'")
     check_json(json_output, output, "the lists")
     tagger = open_model(model, mirror, quiet)
-    if is_reranked(tagger):
-        raise typer.BadParameter(f"{model} is a reranked model: it chooses among its base's k-best lists, which "
-                                 "are not its own ranking; give the base model it was fitted on (rerank fit --base)",
-                                 param_hint="'--model'")
+    if is_reranked(tagger):  # the lists it reranks: its base's
+        tagger = tagger.base_
     announce_compiling(nbest_kernels(labelled=_has_gold(tagger, input, encoding)))
     summary = write_nbest_file(tagger, input, k, output=output, format=format,
                                features=split_list(features), vocab=vocab, vocab_out=vocab_out, encoding=encoding)
