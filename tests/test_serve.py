@@ -699,6 +699,19 @@ def test_reload_on_change_swaps_the_model_by_itself(models, tmp_path):
 
 
 # ------------------------------------------------------------------------------------ the command
+def test_without_the_serve_extra_the_command_names_it_in_one_line(models):
+    """A package of the server missing (here starlette, hidden from imports) is an exit 2 that names the
+    extra to install, before any module of the server is imported."""
+    script = ("import sys\nsys.modules['starlette'] = None  # as if not installed\n"
+              "from structperc.cli.main import main\n"
+              f"sys.argv = ['structperc', 'serve', {str(models['ner'])!r}]\nmain()\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'structperc[serve]'" in done.stderr and "starlette" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
 def run_command(*args, timeout=60):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], env=env, capture_output=True,

@@ -100,10 +100,10 @@ def serve_command(
     /metrics, /live and /ready. The models are loaded and their kernels loaded once, before the worker
     processes fork. SIGTERM finishes the requests in flight, then exits; SIGHUP swaps in the model files
     that changed (a file that fails its checksum is refused and the old model stays)."""
+    check_server_installed()  # before any module of the server imports one of its packages
     from structperc.serve.limits import Limits
     from structperc.serve.metrics import multiprocess_folder
 
-    check_server_installed()
     check_port_free(host, port)
     token = read_token(token_file) if token_file is not None else None
     folder = multiprocess_folder()  # before prometheus_client is imported
