@@ -143,7 +143,8 @@ def installed(request, dist, tmp_path_factory):
     paths = json.loads(run([python, "-c", "import json, sysconfig; print(json.dumps(sysconfig.get_paths()))"],
                            env=clean_env()).stdout)
     pip = [sys.executable, "-m", "pip", "--python", python] if outer_pip else [python, "-m", "pip"]
-    install = [*pip, "install", "--quiet", dist.wheel]
+    # the index's install takes the server's extra, which the tests of `serve` from the wheel need
+    install = [*pip, "install", "--quiet", f"{dist.wheel}[serve]" if request.param == "index" else dist.wheel]
     if request.param == "borrowed":
         import site
 
