@@ -170,10 +170,9 @@ def featurized(lists, features, context=None, clusters=None):
     ``features`` in context, the cluster family's paths ``clusters``; testb None when ``lists`` has
     none), and the vocabulary of the train lists."""
     if context is not None:
-        paths = clusters if "cluster" in features else None
         train, vocabulary = featurize_in_context(lists["train"], features, context["train"], {}, grow=True,
-                                                 clusters=paths)
-        held = {p: featurize_in_context(lists[p], features, context[p], vocabulary, clusters=paths)[0]
+                                                 clusters=clusters)
+        held = {p: featurize_in_context(lists[p], features, context[p], vocabulary, clusters=clusters)[0]
                 for p in ("testa", "testb") if p in lists}
     else:
         train, vocabulary = featurize(lists["train"], features, {}, grow=True)
@@ -336,6 +335,11 @@ def run_rows(parts, lists, start):
                   features, chosen_features, feature_set, set_scores, vocabulary)
 
 
+def reduction(f1, base_f1):
+    """Relative error reduction (%) of F1 ``f1`` over ``base_f1``."""
+    return 100.0 * (f1 - base_f1) / (100.0 - base_f1)
+
+
 def finish(parts, lists, start, test, chosen, settings, tuning, timings, kernel_cost, voted_mistakes, features,
            chosen_features, feature_set, set_scores, vocabulary):
     """The table on testb, written to the results files."""
@@ -353,7 +357,7 @@ def finish(parts, lists, start, test, chosen, settings, tuning, timings, kernel_
         ev = evaluate_labels(gold, labels, o, True)
         boot = paired_bootstrap(split(gold, o), split(labels, o), split(maxent_labels, o), samples=10000, seed=SEED)
         rows[name] = {"precision": ev["precision"], "recall": ev["recall"], "f1": ev["f1"],
-                      "relative_error_reduction": 100.0 * (ev["f1"] - base["f1"]) / (100.0 - base["f1"]),
+                      "relative_error_reduction": reduction(ev["f1"], base["f1"]),
                       "p_value": boot["p_value"], "settings": settings[name], "dev_f1": tuning[name]}
     wall = time.perf_counter() - start
     summaries = {p: lists[p].summary() for p in lists}
@@ -442,13 +446,13 @@ def render(result):
     if seeds:
         key = json.dumps(rows["voted"]["settings"])
         dev, test = seeds["dev"][key], seeds["test"]
+        test_mean = float(np.mean(list(test.values())))
         lines += [
             f"The voted perceptron's setting is the one with the best mean testa F1 over the shuffle seeds "
             f"{', '.join(map(str, dev))} ({rows['voted']['dev_f1'][key]:.2f}; by seed "
             + ", ".join(f"{f:.2f}" for f in dev.values()) + "); its row is the seed-0 model. On testb the seeds' "
             "models at that setting score " + ", ".join(f"{f:.2f}" for f in test.values())
-            + f" (mean {np.mean(list(test.values())):.2f}, a reduction of "
-            f"{100.0 * (np.mean(list(test.values())) - rows['maxent']['f1']) / (100.0 - rows['maxent']['f1']):.1f} %).",
+            + f" (mean {test_mean:.2f}, a reduction of {reduction(test_mean, rows['maxent']['f1']):.1f} %).",
             "",
         ]
     if kc is None:

@@ -86,15 +86,14 @@ def main():
     def featurized(k, families, final=False):
         """(train RankingData, dev or test RankingData, the dev or test NBestList, vocabulary)."""
         full, context = lists_at(k)
-        paths = clusters if "cluster" in families else None
         if final:
-            data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=paths)
+            data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=clusters)
             nb = test_lists.truncate(k) if k < K_MAX else test_lists
             test_context = ListContext(nb, document_ids(test), [Gazetteer.from_corpus(train)],
                                        np.zeros(test.n_sentences, dtype=np.int64))
-            return (data, featurize_in_context(nb, families, test_context, vocabulary, clusters=paths)[0], nb,
+            return (data, featurize_in_context(nb, families, test_context, vocabulary, clusters=clusters)[0], nb,
                     vocabulary)
-        data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=paths)
+        data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=clusters)
         groups_of = data.qids - 1  # one group per sentence with candidates
         fit = data.take_groups(np.flatnonzero(groups_of < cut))
         held = data.take_groups(np.flatnonzero(groups_of >= cut))

@@ -31,13 +31,13 @@ MIXING = ("encode.csr.gather_rows", "learn.mixing.jump", "learn.mixing.scale_int
 OPTIONS = ("encode.keys.hash_template", "encode.keys.columns_to_csr", "score.emission.gold_pairs")
 RERANKERS = {"perceptron": ("rank.ranking.ranking_epoch", "rank.ranking.predict_groups"),
              "dual": ("rank.dual_ranking.dual_epoch", "rank.dual_ranking.dual_predict",
-                      "rank.dual_ranking.linear_vote"),
+                      "rank.dual_ranking.vote_by_differences"),
              "boost": ("rank.rank_boosting.pair_differences", "rank.rank_boosting.boost_rounds")}
 RERANKING = sum(RERANKERS.values(), ())
 # what `rerank apply` calls with each learner's file, and `nbest`: the choice, and the best
 # candidate of each list (the oracle of the summary, on an input with gold labels only)
 RERANK_APPLYING = {"perceptron": ("rank.ranking.predict_groups", "rank.ranking.group_argmax"),
-                   "dual": ("rank.dual_ranking.dual_predict", "rank.dual_ranking.linear_vote",
+                   "dual": ("rank.dual_ranking.dual_predict", "rank.dual_ranking.vote_by_differences",
                             "rank.ranking.group_argmax"),
                    "boost": ("rank.ranking.predict_groups", "rank.ranking.group_argmax")}
 NBEST = ("decode.nbest.kbest_block", "rank.ranking.group_argmax")

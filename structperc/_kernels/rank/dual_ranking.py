@@ -23,7 +23,8 @@ instead of 2M merges of two rows); training pays the same per visited group with
 so far. ``sparse_dot`` (the merge) is the reference the tests check the index against.
 
 With the linear kernel, ``linear_vote`` gives the same votes from the M difference rows
-x_{g_l} - x_{p_l} and, per group, only the features in which its candidates differ.
+x_{g_l} - x_{p_l} and, per group, only the features in which its candidates differ
+(``vote_by_differences``).
 """
 from collections import namedtuple
 
@@ -248,73 +249,49 @@ def dual_predict(w0, support_rows, survival, group_offsets, rows, degree):
     return voted, averaged
 
 
-@njit(cache=True)
-def linear_vote(w0, support_rows, survival, group_offsets, rows):
-    """``dual_predict`` for the linear kernel (degree 1), by the differences δ_l = x_{g_l} - x_{p_l}
-    instead of the dot products with 2M support rows.
+# The mistakes' differences δ_l = x_{g_l} - x_{p_l} by feature: the entries of feature f are
+# [feature_offsets[f], feature_offsets[f + 1]), each a mistake l (ascending) and δ_l's value at f.
+Differences = namedtuple("Differences", "feature_offsets mistakes values")
 
-    Features that every candidate of a group has, with the same value, add the same to each
-    candidate's v_m · x and never change a vote: per group only the others walk the postings of
-    the δ_l (whose gold and predicted rows share most features, which cancel). The averaged scores
-    are x_j · u with u = (Σ_m survival[m]) w0 + Σ_l A_l δ_l. Same returns as ``dual_predict``.
+
+def linear_vote(w0, support_rows, survival, group_offsets, rows):
+    """``dual_predict`` for the linear kernel (degree 1), from the differences δ_l instead of the dot
+    products with 2M support rows (same returns).
+
+    The gold and predicted rows of a mistake share most features, which cancel in δ_l; the averaged
+    scores are x_j · u with u = (Σ_m survival[m]) w0 + Σ_l A_l δ_l. The δ_l and u are made here by
+    numpy over the support entries; ``vote_by_differences`` votes group by group.
     """
+    offsets, ids, values = support_rows
+    n_index = max(w0.shape[0], int(ids.max()) + 1 if len(ids) else 0,
+                  int(rows.feature_ids.max()) + 1 if len(rows.feature_ids) else 0)
+    row = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
+    keys, inverse = np.unique((row // 2) * n_index + ids, return_inverse=True)
+    # (bincount of no entries gives int64 counts: float64 always)
+    sums = np.bincount(inverse, weights=np.where(row % 2 == 0, values, -values), minlength=len(keys)).astype(float)
+    kept = sums != 0.0
+    mistakes, features, sums = keys[kept] // n_index, keys[kept] % n_index, sums[kept]
+    by_feature = np.argsort(features, kind="stable")  # keys ascend by mistake within a feature
+    feature_offsets = np.zeros(n_index + 1, dtype=np.int64)
+    np.cumsum(np.bincount(features, minlength=n_index), out=feature_offsets[1:])
+    differences = Differences(feature_offsets, mistakes[by_feature], sums[by_feature])
+    after = np.cumsum(survival[:0:-1])[::-1]  # A_l = Σ_{m > l} survival[m]
+    u = np.bincount(features, weights=after[mistakes] * sums, minlength=n_index).astype(float)
+    u[: w0.shape[0]] += survival.sum() * w0
+    return vote_by_differences(w0, u, differences, survival, group_offsets, rows)
+
+
+@njit(cache=True)
+def vote_by_differences(w0, u, differences, survival, group_offsets, rows):
+    """Voted choice and averaged scores (x_j · u) of every group of candidate ``rows``, the mistakes'
+    ``Differences`` walked for the features in which the group's candidates differ only: a feature that
+    every candidate has with the same value adds the same to each candidate's v_m · x and never changes
+    a vote. Same returns as ``dual_predict``."""
     row_offsets, ids, values = rows
-    s_offsets, s_ids, s_values = support_rows
+    feature_offsets, posting_mistake, posting_values = differences
     n_groups = group_offsets.shape[0] - 1
     n_mistakes = survival.shape[0] - 1
-    n_index = w0.shape[0]
-    for k in range(s_ids.shape[0]):
-        n_index = max(n_index, s_ids[k] + 1)
-    for k in range(ids.shape[0]):
-        n_index = max(n_index, ids[k] + 1)
-    # δ_l as postings: feature f -> (mistake, value) entries posting_offsets[f]: posting_offsets[f + 1]
-    diff = np.zeros(n_index)
-    touched = np.empty(s_ids.shape[0], dtype=np.int64)
-    counts = np.zeros(n_index + 1, dtype=np.int64)
-    d_offsets = np.zeros(n_mistakes + 1, dtype=np.int64)
-    d_ids = np.empty(s_ids.shape[0], dtype=np.int64)
-    d_values = np.empty(s_ids.shape[0])
-    n_entries = 0
-    for m in range(n_mistakes):
-        n_touched = 0
-        for sign, s in ((1.0, 2 * m), (-1.0, 2 * m + 1)):
-            for k in range(s_offsets[s], s_offsets[s + 1]):
-                f = s_ids[k]
-                if diff[f] == 0.0:
-                    touched[n_touched] = f
-                    n_touched += 1
-                diff[f] += sign * s_values[k]
-        for t in range(n_touched):
-            f = touched[t]
-            if diff[f] != 0.0:
-                d_ids[n_entries] = f
-                d_values[n_entries] = diff[f]
-                counts[f + 1] += 1
-                n_entries += 1
-            diff[f] = 0.0
-        d_offsets[m + 1] = n_entries
-    posting_offsets = np.cumsum(counts)
-    filled = posting_offsets[:-1].copy()
-    posting_mistake = np.empty(n_entries, dtype=np.int64)
-    posting_values = np.empty(n_entries)
-    total = 0.0
-    for m in range(n_mistakes + 1):
-        total += survival[m]
-    u = np.zeros(n_index)
-    for f in range(w0.shape[0]):
-        u[f] = total * w0[f]
-    after = 0.0
-    for m in range(n_mistakes - 1, -1, -1):
-        after += survival[m + 1]
-        for k in range(d_offsets[m], d_offsets[m + 1]):
-            f = d_ids[k]
-            u[f] += after * d_values[k]
-    for m in range(n_mistakes):
-        for k in range(d_offsets[m], d_offsets[m + 1]):
-            f = d_ids[k]
-            posting_mistake[filled[f]] = m
-            posting_values[filled[f]] = d_values[k]
-            filled[f] += 1
+    n_index = u.shape[0]
     voted = np.full(n_groups, -1, dtype=np.int64)
     averaged = np.zeros(row_offsets.shape[0] - 1)
     seen = np.zeros(n_index, dtype=np.int64)
@@ -355,7 +332,7 @@ def linear_vote(w0, support_rows, survival, group_offsets, rows):
                 if seen[f] == n and not differs[f]:
                     continue
                 v = values[k]
-                for e in range(posting_offsets[f], posting_offsets[f + 1]):
+                for e in range(feature_offsets[f], feature_offsets[f + 1]):
                     changes[posting_mistake[e], j - a] += v * posting_values[e]
         for j in range(a, b):
             for k in range(row_offsets[j], row_offsets[j + 1]):
