@@ -15,7 +15,10 @@ only; testb is never read.
   - ``around``: the set with the ``around`` family switched: the word before and the word after each
     entity, with its type (``entity_before1``, ``entity_after1``);
   - ``cluster``: the set with the ``cluster`` family switched: the Brown path prefixes of each entity's
-    words and of the words around it (clusters of ned.train's words, as the table makes them).
+    words and of the words around it (clusters of ned.train's words, as the table makes them);
+  - ``posterior``: the set with the ``posterior`` family switched: each entity's probability in its
+    list (the MEMM's scores softmaxed at the temperature fitted on the training lists) and the
+    candidate's expected merit under them.
 
 Writes experiments/results/collins2002_ner_dev.md and .json. Run: ``make reproduce-ner-dev`` (after
 ``make reproduce-ner``).
@@ -36,7 +39,7 @@ import collins2002_ner as table  # noqa: E402
 from structperc.rerank.pipeline import Reranker  # noqa: E402
 
 SEEDS = range(6)
-SWITCHED = ("corpus", "around", "cluster")  # families switched on or off beside the chosen set
+SWITCHED = ("corpus", "around", "cluster", "posterior")  # families switched on or off beside the chosen set
 
 
 def log(message):
@@ -149,7 +152,8 @@ def render(result):
         "counts over the whole file, a training sentence's over its jackknife fold); `+ around` / `- around`: "
         "the same with the `around` family, the words just before and after each entity, with its type; "
         "`+ cluster` / `- cluster`: the same with the `cluster` family, the Brown path prefixes of the "
-        "entity's words and of the words around it. "
+        "entity's words and of the words around it; `+ posterior` / `- posterior`: the same with the `posterior` "
+        "family, each entity's probability in its list and the candidate's expected merit under them. "
         "Averaged: the best and the mean dev F1 over "
         "the table's grid of epochs and score weights; voted: at its chosen setting.",
         "",

@@ -2,6 +2,7 @@
 n-best lists, one candidate at a time, as first written (the package computes them per distinct chunk
 and token, with the kernels of ``structperc._kernels.rank.candidates``)."""
 import collections
+import math
 
 import numpy as np
 
@@ -10,6 +11,8 @@ from structperc.rerank.context import (ENTITY_FAMILY, CHUNK_FAMILY, ListContext,
 from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
 from structperc.rerank.features import FEATURES
 from structperc.rerank.phrase import END, START, triple_strings
+
+POSTERIOR_BUCKETS = (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)  # a chunk's bucket: how many of these its probability reaches
 
 
 def naive_document_counts(nb, documents):
@@ -62,7 +65,7 @@ def naive_cluster_strings(words, kind, first, last, clusters):
     return out
 
 
-def naive_featurize(nb, families, context=None, vocabulary=None, grow=False, clusters=None):
+def naive_featurize(nb, families, context=None, vocabulary=None, grow=False, clusters=None, temperature=1.0):
     """``featurize_in_context``, one candidate at a time (clusters: a dict word -> bit string).
     Returns (RankingData, vocabulary)."""
     families = check_families(families, clusters)
@@ -97,6 +100,14 @@ def naive_featurize(nb, families, context=None, vocabulary=None, grow=False, clu
         words = tokens["word"]
         top = nb.scores[a]
         span_cache, outside_cache, trigram_cache = {}, {}, {}
+        # the posterior family: each candidate's probability, softmax(score / temperature) over the
+        # sentence's list, and each chunk's, the sum over the candidates that have it
+        exps = [math.exp((nb.scores[j] - max(nb.scores[a:b])) / temperature) for j in range(a, b)]
+        chunk_probability = collections.defaultdict(float)
+        for j in range(a, b):
+            labels = tuple(names[c] for c in nb.paths[nb.path_offsets[j]: nb.path_offsets[j + 1]])
+            for chunk in set(_cached_spans(labels)):
+                chunk_probability[chunk] += exps[j - a] / sum(exps)
         for j in range(a, b):
             labels = tuple(names[c] for c in nb.paths[nb.path_offsets[j]: nb.path_offsets[j + 1]])
             spans = _cached_spans(labels)
@@ -130,6 +141,18 @@ def naive_featurize(nb, families, context=None, vocabulary=None, grow=False, clu
                         fid = feature_id(text)
                         if fid is not None:
                             values[fid] += 1.0
+            if "posterior" in families:
+                merit = 0.0
+                for kind, first, last in spans:
+                    p = min(chunk_probability[(kind, first, last)], 1.0)
+                    bucket = sum(1 for threshold in POSTERIOR_BUCKETS if p >= threshold)
+                    fid = feature_id(f"pp={kind}:{bucket}")
+                    if fid is not None:
+                        values[fid] += 1.0
+                    merit += 2 * p - 1
+                fid = feature_id("pp:merit")
+                if fid is not None:
+                    values[fid] += merit
             if "document" in families or blocks is not None:
                 inside = np.zeros(len(labels), dtype=bool)
                 for kind, first, last in spans:

@@ -1,6 +1,8 @@
 """The reranked tagger as one model (fit, save, load_model, the commands), its context features
 (documents, jackknifed gazetteers) and the loss-using ranking learner against naive references."""
+import dataclasses
 import json
+import math
 import os
 import subprocess
 import sys
@@ -319,6 +321,55 @@ def test_a_reranked_tagger_with_the_corpus_family_round_trips(tmp_path, ner_file
     loaded = load_model(tmp_path / "reranked.npz")
     assert loaded.families_ == ["corpus", "rank"]
     assert loaded.predict(dev) == model.predict(dev)
+
+
+def test_a_reranked_tagger_with_the_posterior_family_keeps_its_fitted_temperature(tmp_path, ner_files):
+    from structperc import load_model
+    from structperc.estimator.tagger import Tagger
+    from structperc.rerank.tagger import RerankedTagger
+
+    train, dev = read(ner_files / "train.txt"), read(ner_files / "dev.txt")
+    model = RerankedTagger(base=Tagger(templates=["w[0]", "bias"], epochs=2), k=4, learner=Reranker(epochs=2),
+                           families=["posterior", "rank"], folds=3).fit(train)
+    assert "pp:merit" in model.vocabulary_ and any(name.startswith("pp=") for name in model.vocabulary_)
+    assert model.temperature_ != 1.0  # a perceptron's path scores are not log-probabilities
+    model.save(tmp_path / "reranked.npz")
+    loaded = load_model(tmp_path / "reranked.npz")
+    assert loaded.temperature_ == model.temperature_
+    assert loaded.predict(dev) == model.predict(dev)
+
+
+def brute_force_temperature(nb, merits, grid):
+    """The temperature of ``grid`` under which the best candidates by ``merits`` are likeliest, with
+    the softmax written out per sentence."""
+    def log_likelihood(t):
+        total = 0.0
+        for i in range(nb.n_sentences):
+            a, b = nb.candidate_offsets[i], nb.candidate_offsets[i + 1]
+            if a == b:
+                continue
+            best = a + int(np.argmax(merits[a:b]))
+            top = max(nb.scores[a:b])
+            total += (nb.scores[best] - top) / t - math.log(sum(math.exp((s - top) / t) for s in nb.scores[a:b]))
+        return total
+    return max(grid, key=log_likelihood)
+
+
+def test_fit_temperature_finds_the_likeliest_temperature_of_a_brute_force_search(ner_files):
+    from structperc.estimator.tagger import Tagger
+    from structperc.rerank.context import candidate_merits
+    from structperc.rerank.posterior import fit_temperature
+
+    train = read(ner_files / "train.txt")
+    tagger = Tagger(templates=["w[0]", "bias"], epochs=1).fit(train.subset(range(20)))
+    nb = nbest_corpus(tagger, train.subset(range(20, 80)), 6)
+    merits = candidate_merits(nb)
+    grid = np.exp(np.linspace(np.log(0.05), np.log(100.0), 400))
+    expected = brute_force_temperature(nb, merits, grid)
+    assert fit_temperature(nb, merits) == pytest.approx(expected, rel=0.03)
+    # scores five times as large want a temperature five times as large
+    scaled = dataclasses.replace(nb, scores=nb.scores * 5)
+    assert fit_temperature(scaled, merits) == pytest.approx(5 * fit_temperature(nb, merits), rel=1e-3)
 
 
 def write_paths(path, clusters):

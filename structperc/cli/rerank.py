@@ -277,8 +277,9 @@ def rerank_fit_command(
         None, help="scaled: the loss-scaled ranking perceptron (default, the winner on CoNLL-2002 testa); mira: MIRA "
         "over the candidates' loss; perceptron: the averaged ranking perceptron."),
     families: Optional[str] = typer.Option(None, "--families", help="Feature families, comma separated, of "
-                                           "entity, around, cluster, chunk, phrase, document, corpus, gazetteer, "
-                                           "sequence, rank (default: document, gazetteer, sequence, rank)."),
+                                           "entity, around, cluster, chunk, phrase, posterior, document, corpus, "
+                                           "gazetteer, sequence, rank (default: document, gazetteer, sequence, "
+                                           "rank)."),
     clusters: Optional[Path] = typer.Option(None, "--clusters", help="Word clusters for the cluster family: the "
                                             "paths file of `structperc clusters` (bitstring, word, count), kept "
                                             "in the model file."),

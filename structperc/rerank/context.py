@@ -14,6 +14,8 @@ Feature families (each switched on by name in ``featurize_in_context``):
 - ``phrase``: every chunk with its neighbours in the candidate (``rerank.phrase``): its collapsed POS
   pattern, the POS and words across its boundaries, chunk-type bigrams (with the POS between the
   chunks, a head word, both heads or both heads' POS) and trigrams (alone and with the head).
+- ``posterior``: the probability of each chunk under the base, from its n-best list, and the
+  candidate's expected merit under it (``rerank.posterior``).
 - ``document``: for every entity of a candidate (type T, words s), the types that s, its lower-cased
   form and its last word get *elsewhere* in its document (the other sentences; the document's own
   sentence is left out), counted in the base's 1-best (``d1``) and in the other sentences' candidates,
@@ -62,9 +64,11 @@ from structperc.rerank.features import ENTITY_FEATURES, FEATURES, GLOBAL_FEATURE
 from structperc.rerank.gazetteer import Gazetteer, entity_keys, jackknifed_gazetteers  # noqa: F401 (re-exported)
 from structperc.rerank.interned import DocumentWords, corpus_name, featurize_interned
 from structperc.rerank.phrase import phrase_parts
+from structperc.rerank.posterior import posterior_parts
 from structperc.rerank.spans import CandidateSpans
 
-FAMILIES = ("entity", "around", "cluster", "chunk", "phrase", "document", "corpus", "gazetteer", "sequence", "rank")
+FAMILIES = ("entity", "around", "cluster", "chunk", "phrase", "posterior", "document", "corpus", "gazetteer",
+            "sequence", "rank")
 ENTITY_FAMILY = ENTITY_FEATURES + ["entity_word"]
 AROUND_FAMILY = ["entity_before1", "entity_after1"]
 CHUNK_FAMILY = [name for name in GLOBAL_FEATURES if name != "chunk_sequence"]
@@ -304,12 +308,13 @@ def candidate_merits(nb):
     return (2 * nb.counts[:, 0] - nb.counts[:, 1]).astype(np.float64)
 
 
-def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False, clusters=None):
+def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False, clusters=None, temperature=1.0):
     """RankingData of an NBestList with the feature families ``families`` (see the module
     docstring); one group per sentence with candidates (qid = sentence index + 1), targets from
     ``candidate_merits``. ``context`` (a ListContext of ``nb``) is needed by ``document``, ``corpus``
     and ``gazetteer``; ``clusters`` (``clusters.ClusterPaths``, or what ``ClusterPaths.of`` takes) by
-    ``cluster``. Returns (RankingData, vocabulary).
+    ``cluster``; ``temperature`` the ``posterior`` family's (``posterior.fit_temperature``). Returns
+    (RankingData, vocabulary).
 
     A chunk's features are made once per distinct (sentence, type, first, last) and a word's outside
     features once per token; every candidate then gathers those of its chunks and outside tokens.
@@ -399,6 +404,8 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
         parts.append(gather(spans.candidate, spans.distinct_of, *csr(found)))
     if "phrase" in families:
         parts.append(phrase_parts(nb, spans, feature_id))
+    if "posterior" in families:
+        parts += posterior_parts(nb, spans, feature_id, temperature)
     if fast:
         where = {} if not counted else dict(words=context.words, documents=context.documents,
                                             gazetteers=context.gazetteers, gazetteer_of=context.gazetteer_of,

@@ -303,7 +303,8 @@ def featurize_interned(nb, families, spans, vocabulary, targets, words=None, doc
     float64 (C,); documents int64 (n_sentences,), gazetteers (list of Gazetteer) and gazetteer_of
     int64 (n_sentences,) for the document and gazetteer families; blocks int64 (n_sentences,) for the
     corpus family (``context.ListContext``'s); string_parts: (candidates, ids, values) entries of the
-    string families (entity, around, cluster, chunk, phrase), placed after the score.
+    string families (entity, around, cluster, chunk, phrase) and of the posterior family, placed after
+    the score.
     """
     n_candidates = nb.n_candidates
     counts = np.diff(nb.candidate_offsets)

@@ -24,9 +24,10 @@ from structperc.estimator.sklearn_base import SklearnBase, builds_on_sklearn
 from structperc.estimator.tagger import SequenceTags
 from structperc.evaluate.metrics import evaluate_labels
 from structperc.rerank.clusters import ClusterPaths
-from structperc.rerank.context import (FAMILIES, Gazetteer, ListContext, check_families, document_ids,
-                                       featurize_in_context, jackknifed_gazetteers)
+from structperc.rerank.context import (FAMILIES, Gazetteer, ListContext, candidate_merits, check_families,
+                                       document_ids, featurize_in_context, jackknifed_gazetteers)
 from structperc.rerank.learners import LEARNERS, LossReranker, Reranker, reranker_from_state
+from structperc.rerank.posterior import fit_temperature
 
 KIND = "rerank"
 # the defaults that won on ned.testa (experiments/rerank_ner.py, experiments/results/rerank_ner.md): k,
@@ -83,7 +84,9 @@ class RerankedCore(Estimator):
     ----------
     base_ : the fitted base tagger; reranker_ : the fitted reranker; vocabulary_ : feature string -> id;
     gazetteer_ : Gazetteer of the training corpus; clusters_ : ``rerank.clusters.ClusterPaths`` of
-    ``clusters`` (None without the ``cluster`` family); selection_ : list of dict(settings, dev_f1), or [];
+    ``clusters`` (None without the ``cluster`` family); temperature_ : the ``posterior`` family's
+    (``rerank.posterior.fit_temperature`` on the training lists; 1 without the family); selection_ :
+    list of dict(settings, dev_f1), or [];
     training_lists_ : summary of the jackknifed training lists (1-best, oracle)
     """
 
@@ -143,7 +146,9 @@ class RerankedCore(Estimator):
         context = ListContext(lists, document_ids(corpus, self.document_size),
                               jackknifed_gazetteers(corpus, fold_of), fold_of, blocks=fold_of)
         say("featurizing")
-        data, vocabulary = featurize_in_context(lists, families, context, {}, grow=True, clusters=clusters)
+        self.temperature_ = fit_temperature(lists, candidate_merits(lists)) if "posterior" in families else 1.0
+        data, vocabulary = featurize_in_context(lists, families, context, {}, grow=True, clusters=clusters,
+                                                temperature=self.temperature_)
         self.base_ = base
         self.clusters_ = clusters
         self.gazetteer_ = Gazetteer.from_corpus(corpus)
@@ -206,7 +211,7 @@ class RerankedCore(Estimator):
         context = ListContext(lists, document_ids(corpus, self.document_size), [self.gazetteer_],
                               np.zeros(corpus.n_sentences, dtype=np.int64))
         data, _ = featurize_in_context(lists, self.families_, context, self.vocabulary_, grow=False,
-                                       clusters=self.clusters_)
+                                       clusters=self.clusters_, temperature=self.temperature_)
         return lists, data
 
     @staticmethod
@@ -345,7 +350,8 @@ class RerankedCore(Estimator):
                 "reranker": reranker_meta,
                 "info": {"k": int(self.k), "families": self.families_, "folds": int(self.folds),
                          "document_size": self.document_size, "seed": int(self.seed),
-                         "selection": self.selection_, "training_lists": self.training_lists_}}
+                         "selection": self.selection_, "training_lists": self.training_lists_,
+                         "temperature": float(self.temperature_)}}
         return write_npz(path, arrays, meta)
 
     @classmethod
@@ -385,6 +391,7 @@ class RerankedCore(Estimator):
             tagger.gazetteer_ = Gazetteer.from_arrays(arrays)
             tagger.selection_ = info["selection"]
             tagger.training_lists_ = info["training_lists"]
+            tagger.temperature_ = float(info.get("temperature", 1.0))  # files before the posterior family
         except KeyError as exc:
             raise ModelFileError(f"{path}: reranked model file lacks {exc}") from None
         return tagger
