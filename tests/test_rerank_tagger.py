@@ -337,6 +337,18 @@ def test_a_reranked_tagger_with_the_posterior_family_keeps_its_fitted_temperatur
     loaded = load_model(tmp_path / "reranked.npz")
     assert loaded.temperature_ == model.temperature_
     assert loaded.predict(dev) == model.predict(dev)
+    # the command line fits the same model and says its temperature
+    from typer.testing import CliRunner
+
+    from structperc.cli.main import app
+
+    model.base_.model_.metadata["input"] = {"format": "conll", "columns": ["word", "pos", "ne"], "label": "ne"}
+    model.base_.save(tmp_path / "base.npz")
+    result = CliRunner().invoke(app, ["rerank", "fit", str(ner_files / "train.txt"), "--base", str(tmp_path / "base.npz"),
+                                      "-k", "4", "--folds", "3", "--learner", "perceptron", "--families",
+                                      "posterior,rank", "--output", str(tmp_path / "cli.npz"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["temperature"] == pytest.approx(load_model(tmp_path / "cli.npz").temperature_)
 
 
 def brute_force_temperature(nb, merits, grid):

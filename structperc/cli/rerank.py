@@ -316,12 +316,16 @@ def rerank_fit_command(
     summary = {"output": str(output), "k": candidates, "learner": learner, "families": model.families_,
                "features": len(model.vocabulary_), "training_lists": model.training_lists_,
                "selection": model.selection_}
+    if "posterior" in model.families_:
+        summary["temperature"] = model.temperature_
     if json_output:
         typer.echo(json.dumps(summary))
     elif not quiet:
         lists = model.training_lists_
         typer.echo(f"saved {output}: {len(model.vocabulary_):,} features; training lists 1-best "
-                   f"{lists.get('one_best', 0):.2f}, oracle {lists.get('oracle', 0):.2f}", err=True)
+                   f"{lists.get('one_best', 0):.2f}, oracle {lists.get('oracle', 0):.2f}"
+                   + (f"; posterior temperature {model.temperature_:.3g}" if "temperature" in summary else ""),
+                   err=True)
 
 
 def register(app):
