@@ -9,7 +9,9 @@ k) is made on a held-out part of the training lists, the last tenth of the sente
 then trains on the other nine tenths); the chosen reranker is retrained on all of them and test.txt
 is scored once, with the paired bootstrap against the base's 1-best. The ``cluster`` family (Brown path
 prefixes of each chunk's words and of the words around it) is tried on top of the best of those sets,
-with the clusters of ``make clusters`` (unlabeled_en and the EWT training words; ``CLUSTER_PATHS``).
+with the clusters of ``make clusters`` (unlabeled_en and the EWT training words; ``CLUSTER_PATHS``), and so
+is the ``posterior`` family (each chunk's probability in its list, the softmax temperature fitted on the
+lists the reranker learns from).
 
 Writes experiments/results/rerank_chunk.md and .json. Run: ``make rerank-chunk``.
 """
@@ -32,8 +34,9 @@ from structperc.nbest.jackknife import fold_split  # noqa: E402
 from structperc.nbest.lists import jackknife_nbest, nbest_corpus  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
 from structperc.rerank.clusters import ClusterPaths  # noqa: E402
-from structperc.rerank.context import (Gazetteer, ListContext, document_ids, featurize_in_context,  # noqa: E402
-                                       jackknifed_gazetteers)
+from structperc.rerank.context import (Gazetteer, ListContext, candidate_merits, document_ids,  # noqa: E402
+                                       featurize_in_context, jackknifed_gazetteers)
+from structperc.rerank.posterior import fit_temperature  # noqa: E402
 
 NAME = "rerank_chunk"
 K_MAX = 20
@@ -83,17 +86,24 @@ def main():
         context = ListContext(full, document_ids(train), gazetteers, fold_of)
         return full, context
 
+    def temperature_of(lists, families):
+        """The posterior family's temperature, fitted on ``lists`` (1 without the family)."""
+        return fit_temperature(lists, candidate_merits(lists)) if "posterior" in families else 1.0
+
     def featurized(k, families, final=False):
         """(train RankingData, dev or test RankingData, the dev or test NBestList, vocabulary)."""
         full, context = lists_at(k)
         if final:
-            data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=clusters)
+            t = temperature_of(full, families)
+            data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=clusters,
+                                                    temperature=t)
             nb = test_lists.truncate(k) if k < K_MAX else test_lists
             test_context = ListContext(nb, document_ids(test), [Gazetteer.from_corpus(train)],
                                        np.zeros(test.n_sentences, dtype=np.int64))
-            return (data, featurize_in_context(nb, families, test_context, vocabulary, clusters=clusters)[0], nb,
-                    vocabulary)
-        data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=clusters)
+            return (data, featurize_in_context(nb, families, test_context, vocabulary, clusters=clusters,
+                                               temperature=t)[0], nb, vocabulary)
+        data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=clusters,
+                                                temperature=temperature_of(full.take(fit_part), families))
         groups_of = data.qids - 1  # one group per sentence with candidates
         fit = data.take_groups(np.flatnonzero(groups_of < cut))
         held = data.take_groups(np.flatnonzero(groups_of >= cut))
@@ -130,6 +140,7 @@ def main():
         try_set(name, families)
     best_set = max(family_dev, key=family_dev.get)
     try_set(f"{best_set} + cluster", family_sets[best_set] + ["cluster"])
+    try_set(f"{best_set} + posterior", family_sets[best_set] + ["posterior"])
     chosen_set = max(family_dev, key=family_dev.get)
     families = family_sets[chosen_set]
     loss_scores, _ = grid(K_MAX, families, LOSS_GRID, kept[chosen_set])
