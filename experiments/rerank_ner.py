@@ -6,7 +6,7 @@ Base: ``Tagger(templates="ner")`` (every other option its default) trained on ne
 lists: 5-fold jackknifed 20-best lists of ned.train (contiguous folds, so that a fold's documents
 were not seen by the model that lists it; the gazetteer of a fold comes from the other folds' gold).
 Every choice is made on ned.testa: the feature families (all of them, and all but one for each
-family), the learner and its settings (averaged perceptron; MIRA and the loss-scaled perceptron),
+family; then the ``posterior`` family on top of the best of those sets), the learner and its settings (averaged perceptron; MIRA and the loss-scaled perceptron),
 then k (5, 10, 20). ned.testb is featurized and scored once, at the end, with the paired bootstrap
 against the base's 1-best.
 
@@ -30,9 +30,10 @@ from structperc.evaluate.metrics import evaluate_labels, paired_bootstrap, split
 from structperc.nbest.jackknife import fold_split  # noqa: E402
 from structperc.nbest.lists import jackknife_nbest, nbest_corpus  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
-from structperc.rerank.context import (Gazetteer, ListContext, document_ids,  # noqa: E402
+from structperc.rerank.context import (Gazetteer, ListContext, candidate_merits, document_ids,  # noqa: E402
                                        featurize_in_context, jackknifed_gazetteers)
 from structperc.rerank.learners import LossReranker, Reranker  # noqa: E402
+from structperc.rerank.posterior import fit_temperature  # noqa: E402
 from structperc.rerank.tagger import RerankedTagger  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,11 +127,13 @@ class Lists:
     def featurize(self, k, families, parts=("train", "testa")):
         lists = self.at(k)
         nb, context = lists["train"]
-        data = {"train": featurize_in_context(nb, families, context, {}, grow=True)}
+        # the posterior family's temperature, fitted on the training lists as RerankedTagger fits it
+        t = fit_temperature(nb, candidate_merits(nb)) if "posterior" in families else 1.0
+        data = {"train": featurize_in_context(nb, families, context, {}, grow=True, temperature=t)}
         vocabulary = data["train"][1]
         for p in parts[1:]:
             nb, context = lists[p]
-            data[p] = featurize_in_context(nb, families, context, vocabulary, grow=False)
+            data[p] = featurize_in_context(nb, families, context, vocabulary, grow=False, temperature=t)
         return {p: d for p, (d, _) in data.items()}, vocabulary
 
 
@@ -171,12 +174,20 @@ def main():
     family_sets.update({f"all - {f}": [g for g in FAMILIES if g != f] for f in FAMILIES})
     family_sets["entity only (Collins + words)"] = ["entity"]
     family_dev, family_grids = {}, {}
-    for name, families in family_sets.items():
+
+    def try_set(name, families):
+        family_sets[name] = families
         t = time.perf_counter()
         data, vocabulary = lists.featurize(K_MAX, families)
         family_grids[name] = grid_scores(dev_nb, data, vocabulary, AVERAGED_GRID)
         family_dev[name] = max(family_grids[name].values())
         log(f"{name}: best dev {family_dev[name]:.2f} ({time.perf_counter() - t:.0f}s, {len(vocabulary):,} features)")
+
+    for name, families in list(family_sets.items()):
+        try_set(name, families)
+    # the posterior family (each entity's probability in its list) on top of the best of those sets
+    best_set = max(family_dev, key=family_dev.get)
+    try_set(f"{best_set} + posterior", family_sets[best_set] + ["posterior"])
     chosen_set = max(family_dev, key=family_dev.get)
     families = family_sets[chosen_set]
 

@@ -174,21 +174,22 @@ def test_tries_intern_and_look_up_sequences(seed):
     assert (found[0] == -2) == (tuple(probe[:10].tolist()) not in sequences)
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_candidate_rows_sort_and_sum_as_lexsort_and_reduceat(seed):
+@pytest.mark.parametrize("seed,scale", [(0, 1), (1, 1), (2, 1), (3, 1), (4, 200)])
+def test_candidate_rows_sort_and_sum_as_lexsort_and_reduceat(seed, scale):
     """Parts of single entries and of shared rows: the entries each candidate gets, in the parts'
-    order, sorted by (candidate, id) with np.lexsort and summed with np.add.reduceat."""
+    order, sorted by (candidate, id) with np.lexsort and summed with np.add.reduceat. At scale 200
+    the rows are made in ranges of candidates on threads (``rows.PARALLEL_FROM_ENTRIES``)."""
     rng = np.random.default_rng(seed)
-    n_candidates, n_rows = 60, 40
+    n_candidates, n_rows = 60 * scale, 40 * scale
     lengths = rng.integers(0, 6, size=n_rows)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     row_ids = rng.integers(-1, 30, size=offsets[-1]).astype(np.int64)
     row_values = rng.random(offsets[-1]) * 10.0 ** rng.integers(-6, 6, size=offsets[-1])
-    single = np.sort(rng.integers(0, n_candidates, size=300)).astype(np.int64)
-    single_ids = rng.integers(-1, 30, size=300).astype(np.int64)
-    single_values = rng.random(300) * 10.0 ** rng.integers(-6, 6, size=300)
-    owners = np.sort(rng.integers(0, n_candidates, size=200)).astype(np.int64)
-    items = rng.integers(0, n_rows, size=200).astype(np.int64)
+    single = np.sort(rng.integers(0, n_candidates, size=300 * scale)).astype(np.int64)
+    single_ids = rng.integers(-1, 30, size=300 * scale).astype(np.int64)
+    single_values = rng.random(300 * scale) * 10.0 ** rng.integers(-6, 6, size=300 * scale)
+    owners = np.sort(rng.integers(0, n_candidates, size=200 * scale)).astype(np.int64)
+    items = rng.integers(0, n_rows, size=200 * scale).astype(np.int64)
     parts = [(single, single_ids, single_values), (owners, items, offsets, row_ids, row_values)]
     ids, values, row_offsets = candidate_parts(n_candidates, parts)
     # the reference: every entry spelled out, in the parts' order
@@ -202,6 +203,11 @@ def test_candidate_rows_sort_and_sum_as_lexsort_and_reduceat(seed):
     assert ids.tolist() == f[first].tolist()
     assert np.array_equal(values, np.add.reduceat(v, first))
     assert row_offsets.tolist() == [0, *np.cumsum(np.bincount(c[first], minlength=n_candidates)).tolist()]
+    # the shared rows alone, on one thread and on three: the same bits
+    one, three = (candidate_rows(n_candidates, 30, owners, items, offsets, row_ids, row_values, threads=t)
+                  for t in (1, 3))
+    for a, b in zip(one, three):
+        assert np.array_equal(a, b)
 
 
 @pytest.mark.parametrize("seed", range(4))

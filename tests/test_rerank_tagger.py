@@ -598,3 +598,20 @@ def test_candidate_spans_kernel_matches_chunk_spans():
         a, b = span_offsets[c], span_offsets[c + 1]
         ours = [(type_names[k], f, e) for k, f, e in zip(kinds[a:b], firsts[a:b], lasts[a:b])]
         assert ours == chunk_spans([names[i] for i in path]), [names[i] for i in path]
+
+
+def test_the_defaults_are_what_ned_testa_chose():
+    """RerankedTagger's families and learner are the ones `make rerank-ner` chose on testa (its results
+    file), so that a rerun that chooses otherwise fails here until the defaults follow."""
+    from structperc.rerank.learners import LEARNERS
+    from structperc.rerank.tagger import DEFAULT_FAMILIES, DEFAULT_K, DEFAULT_LEARNER, NAMED_LEARNERS
+
+    chosen = json.loads((ROOT / "experiments" / "results" / "rerank_ner.json").read_text())["chosen"]
+    assert sorted(DEFAULT_FAMILIES) == sorted(chosen["families"])
+    assert DEFAULT_K == chosen["k"]
+    learner = chosen["learner"]
+    if "update" in learner:  # a loss learner: the named one at those settings
+        named = NAMED_LEARNERS[DEFAULT_LEARNER]()
+        assert {key: getattr(named, key) for key in learner} == learner
+    else:  # the averaged perceptron; its epochs and base-score weight are chosen by fit on a dev corpus
+        assert LEARNERS.get(DEFAULT_LEARNER) is not None and DEFAULT_LEARNER == "perceptron"

@@ -274,12 +274,12 @@ def rerank_fit_command(
                                                 "base-score weight are chosen on it.")] = None,
     candidates: int = typer.Option(20, "--candidates", "-k", min=2, help="Candidates per sentence."),
     learner: Optional[FitLearner] = typer.Option(
-        None, help="scaled: the loss-scaled ranking perceptron (default, the winner on CoNLL-2002 testa); mira: MIRA "
-        "over the candidates' loss; perceptron: the averaged ranking perceptron."),
+        None, help="perceptron: the averaged ranking perceptron (default, the winner on CoNLL-2002 testa); scaled: "
+        "the loss-scaled ranking perceptron; mira: MIRA over the candidates' loss."),
     families: Optional[str] = typer.Option(None, "--families", help="Feature families, comma separated, of "
                                            "entity, around, cluster, chunk, phrase, posterior, document, corpus, "
                                            "gazetteer, sequence, rank (default: document, gazetteer, sequence, "
-                                           "rank)."),
+                                           "rank, posterior)."),
     clusters: Optional[Path] = typer.Option(None, "--clusters", help="Word clusters for the cluster family: the "
                                             "paths file of `structperc clusters` (bitstring, word, count), kept "
                                             "in the model file."),

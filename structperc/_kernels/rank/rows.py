@@ -14,6 +14,9 @@ sorted by id stably, the values of one id summed in that order.
 import numpy as np
 from numba import njit
 
+# Below this many entries the rows are made in the calling thread: handing out ranges costs more
+PARALLEL_FROM_ENTRIES = 20000
+
 
 @njit(cache=True)
 def pairwise_sum(values, a, n):
@@ -50,14 +53,10 @@ def pairwise_sum(values, a, n):
 
 
 @njit(cache=True)
-def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values):
-    """(row_ids int64 (k,), row_values float64 (k,), row_offsets int64 (C + 1,)): every candidate's
-    known entries (ids < n_features) by ascending id, the values of one id summed in the order of
-    the pairs as np.add.reduceat sums a run (its first value plus the pairwise sum of the rest), so
-    that the rows are those of np.lexsort then np.add.reduceat.
-
-    Per candidate, a counting sort over the ids it has: count[f] entries of id f, the ids in order,
-    then every entry placed after those of smaller ids and the earlier ones of its own."""
+def row_layout(n_candidates, owners, rows, offsets, ids):
+    """(pair_order, pair_counts, entry_counts, longest): the pairs grouped by candidate (pair_order,
+    stably; candidate c's are pair_order[pair_counts[c]: pair_counts[c + 1]]), the cumulative count of
+    each candidate's known entries (ids >= 0) and the most any candidate has."""
     n_rows = offsets.shape[0] - 1
     known = np.zeros(n_rows, dtype=np.int64)
     for r in range(n_rows):
@@ -79,18 +78,24 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values)
     for p in range(owners.shape[0]):
         pair_order[fill[owners[p]]] = p
         fill[owners[p]] += 1
-    total = entry_counts[n_candidates]
-    row_ids = np.empty(total, dtype=np.int64)
-    row_values = np.empty(total, dtype=np.float64)
-    row_offsets = np.zeros(n_candidates + 1, dtype=np.int64)
+    return pair_order, pair_counts, entry_counts, longest
+
+
+@njit(cache=True, nogil=True)
+def fill_rows(lo, hi, n_features, longest, pair_order, pair_counts, entry_counts, rows, offsets, ids, values,
+              row_ids, row_values, row_lengths):
+    """The rows of candidates [lo, hi): candidate c's distinct ids ascending, with their summed values,
+    into row_ids / row_values from entry_counts[c] on, and their number into row_lengths[c].
+
+    Per candidate, a counting sort over the ids it has: count[f] entries of id f, the ids in order,
+    then every entry placed after those of smaller ids and the earlier ones of its own."""
     buffer_ids = np.empty(longest, dtype=np.int64)
     buffer_values = np.empty(longest, dtype=np.float64)
     placed = np.empty(longest, dtype=np.float64)
+    present = np.empty(longest, dtype=np.int64)
     count = np.zeros(n_features, dtype=np.int64)
     position = np.zeros(n_features, dtype=np.int64)
-    present = np.empty(n_features, dtype=np.int64)
-    m = 0
-    for c in range(n_candidates):
+    for c in range(lo, hi):
         n_present = 0
         length = 0
         for q in range(pair_counts[c], pair_counts[c + 1]):
@@ -122,6 +127,7 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values)
             placed[position[f]] = buffer_values[j]
             position[f] += 1
         at = 0
+        m = entry_counts[c]
         for j in range(n_present):
             f = present[j]
             n = count[f]
@@ -130,5 +136,38 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values)
             m += 1
             at += n
             count[f] = 0
-        row_offsets[c + 1] = m
-    return row_ids[:m], row_values[:m], row_offsets
+        row_lengths[c] = n_present
+
+
+def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values, threads=None):
+    """(row_ids int64 (k,), row_values float64 (k,), row_offsets int64 (C + 1,)): every candidate's
+    known entries (ids >= 0, below n_features) by ascending id, the values of one id summed in the
+    order of the pairs as np.add.reduceat sums a run (its first value plus the pairwise sum of the
+    rest), so that the rows are those of np.lexsort then np.add.reduceat.
+
+    ``fill_rows`` makes the rows of ranges of candidates on ``threads`` threads (``threads.over_items``;
+    None: numba's count), each range into its own slots (a candidate's known entries, at most), and
+    the slots are then closed up."""
+    from structperc._kernels.threads import over_items
+
+    pair_order, pair_counts, entry_counts, longest = row_layout(n_candidates, owners, rows, offsets, ids)
+    total = int(entry_counts[n_candidates])
+    row_ids = np.empty(total, dtype=np.int64)
+    row_values = np.empty(total, dtype=np.float64)
+    row_lengths = np.zeros(n_candidates, dtype=np.int64)
+
+    def call(lo, hi):
+        fill_rows(lo, hi, n_features, longest, pair_order, pair_counts, entry_counts, rows, offsets, ids, values,
+                  row_ids, row_values, row_lengths)
+
+    if total < PARALLEL_FROM_ENTRIES:
+        call(0, n_candidates)
+    else:
+        over_items(call, n_candidates, threads=threads)
+    row_offsets = np.zeros(n_candidates + 1, dtype=np.int64)
+    np.cumsum(row_lengths, out=row_offsets[1:])
+    if row_offsets[-1] == total:
+        return row_ids, row_values, row_offsets
+    starts = entry_counts[:-1]
+    keep = np.repeat(starts - row_offsets[:-1], row_lengths) + np.arange(row_offsets[-1])
+    return row_ids[keep], row_values[keep], row_offsets
