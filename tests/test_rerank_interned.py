@@ -61,9 +61,19 @@ def string_featurized(monkeypatch, nb, families, make_context, vocabulary, clust
         return featurize_in_context(nb, families, make_context(), dict(vocabulary), clusters=clusters)[0]
 
 
+@pytest.mark.parametrize("threaded", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("k", [1, 5])
-def test_interned_featurizing_equals_the_string_featurizing(monkeypatch, seed, k):
+def test_interned_featurizing_equals_the_string_featurizing(monkeypatch, seed, k, threaded):
+    """threaded: the chunks' and the candidates' rows made in ranges on three threads whatever their
+    number (``type_shares.PARALLEL_FROM_CHUNKS``, ``rows.PARALLEL_FROM_ENTRIES``)."""
+    if threaded:
+        from structperc._kernels import threads
+        from structperc._kernels.rank import rows, type_shares
+
+        monkeypatch.setattr(type_shares, "PARALLEL_FROM_CHUNKS", 1)
+        monkeypatch.setattr(rows, "PARALLEL_FROM_ENTRIES", 1)
+        monkeypatch.setattr(threads, "thread_count", lambda: 3)
     corpus = random_corpus(seed)
     tagger = Tagger(templates=["w[0]", "bias"], epochs=1).fit(random_corpus(seed + 10, 20))
     nb = nbest_corpus(tagger, corpus, k)

@@ -29,6 +29,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+# Below this many distinct chunks their rows are made in the calling thread
+PARALLEL_FROM_CHUNKS = 4096
+
 # chunk_rows' records: what a chunk's document has counted (the tables of ``document_counts`` and each
 # chunk's additions), the distinct chunks, their gazetteer entries, and the share features' ids
 ChunkDocuments = namedtuple("ChunkDocuments", "counts key_offsets total_slot own_slot in_one in_many")
@@ -174,11 +177,37 @@ def _room(ids, values, size, n):
     return grown_ids, grown_values
 
 
-@njit(cache=True)
-def chunk_rows(n_types, documents, chunks, gazetteer, share_ids):
-    """(offsets int64 (D + 1,), ids, values): the document and gazetteer features of every distinct
-    chunk, in the order of ``context.ListContext._span_shares``: for d1 then dn (when the chunk's
-    document has counts there: in_one_document, in_many_document) its string (with "none"),
+def chunk_rows(n_types, documents, chunks, gazetteer, share_ids, threads=None):
+    """(offsets int64 (D + 1,), ids, values): ``chunk_rows_block`` of every distinct chunk, made in
+    ranges of chunks on ``threads`` threads (``threads.over_items``; None: numba's count) from
+    ``PARALLEL_FROM_CHUNKS`` chunks on, each range into its own arrays, joined in order."""
+    from structperc._kernels.threads import over_items, thread_count
+
+    n_chunks = chunks[0].shape[0]
+    threads = thread_count() if threads is None else threads
+    if n_chunks < PARALLEL_FROM_CHUNKS or threads <= 1:
+        return chunk_rows_block(0, n_chunks, n_types, documents, chunks, gazetteer, share_ids)
+    cuts = np.linspace(0, n_chunks, 4 * threads + 1).astype(np.int64)
+    blocks = [None] * (len(cuts) - 1)
+
+    def call(lo, hi):
+        for k in range(lo, hi):
+            blocks[k] = chunk_rows_block(int(cuts[k]), int(cuts[k + 1]), n_types, documents, chunks, gazetteer,
+                                         share_ids)
+
+    over_items(call, len(blocks), chunks_per_thread=4, threads=threads)
+    offsets = [np.zeros(1, dtype=np.int64)]
+    for block in blocks:
+        offsets.append(block[0][1:] + offsets[-1][-1])
+    return (np.concatenate(offsets), np.concatenate([b[1] for b in blocks]),
+            np.concatenate([b[2] for b in blocks]))
+
+
+@njit(cache=True, nogil=True)
+def chunk_rows_block(lo, hi, n_types, documents, chunks, gazetteer, share_ids):
+    """(offsets int64 (hi - lo + 1,), ids, values): the document and gazetteer features of the distinct
+    chunks lo .. hi - 1, in the order of ``context.ListContext._span_shares``: for d1 then dn (when
+    the chunk's document has counts there: in_one_document, in_many_document) its string (with "none"),
     lower-cased string and last word, the additions key_offsets[d], key_offsets[d] + 1 and
     key_offsets[d + 1] - 1 of ``entity_keys``; then, when gazetteer_string[d] > -2, the gazetteer
     entries of its string (with "none") and lower-cased string (entry -1: not in the gazetteer; entry
@@ -193,7 +222,7 @@ def chunk_rows(n_types, documents, chunks, gazetteer, share_ids):
     chunk_type, chunk_span, n_spans = chunks
     gazetteer_string, gazetteer_lower, entry_offsets, entry_types, entry_counts = gazetteer
     one_total, one_own, many_total, many_own = counts
-    n_chunks = chunk_type.shape[0]
+    n_chunks = hi - lo
     offsets = np.zeros(n_chunks + 1, dtype=np.int64)
     ids = np.empty(8 * n_chunks + 16, dtype=np.int64)
     values = np.empty(8 * n_chunks + 16, dtype=np.float64)
@@ -201,11 +230,19 @@ def chunk_rows(n_types, documents, chunks, gazetteer, share_ids):
     width = 8 * (n_types + 1) + 8  # the most entries a row can have
     out_kind = np.empty((1, n_types + 1), dtype=np.int64)
     out_count = np.empty((1, n_types + 1), dtype=np.float64)
-    # row 6 * span + key: the types each key of a span gets, and how many (once found)
-    found = np.full(6 * n_spans, -1, dtype=np.int64)
-    found_kind = np.empty((6 * n_spans, n_types + 1), dtype=np.int64)
-    found_count = np.empty((6 * n_spans, n_types + 1), dtype=np.float64)
-    for d in range(n_chunks):
+    # row 6 * (span - first_span) + key: the types each key of a span gets, and how many (once found),
+    # for the spans of these chunks (first_span .. last_span)
+    first_span, last_span = 0, -1
+    if n_chunks > 0 and n_spans > 0:
+        first_span, last_span = chunk_span[lo], chunk_span[lo]
+        for d in range(lo, hi):
+            first_span = min(first_span, chunk_span[d])
+            last_span = max(last_span, chunk_span[d])
+    n_cached = last_span - first_span + 1
+    found = np.full(6 * n_cached, -1, dtype=np.int64)
+    found_kind = np.empty((6 * n_cached, n_types + 1), dtype=np.int64)
+    found_count = np.empty((6 * n_cached, n_types + 1), dtype=np.float64)
+    for d in range(lo, hi):
         kind = chunk_type[d]
         ids, values = _room(ids, values, size, width)
         at = size
@@ -214,7 +251,7 @@ def chunk_rows(n_types, documents, chunks, gazetteer, share_ids):
                 continue
             for k in range(3):
                 which = 3 * source + k
-                out = 6 * chunk_span[d] + which
+                out = 6 * (chunk_span[d] - first_span) + which
                 n = found[out]
                 if n < 0:
                     e = key_offsets[d] + k if k < 2 else key_offsets[d + 1] - 1
@@ -236,7 +273,7 @@ def chunk_rows(n_types, documents, chunks, gazetteer, share_ids):
                         n += 1
                 at = _emit_shares((GS + k, kind), (out_kind, out_count), 0, n, k == 0, share_ids, (ids, values), at)
         size = at
-        offsets[d + 1] = size
+        offsets[d - lo + 1] = size
     return offsets, ids[:size], values[:size]
 
 
