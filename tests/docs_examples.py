@@ -8,7 +8,9 @@ fails the suite.
   that prints a deprecation warning fails, unless its expected output shows that warning.
 - Every page runs in a fresh folder that holds small slices of the corpora at the paths the pages
   use (``corpora/conll2000/train.txt``, ...), with ``../shared/corpora`` pointing at the mirror, so
-  ``data fetch`` works as it does in a checkout. ``structperc`` on the PATH runs this checkout.
+  ``data fetch`` works as it does in a checkout. ``structperc`` on the PATH runs this checkout: ``python -m
+  structperc`` in a process forked from one that imported the command line once (``forked_cli.py``), with
+  the command's own arguments, environment, folder and standard streams.
 - The named models of a page are stand-ins (``standins.py``): the shipped recipes over slices of the
   mirror's corpora, built in seconds into the page's own cache, whose corpus copies are already there
   (``tests/test_models.py`` builds a real one after ``make demo``, under ``make test-slow``).
@@ -18,11 +20,11 @@ import fnmatch
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from unittest import SkipTest
 
+import forked_cli
 import pytest
 from mirror import BESIDE, mirror_folder
 from standins import write_standins
@@ -109,9 +111,7 @@ def setup(namespace):
     (folder / "shared").symlink_to(MIRROR.parent)
     for source, target, n in SLICES:
         _slice(MIRROR / source, work / target, n)
-    launcher = work / "bin" / "structperc"
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m structperc "$@"\n')
-    launcher.chmod(0o755)
+    forked_cli.launcher(work / "bin" / "structperc")
     env = _env(f"{work / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
     env["STRUCTPERC_CORPORA"] = str(work / "corpora")  # data fetch writes into the page's folder
     # named models are built into the page's folder from the mirror, never into the user's cache; the

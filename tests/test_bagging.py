@@ -2,14 +2,11 @@
 training, and `train --bagging` end to end (tag and eval give the plain-Python majority vote of the
 members)."""
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
+import forked_cli
 
 pytest.importorskip("dask.distributed")
 
@@ -20,7 +17,6 @@ from structperc.readers import read_corpus  # noqa: E402
 from structperc.estimator.tagger import Tagger  # noqa: E402
 from structperc.corpus import as_corpus
 
-ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ["w[0]", "w[-1]", "pos[0]", "bias"]
 PARAMS = dict(templates=TEMPLATES, epochs=3)
 VOCABULARY = [f"w{i}" for i in range(25)]
@@ -116,9 +112,8 @@ def test_a_local_cluster_trains_the_same_members_as_serial_training():
 
 # ------------------------------------------------------------------ through the CLI
 def _cli(*args, timeout=600):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    # `python -m structperc ARGS` as a real process, forked from one that imported the command line once
+    return forked_cli.run(args, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

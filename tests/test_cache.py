@@ -1,13 +1,12 @@
 """--cache-dir: the encoded training corpus is stored once, memory-mapped later, rebuilt when corrupt."""
 import json
 import os
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+import forked_cli
 
 import structperc.readers as readers
 from structperc.errors import StructpercWarning
@@ -98,9 +97,8 @@ def test_cli_cache_dir(tmp_path):
     outputs = []
     for run in range(2):
         model = tmp_path / f"m{run}.npz"
-        r = subprocess.run([sys.executable, "-m", "structperc", "train", str(TINY), "--model", str(model),
-                            "--epochs", "2", "--cache-dir", str(tmp_path / "c"), "-q"],
-                           capture_output=True, text=True, env=env, timeout=120)
+        r = forked_cli.run(["train", str(TINY), "--model", str(model),
+                            "--epochs", "2", "--cache-dir", str(tmp_path / "c"), "-q"], env=env, timeout=120)
         assert r.returncode == 0, r.stderr
         outputs.append(model.read_bytes())
     assert outputs[0] == outputs[1]

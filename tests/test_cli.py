@@ -3,7 +3,7 @@ import json
 
 import numpy as np
 import pytest
-from builders import structperc_process
+import forked_cli
 from typer.testing import CliRunner
 
 from structperc.cli.main import app
@@ -226,10 +226,10 @@ def test_bare_marginals_flag_means_best():
 ])
 def test_a_usage_error_is_one_line_naming_the_help(tmp_path, args, words):
     """Errors of the option parser (an unknown option, a missing or bad value, an unknown command)
-    are one line with exit status 2, as input errors are, in a real process."""
-    process = structperc_process(*args, cwd=tmp_path)
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 2 and out == ""
+    are one line with exit status 2, as input errors are, in a real process (forked_cli.py)."""
+    done = forked_cli.run(args, cwd=tmp_path, timeout=120)
+    out, err = done.stdout, done.stderr
+    assert done.returncode == 2 and out == ""
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("structperc: error: "), err
     assert all(word in lines[0] for word in words), err

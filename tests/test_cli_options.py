@@ -1,25 +1,19 @@
 """The command line's options as a user meets them, each in a real process: an option that does not
 apply is one line and exit status 2, renamed options keep their old spelling for now, choices and
 ranges show in --help, --version, plurals, empty input and --encoding."""
-import os
-import subprocess
-import sys
-from pathlib import Path
-
+import forked_cli
 import pytest
 
 from structperc.features.templates import PRESETS
 from structperc.readers.registry import FORMATS
 from structperc.train import TRAINERS
 
-ROOT = Path(__file__).resolve().parents[1]
 TRAIN = "The DT B-NP\ncat NN I-NP\nsat VBD O\n\nA DT B-NP\ndog NN I-NP\nran VBD O\n\n"
 
 
 def structperc(*args, cwd, input=None):
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], cwd=cwd, env=env, input=input,
-                          capture_output=True, text=True, timeout=600)
+    # a real process each, forked from one that imported the command line once (forked_cli.py)
+    return forked_cli.run(args, cwd=cwd, input=input, timeout=600)
 
 
 def assert_one_line_usage_error(done, *words):

@@ -3,9 +3,9 @@ quietly, nothing on stderr, status 141 (128 + SIGPIPE, what a shell reports for 
 pipe), for every command that writes to stdout; real processes and real pipes."""
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+import forked_cli
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +37,9 @@ fell VBD O
 
 
 def command(*args):
-    return [sys.executable, "-m", "structperc", *map(str, args)]
+    # `python -m structperc ARGS` as a real process with these streams, forked from one that imported the
+    # command line once: the executable hands it its own stdout, the pipe (forked_cli.py)
+    return [str(forked_cli.executable()), *map(str, args)]
 
 
 def environment():

@@ -141,7 +141,8 @@ def test_the_same_bits_on_one_thread_and_on_two(monkeypatch):
     from structperc.train.objective import CRFObjective
 
     monkeypatch.setattr(crf_tables, "BLOCK_TOKENS", 16)
-    model, enc = fitted(5, False, n_sentences=80, max_len=8)
+    # about 370 tokens, in sentences of at most 6 (the brute force enumerates 3^n labelings of each)
+    model, enc = fitted(5, False, n_sentences=100, max_len=6)
     data = model.data(enc)
     w = np.random.default_rng(5).normal(size=model.weights.shape)
     results = []

@@ -1,10 +1,9 @@
 """Feature dicts (scikit-learn-crfsuite's input): the encoding rules, fit / predict / marginals /
 score through ``Tagger``, the attribute strings in the model file, and the CLI refusing a dict model."""
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+import forked_cli
 
 from builders import WORDS, random_sentences
 from structperc import Tagger
@@ -125,10 +124,9 @@ def test_cli_refuses_a_dict_model_on_a_conll_file(tmp_path):
     Tagger(trainer="perceptron", epochs=2).fit(X, y).save(model)
     corpus = tmp_path / "in.txt"
     corpus.write_text("the DT\ncat NN\n\n")
-    result = subprocess.run([sys.executable, "-m", "structperc", "tag", str(corpus), "--model", str(model)],
-                            capture_output=True, text=True)
+    result = forked_cli.run(["tag", str(corpus), "--model", str(model)])
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "feature dicts" in lines[0] and "no templates" in lines[0]
-    info = subprocess.run([sys.executable, "-m", "structperc", "info", str(model)], capture_output=True, text=True)
+    info = forked_cli.run(["info", str(model)])
     assert info.returncode == 0 and "w=" in info.stdout

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pytest
+import forked_cli
 
 from structperc.errors import InputFormatError
 from structperc.readers import read_corpus
@@ -49,8 +50,8 @@ def test_reading_a_good_file_does_not_import_the_detector(tmp_path):
 def test_the_command_line_prints_the_hint_on_one_line(tmp_path):
     path = tmp_path / "in.txt"
     path.write_bytes(TEXTS["English with € and quotes"][0].encode("cp1252"))
-    done = subprocess.run([sys.executable, "-m", "structperc", "train", str(path), "--model", str(tmp_path / "m.npz"),
-                           "--columns", "word,pos,chunk"], capture_output=True, text=True, timeout=300)
+    done = forked_cli.run(["train", str(path), "--model", str(tmp_path / "m.npz"),
+                           "--columns", "word,pos,chunk"], timeout=300)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "give --encoding cp1252" in lines[0] and f"{path}:" in lines[0], done.stderr
@@ -64,8 +65,8 @@ def test_a_binary_file_is_named_not_text_and_the_message_names_encoding(tmp_path
 
     model = tmp_path / "model.npz"
     np.savez_compressed(model, weights=np.random.default_rng(0).normal(size=2000))
-    done = subprocess.run([sys.executable, "-m", "structperc", "train", str(model), "--model", str(tmp_path / "m.npz"),
-                           "--columns", "word,pos,chunk"], capture_output=True, text=True, timeout=300)
+    done = forked_cli.run(["train", str(model), "--model", str(tmp_path / "m.npz"),
+                           "--columns", "word,pos,chunk"], timeout=300)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "is not text" in lines[0] and "--encoding" in lines[0], done.stderr

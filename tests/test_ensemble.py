@@ -1,10 +1,9 @@
 """Voting against naive Python votes; chunk votes stay valid BIO; the vote command end to end."""
-import subprocess
-import sys
 from collections import Counter
 
 import numpy as np
 import pytest
+import forked_cli
 
 from structperc.chunks import chunk_spans
 from structperc.ensembles.vote import vote_chunks, vote_marginals, vote_tokens
@@ -122,7 +121,8 @@ def models(tmp_path_factory):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], capture_output=True, text=True)
+    # `python -m structperc ARGS` as a real process, forked from one that imported the command line once
+    return forked_cli.run(args)
 
 
 def naive_chunk_vote(predictions, offsets, weights):

@@ -1,11 +1,10 @@
 """Continued training: ``Tagger.partial_fit`` and ``train --init`` against one longer run, the growth
 of the weight blocks for new features and labels, and the errors."""
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+import forked_cli
 
 from builders import WORDS, random_sentences
 from structperc import Tagger
@@ -102,22 +101,20 @@ def test_cli_init_continues_and_info_shows_both_runs(tmp_path):
         path.write_text("".join("".join(f"{w} {p} {label}\n" for (w, p), label in zip(s, ls)) + "\n"
                                 for s, ls in zip(sents, labels)))
     (tmp_path / "t.tpl").write_text("\n".join(TEMPLATES) + "\n")
-    run = [sys.executable, "-m", "structperc", "train"]
-    first = subprocess.run(run + [str(tmp_path / "a.txt"), "--model", str(tmp_path / "m1.npz"), "--epochs", "2",
-                                  "--templates", str(tmp_path / "t.tpl"), "--resumable", "-q"],
-                           capture_output=True, text=True)
+    run = ["train"]  # `python -m structperc train`, forked from one process that imported the command line
+    first = forked_cli.run(run + [str(tmp_path / "a.txt"), "--model", str(tmp_path / "m1.npz"), "--epochs", "2",
+                                  "--templates", str(tmp_path / "t.tpl"), "--resumable", "-q"])
     assert first.returncode == 0, first.stderr
-    second = subprocess.run(run + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m2.npz"), "--epochs", "3",
-                                   "--init", str(tmp_path / "m1.npz"), "-q"], capture_output=True, text=True)
+    second = forked_cli.run(run + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m2.npz"), "--epochs", "3",
+                                   "--init", str(tmp_path / "m1.npz"), "-q"])
     assert second.returncode == 0, second.stderr
-    info = subprocess.run([sys.executable, "-m", "structperc", "info", str(tmp_path / "m2.npz"), "--json"],
-                          capture_output=True, text=True)
+    info = forked_cli.run(["info", str(tmp_path / "m2.npz"), "--json"])
     summary = json.loads(info.stdout)
     assert "B-VP" in summary["labels"]
     assert summary["training"]["epochs_done"] == 5
     assert [r["epochs"] for r in summary["training"]["runs"]] == [2]
-    bad = subprocess.run(run + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m3.npz"), "--init",
-                                str(tmp_path / "m1.npz"), "--templates", "chunk", "-q"], capture_output=True, text=True)
+    bad = forked_cli.run(run + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m3.npz"), "--init",
+                                str(tmp_path / "m1.npz"), "--templates", "chunk", "-q"])
     # a cold numba cache adds its one notice; the error itself is one line
     errors = [line for line in bad.stderr.strip().splitlines() if line != "compiling kernels, once"]
     assert bad.returncode == 2 and len(errors) == 1
@@ -128,13 +125,12 @@ def test_cli_init_continues_and_info_shows_both_runs(tmp_path):
     for extra, words in ((["--order", "2"], "--order 2 differs"), (["--min-count", "3"], "--min-count 3 differs"),
                          (["--constrain", "bio"], "--constrain bio differs"),
                          (["--lexicon", f"c={lexicon}"], "--lexicon does not apply")):
-        refused = subprocess.run(run + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m4.npz"), "--init",
-                                        str(tmp_path / "m1.npz"), *extra, "-q"], capture_output=True, text=True)
+        refused = forked_cli.run(run + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m4.npz"), "--init",
+                                        str(tmp_path / "m1.npz"), *extra, "-q"])
         assert refused.returncode == 2 and words in refused.stderr, (extra, refused.stderr)
         assert not (tmp_path / "m4.npz").exists()
-    same = subprocess.run(run + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m5.npz"), "--init",
-                                 str(tmp_path / "m1.npz"), "--order", "1", "--min-count", "0", "-q"],
-                          capture_output=True, text=True)
+    same = forked_cli.run(run + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m5.npz"), "--init",
+                                 str(tmp_path / "m1.npz"), "--order", "1", "--min-count", "0", "-q"])
     assert same.returncode == 0, same.stderr
 
 
@@ -466,15 +462,13 @@ def test_cli_init_on_the_second_half_adds_the_features_of_its_words(tmp_path):
     halves = ("\n\n".join(sentences[:30]) + "\n\n", "\n\n".join(sentences[30:]) + "\n\n")
     (tmp_path / "a.txt").write_text(halves[0])
     (tmp_path / "b.txt").write_text(halves[1])
-    train = [sys.executable, "-m", "structperc", "train", "--epochs", "3", "-q"]
-    first = subprocess.run(train + [str(tmp_path / "a.txt"), "--model", str(tmp_path / "m1.npz")],
-                           capture_output=True, text=True)
+    train = ["train", "--epochs", "3", "-q"]  # `python -m structperc train`, forked (forked_cli.py)
+    first = forked_cli.run(train + [str(tmp_path / "a.txt"), "--model", str(tmp_path / "m1.npz")])
     assert first.returncode == 0, first.stderr
-    second = subprocess.run(train + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m2.npz"),
-                                     "--init", str(tmp_path / "m1.npz")], capture_output=True, text=True)
+    second = forked_cli.run(train + [str(tmp_path / "b.txt"), "--model", str(tmp_path / "m2.npz"),
+                                     "--init", str(tmp_path / "m1.npz")])
     assert second.returncode == 0, second.stderr
-    info = [json.loads(subprocess.run([sys.executable, "-m", "structperc", "info", str(tmp_path / name), "--json"],
-                                      capture_output=True, text=True, check=True).stdout)
+    info = [json.loads(forked_cli.run(["info", tmp_path / name, "--json"], check=True).stdout)
             for name in ("m1.npz", "m2.npz")]
     assert info[1]["features"] > info[0]["features"]
     assert info[1]["pair_features"] == info[0]["pair_features"] == 0

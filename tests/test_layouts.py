@@ -1,11 +1,10 @@
 """The layout chosen from the data when the user names none (structperc.model.layouts), its
 override by explicit values, and what `train` and `info` say about it."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+import forked_cli
 
 from structperc.estimator.tagger import Tagger
 from structperc.model.layouts import MANY_LABELS, TAG_DICT, choose_layout, describe_layout
@@ -78,15 +77,13 @@ def test_train_and_info_say_the_chosen_layout(tmp_path):
     path.write_text("\n".join(" ".join(f"{w}/{t}" for w, t in zip(ws, ts)) for ws, ts in zip(X, y)) + "\n")
     model = tmp_path / "many.npz"
     env = {**os.environ}
-    train = subprocess.run([sys.executable, "-m", "structperc", "train", str(path), "--templates", "pos",
-                            "--epochs", "1", "--model", str(model)], capture_output=True, text=True, env=env)
+    train = forked_cli.run(["train", str(path), "--templates", "pos", "--epochs", "1", "--model", str(model)], env=env)
     assert train.returncode == 0, train.stderr
     n_labels = len({label for labels in y for label in labels})
     assert n_labels >= MANY_LABELS
     tag_dict = f"tag dict {TAG_DICT}" if TAG_DICT else "no tag dict"
     expected = f"layout: gold pairs, dense count 50, {tag_dict} (auto: {n_labels} labels)"
     assert expected in train.stderr.splitlines()
-    info = subprocess.run([sys.executable, "-m", "structperc", "info", str(model)], capture_output=True, text=True,
-                          env=env)
+    info = forked_cli.run(["info", str(model)], env=env)
     assert info.returncode == 0, info.stderr
     assert expected in info.stdout.splitlines()

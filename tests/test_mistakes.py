@@ -2,13 +2,12 @@
 answer: features that read the label, raw text, format mix-ups, unknown labels and chunk types, the
 wrong shapes in the Python API, encodings, and CoNLL-U written back as CoNLL-U."""
 import io
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import conllu
 import pytest
+import forked_cli
 from builders import ROOT
 
 from structperc.clusters import brown
@@ -68,9 +67,9 @@ zingt VBZ O
 
 def cli(*args, input=None):
     """``python -m structperc ARGS`` as a real process: (exit status, stdout, stderr lines). The notice
-    that kernels are compiling (only in a fresh checkout) is left out of the stderr lines."""
-    done = subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], input=input, text=True,
-                          capture_output=True, cwd=ROOT, timeout=300)
+    that kernels are compiling (only in a fresh checkout) is left out of the stderr lines. The process is
+    forked from one that imported the command line once (forked_cli.py)."""
+    done = forked_cli.run(args, input=input, cwd=ROOT, timeout=300)
     return done.returncode, done.stdout, [line for line in done.stderr.splitlines()
                                           if line != "compiling kernels, once"]
 

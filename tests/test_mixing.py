@@ -2,13 +2,12 @@
 real dask cluster (threads; one test with worker processes and a killed worker)."""
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+import forked_cli
 
 pytest.importorskip("dask.distributed")
 
@@ -189,9 +188,8 @@ def test_error_mixing_needs_a_rule_that_counts_mistakes(client):
 
 # ------------------------------------------------------------------ through the CLI
 def _cli(*args, timeout=120):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    # `python -m structperc ARGS` as a real process, forked from one that imported the command line once
+    return forked_cli.run(args, timeout=timeout)
 
 
 def test_same_seed_and_workers_give_the_same_model_bytes(client, tmp_path):

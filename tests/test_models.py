@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import forked_cli
 from builders import structperc_process
 
 from structperc.errors import DataFetchError, StructpercWarning
@@ -142,19 +143,17 @@ def test_a_name_works_where_a_model_path_does(tiny):
     sentences = structperc.load_model("tiny-upos").tag("w3 w4.\nw5")
     assert [[word for word, _ in sentence] for sentence in sentences] == [["w3", "w4", "."], ["w5"]]
     assert [sentences[0][0][1], sentences[0][1][1]] == ["DET", "NOUN"]
-    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-upos", "--output-format",
-                           "jsonl"], input="w0 w1\n", capture_output=True, text=True, env=tiny["env"], timeout=300)
+    done = forked_cli.run(["tag", "-", "--model", "tiny-upos", "--output-format", "jsonl"], input="w0 w1\n",
+                          env=tiny["env"], timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["tags"] == ["DET", "NOUN"]
-    done = subprocess.run([sys.executable, "-m", "structperc", "models", "list", "--json"], capture_output=True,
-                          text=True, env=tiny["env"], timeout=300)
+    done = forked_cli.run(["models", "list", "--json"], env=tiny["env"], timeout=300)
     entries = {e["name"]: e for e in json.loads(done.stdout)}
     assert entries["tiny-upos"]["built"] and set(entries["tiny-upos"]["test"]) == {"accuracy"}
     assert not entries["tiny-slow"]["built"] and entries["tiny-slow"]["test"] is None
     assert {"en-ewt-upos", "en-ewt-xpos", "en-ewt-upos-feats", "en-conll2000-chunk", "en-np",
             "nl-conll2002-ner"} <= set(entries)
-    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-nope"], input="w0\n",
-                          capture_output=True, text=True, env=tiny["env"], timeout=300)
+    done = forked_cli.run(["tag", "-", "--model", "tiny-nope"], input="w0\n", env=tiny["env"], timeout=300)
     assert done.returncode == 2
     assert done.stderr.startswith("structperc: error: tiny-nope: no such model file, nor a model's name (names: ")
     assert "tiny-upos" in done.stderr and done.stderr.count("\n") == 1
@@ -168,8 +167,7 @@ def test_without_network_and_mirror_an_unbuilt_name_is_one_clear_error(tiny, mon
         structperc.load_model("tiny-upos")
     assert str(raised.value).count("STRUCTPERC_MIRROR") == 1  # the advice is given once
     env = {k: v for k, v in tiny["env"].items() if k != "STRUCTPERC_MIRROR"}
-    done = subprocess.run([sys.executable, "-m", "structperc", "models", "build", "tiny-upos"], capture_output=True,
-                          text=True, env=env, timeout=300)
+    done = forked_cli.run(["models", "build", "tiny-upos"], env=env, timeout=300)
     assert done.returncode == 2
     error = [line for line in done.stderr.splitlines() if line.startswith("structperc: error:")]
     assert len(error) == 1 and "structperc data fetch tiny_pos" in error[0] and "Traceback" not in done.stderr
@@ -177,8 +175,7 @@ def test_without_network_and_mirror_an_unbuilt_name_is_one_clear_error(tiny, mon
 
 
 def test_an_unknown_model_name_is_one_line_and_status_2(tiny):
-    done = subprocess.run([sys.executable, "-m", "structperc", "models", "build", "no-such-model"],
-                          capture_output=True, text=True, env=tiny["env"], timeout=300)
+    done = forked_cli.run(["models", "build", "no-such-model"], env=tiny["env"], timeout=300)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr and done.stdout == ""
     assert done.stderr.startswith("structperc: error: unknown model 'no-such-model'; known models: ")
@@ -213,8 +210,7 @@ def test_a_recipe_named_with_a_slash_or_dots_cannot_reach_outside_the_cache(tiny
         recipes = tmp_path / "bad-recipes.json"
         recipes.write_text(json.dumps([{**good, "name": name}]), encoding="utf-8")
         env = {**tiny["env"], "STRUCTPERC_RECIPES": str(recipes)}
-        done = subprocess.run([sys.executable, "-m", "structperc", "models", "build", name], capture_output=True,
-                              text=True, env=env, cwd=tmp_path, timeout=300)
+        done = forked_cli.run(["models", "build", name], env=env, cwd=tmp_path, timeout=300)
         assert done.returncode == 2, done.stderr
         assert done.stderr == (f"structperc: error: {recipes}: a recipe of $STRUCTPERC_RECIPES: {name!r} is not a "
                                f"model name: lower-case letters, digits, '.', '_' and '-', starting with a letter or "
@@ -244,8 +240,8 @@ def test_a_research_only_model_says_so_once_when_built_and_loaded(tiny):
         "model tiny-research: research use only (test)"]
     # the command line: built and loaded, the notice is one line
     tiny["models"].joinpath("tiny-research.json").unlink()
-    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-research", "--output-format",
-                           "jsonl"], input="w0 w1\n", capture_output=True, text=True, env=tiny["env"], timeout=300)
+    done = forked_cli.run(["tag", "-", "--model", "tiny-research", "--output-format", "jsonl"], input="w0 w1\n",
+                          env=tiny["env"], timeout=300)
     assert done.returncode == 0, done.stderr
     assert "building model tiny-research" in done.stderr
     assert done.stderr.count("research use only (test)") == 1, done.stderr
@@ -316,8 +312,8 @@ def test_after_make_demo_raw_text_goes_to_jsonl_with_the_named_model(tmp_path, c
 def test_a_named_models_first_use_in_a_pipe_says_each_step_and_epoch(tiny):
     """Outside a terminal: the build's announcement with its estimate, then a line per step and per
     epoch, before the command's own output."""
-    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-upos", "--output-format",
-                           "jsonl"], input="w0 w1\n", capture_output=True, text=True, env=tiny["env"], timeout=300)
+    done = forked_cli.run(["tag", "-", "--model", "tiny-upos", "--output-format", "jsonl"], input="w0 w1\n",
+                          env=tiny["env"], timeout=300)
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stderr.splitlines() if line != "compiling kernels, once"]
     assert lines[0] == "building model tiny-upos from its recipe (once); a build took 7 s where the recipe was measured"
@@ -331,9 +327,8 @@ def test_a_named_models_first_use_in_a_pipe_says_each_step_and_epoch(tiny):
     assert any(line.startswith("tiny-upos: test accuracy ") for line in lines)
     assert lines[-1].startswith("tagged 1 sentence")
     # built: the next use says nothing of it
-    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-upos", "--quiet",
-                           "--output-format", "jsonl"],
-                          input="w0 w1\n", capture_output=True, text=True, env=tiny["env"], timeout=300)
+    done = forked_cli.run(["tag", "-", "--model", "tiny-upos", "--quiet", "--output-format", "jsonl"],
+                          input="w0 w1\n", env=tiny["env"], timeout=300)
     assert done.returncode == 0 and done.stderr == ""
 
 
@@ -357,9 +352,8 @@ def test_every_command_that_takes_a_model_takes_mirror(tiny):
     assert {("tag",), ("eval",), ("explain",), ("info",), ("nbest",)} <= set(taking)
     assert [path for path, params in taking.items() if "mirror" not in params] == []
     env = {k: v for k, v in tiny["env"].items() if k != "STRUCTPERC_MIRROR"}
-    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", "tiny-upos", "--mirror",
-                           str(tiny["mirror"]), "--output-format", "jsonl"], input="w0 w1\n", capture_output=True,
-                          text=True, env=env, timeout=300)
+    done = forked_cli.run(["tag", "-", "--model", "tiny-upos", "--mirror", tiny["mirror"], "--output-format", "jsonl"],
+                          input="w0 w1\n", env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["tags"] == ["DET", "NOUN"]
 

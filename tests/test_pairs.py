@@ -3,6 +3,7 @@ emission weights are held at zero: decoding, Φ, a perceptron epoch and a CRF ep
 references over the dense layout."""
 import numpy as np
 import pytest
+import forked_cli
 
 from builders import TEMPLATES, potentials, random_sentences
 from naive import all_labelings, brute_force_best, brute_force_log_z, sequence_score
@@ -151,13 +152,9 @@ def test_dense_count_gives_frequent_features_every_label_and_applies_to_gold_pai
 
 def test_cli_dense_count_with_all_pairs_is_one_line_before_reading(tmp_path):
     # a dense count alone implies gold pairs (``model.layouts.choose_layout``); with --all-pairs it is an error
-    import subprocess
-    import sys
-
     missing = tmp_path / "not-read.txt"  # the option is refused before the corpus is opened
-    done = subprocess.run([sys.executable, "-m", "structperc", "train", str(missing), "--model",
-                           str(tmp_path / "m.npz"), "--dense-count", "5", "--all-pairs"], capture_output=True,
-                          text=True)
+    done = forked_cli.run(["train", str(missing), "--model",
+                           str(tmp_path / "m.npz"), "--dense-count", "5", "--all-pairs"])
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "structperc: error: --dense-count applies to gold pairs (--gold-pairs) "

@@ -5,10 +5,10 @@ import itertools
 import json
 import math
 import subprocess
-import sys
 
 import numpy as np
 import pytest
+import forked_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -194,8 +194,8 @@ def test_a_model_reading_space_after_tags_raw_text(spacing_model):
 
 
 def run_tag(model, text, *options):
-    return subprocess.run([sys.executable, "-m", "structperc", "tag", "-", "--model", str(model), *options],
-                          input=text, capture_output=True, text=True, timeout=300)
+    # `python -m structperc tag - ...` as a real process, forked from one that imported the command line once
+    return forked_cli.run(["tag", "-", "--model", model, *options], input=text, timeout=300)
 
 
 def test_cli_jsonl_and_conllu_output_of_raw_text(spacing_model):
@@ -237,9 +237,8 @@ def test_raw_text_is_read_as_raw_text_whatever_the_output_format(spacing_model, 
             outputs = {}
             for output_format in (None, "tagged", "jsonl", "conllu"):
                 options = format_given + (["--output-format", output_format] if output_format else [])
-                done = subprocess.run([sys.executable, "-m", "structperc", "tag", source, "--model", str(model),
-                                       "--quiet", *options], input=text if source == "-" else None,
-                                      capture_output=True, text=True, timeout=300)
+                done = forked_cli.run(["tag", source, "--model", model, "--quiet", *options],
+                                      input=text if source == "-" else None, timeout=300)
                 assert done.returncode == 0, (options, done.stderr)
                 outputs[output_format] = done.stdout
             default = [[tuple(line.split()) for line in block.splitlines()]
@@ -253,8 +252,7 @@ def test_raw_text_is_read_as_raw_text_whatever_the_output_format(spacing_model, 
 
 
 def test_tag_help_says_what_format_raw_reads():
-    done = subprocess.run([sys.executable, "-m", "structperc", "tag", "--help"], capture_output=True, text=True,
-                          timeout=300)
+    done = forked_cli.run(["tag", "--help"], timeout=300)
     text = " ".join(done.stdout.split())
     assert "one sentence a line" not in text.split("--output-format tagged")[0]
     assert "Each line of raw text is a paragraph, split into sentences and words" in text
@@ -264,26 +262,24 @@ def test_a_model_that_reads_columns_raw_text_lacks_says_so_and_names_the_fix(tmp
     """A chunker trained on CoNLL columns (word, pos, chunk), given raw text: one line in a user's
     words, naming what raw text lacks and the pipe that gives it, and that pipe works."""
     (tmp_path / "train.txt").write_text(CHUNKS * 3, encoding="utf-8")
-    run = [sys.executable, "-m", "structperc"]
-    done = subprocess.run([*run, "train", str(tmp_path / "train.txt"), "--model", str(tmp_path / "chunks.npz"),
-                           "--columns", "word,pos,chunk", "--templates", "chunk", "--epochs", "2", "--quiet"],
-                          capture_output=True, text=True, timeout=300)
+    done = forked_cli.run(["train", tmp_path / "train.txt", "--model", tmp_path / "chunks.npz",
+                           "--columns", "word,pos,chunk", "--templates", "chunk", "--epochs", "2", "--quiet"], timeout=300)
     assert done.returncode == 0, done.stderr
     for options in ([], ["--format", "raw"], ["--output-format", "jsonl"]):
-        done = subprocess.run([*run, "tag", "-", "--model", str(tmp_path / "chunks.npz"), *options],
-                              input="The cat sat on the mat.\n", capture_output=True, text=True, timeout=300)
+        done = forked_cli.run(["tag", "-", "--model", tmp_path / "chunks.npz", *options],
+                              input="The cat sat on the mat.\n", timeout=300)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert "reads pos beside each word, which raw text does not have" in done.stderr, done.stderr
         assert "structperc tag TEXT --model en-ewt-xpos | structperc tag - --model MODEL" in done.stderr
     # the fix as named, with a model of POS tags in the place of en-ewt-xpos
     (tmp_path / "pos.txt").write_text("\n".join(" ".join(line.split()[:2]) for line in (CHUNKS * 3).splitlines())
                                       + "\n", encoding="utf-8")
-    done = subprocess.run([*run, "train", str(tmp_path / "pos.txt"), "--model", str(tmp_path / "pos.npz"),
-                           "--templates", "pos", "--epochs", "2", "--quiet"], capture_output=True, text=True,
-                          timeout=300)
+    done = forked_cli.run(["train", tmp_path / "pos.txt", "--model", tmp_path / "pos.npz",
+                           "--templates", "pos", "--epochs", "2", "--quiet"], timeout=300)
     assert done.returncode == 0, done.stderr
-    done = subprocess.run(f"{sys.executable} -m structperc tag - --model {tmp_path / 'pos.npz'} --format raw -q | "
-                          f"{sys.executable} -m structperc tag - --model {tmp_path / 'chunks.npz'} -q", shell=True,
+    structperc = forked_cli.executable()  # `python -m structperc`, forked with the pipe as its stdout or stdin
+    done = subprocess.run(f"{structperc} tag - --model {tmp_path / 'pos.npz'} --format raw -q | "
+                          f"{structperc} tag - --model {tmp_path / 'chunks.npz'} -q", shell=True,
                           input="The cat sat on the mat.\n", capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines() if line]

@@ -1,21 +1,16 @@
 """The tagged format, the PTB reader's long-sentence warning, the parser protocol and the CLI's
 one-line messages for bad input and warnings (in a real subprocess)."""
 
-import os
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import pytest
+import forked_cli
 
 from structperc.errors import ConfigError, InputFormatError, StructpercWarning
 from structperc.readers import FORMATS, iter_corpus, read_corpus, read_ptb_files
 from structperc.readers.base import Parser
 from structperc.readers.ptb import LONG_SENTENCE
 from structperc.readers.stream import SentenceBuilder
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def sentences(corpus, column):
@@ -198,9 +193,8 @@ def test_builder_close_and_reopen():
 
 
 def run_cli(*args, cwd):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    # `python -m structperc ARGS` as a real process, forked from one that imported the command line once
+    return forked_cli.run(args, cwd=cwd, timeout=120)
 
 
 def test_cli_bad_input_and_warning_are_one_line(tmp_path, warm_cli_kernels):

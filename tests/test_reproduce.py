@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import forked_cli
 from typer.testing import CliRunner
 
 from structperc.data import splits as datasets
@@ -316,9 +317,8 @@ def test_reproduce_on_a_conll2000_too_small_for_the_np_dev_slice_is_one_line_and
     sentences or fewer leaves nothing to train on, which is said, naming the file (not an IndexError)."""
     train = touch(tmp_path / "corpora" / "conll2000" / "train.txt", "The DT B-NP\ncat NN I-NP\n\n" * sentences)
     touch(tmp_path / "corpora" / "conll2000" / "test.txt", "A DT B-NP\ndog NN I-NP\n\n")
-    done = subprocess.run([sys.executable, "-m", "structperc", "reproduce", "collins2002", "--quick", "--corpora",
-                           str(tmp_path / "corpora"), "--output", str(tmp_path / "results")],
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    done = forked_cli.run(["reproduce", "collins2002", "--quick", "--corpora", tmp_path / "corpora", "--output",
+                           tmp_path / "results"], timeout=300)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr

@@ -1,10 +1,8 @@
 """Where `structperc reproduce` writes: the folder the user names, else a new folder, never over the
 committed tables of experiments/results."""
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+import forked_cli
 from typer.testing import CliRunner
 
 import structperc.cli.reproduce as reproduce_cli
@@ -53,8 +51,6 @@ def test_a_failed_run_leaves_no_folder_behind(tmp_path):
     (tmp_path / "corpora" / "conll2000").mkdir(parents=True)
     (tmp_path / "corpora" / "conll2000" / "train.txt").write_text("The DT B-NP\n\n", encoding="utf-8")
     (tmp_path / "corpora" / "conll2000" / "test.txt").write_text("A DT B-NP\n\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "structperc", "reproduce", "collins2002", "--quick", "--corpora",
-                           "corpora"], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=300)
+    done = forked_cli.run(["reproduce", "collins2002", "--quick", "--corpora", "corpora"], cwd=tmp_path, timeout=300)
     assert done.returncode == 2, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpora"]

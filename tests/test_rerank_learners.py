@@ -3,11 +3,10 @@ against naive Python references on small random lists."""
 import collections
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+import forked_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -313,7 +312,8 @@ def test_every_learner_round_trips_through_its_file(tmp_path, make):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], capture_output=True, text=True)
+    # `python -m structperc ARGS` as a real process, forked from one that imported the command line once
+    return forked_cli.run(args)
 
 
 def test_cli_trains_voted_kernel_and_boosted_rerankers(tmp_path):

@@ -1,13 +1,10 @@
 """Stacking: the shared fold split and the jackknifed column against naive re-implementations, an
 oracle base model whose column the stacked model learns to use, and `train --stack` end to end."""
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+import forked_cli
 
 from structperc import load_model  # noqa: E402
 from structperc.errors import ConfigError
@@ -17,7 +14,6 @@ from structperc.estimator.tagger import Tagger
 from structperc.corpus import as_corpus
 from test_bagging import synthetic, write_conll
 
-ROOT = Path(__file__).resolve().parents[1]
 BASE = dict(templates=["w[0]", "w[-1]", "pos[0]", "bias"], epochs=2)
 
 
@@ -102,9 +98,8 @@ def test_the_stacked_model_uses_the_column_of_an_oracle_base_model():
 
 # ------------------------------------------------------------------ through the CLI
 def _cli(*args, timeout=600):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    # `python -m structperc ARGS` as a real process, forked from one that imported the command line once
+    return forked_cli.run(args, timeout=timeout)
 
 
 def test_train_stack_then_tag_and_eval_with_the_one_file(tmp_path):

@@ -2,21 +2,16 @@
 name, each the same as tagging that input alone; and the ways of asking for it wrongly, each one line
 and status 2 before anything is written."""
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+import forked_cli
 
-ROOT = Path(__file__).resolve().parents[1]
 TRAIN = "The DT B-NP\ncat NN I-NP\nsat VBD O\n\nA DT B-NP\ndog NN I-NP\nbarked VBD O\n\n"
 
 
 def structperc(*args, cwd):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    # `python -m structperc ARGS` as a real process, forked from one that imported the command line once
+    return forked_cli.run(args, cwd=cwd, timeout=300)
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+import forked_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def structperc(*args, cwd):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "structperc", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    # `python -m structperc ARGS` as a real process, forked from one that imported the command line once
+    return forked_cli.run(args, cwd=cwd, timeout=600)
 
 
 def first_sentences(source, target, n, encoding):

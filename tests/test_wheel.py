@@ -2,7 +2,9 @@
 of the source tree is built, so the checkout is never written); ``twine check`` passes on both. The
 wheel goes into a fresh venv in a temporary folder, and from another folder, with none of the
 checkout on the path: ``structperc --version``, ``data list``, ``models build en-np`` from the corpora
-mirror, and raw text to jsonl with that model.
+mirror, and raw text to jsonl with that model. By default, only the first two run from the installed wheel
+(the build is marked slow: ``make test-slow``), and the wheel is checked to hold every file of the
+package that git has.
 
 What it costs, measured on this project's 2 cores: 17-20 s in all while the machine was otherwise
 nearly idle (load 2.5, this test's own included), 56-58 s while four other jobs kept it busy (load
@@ -162,14 +164,34 @@ def installed(request, dist, tmp_path_factory):
     return Installed(python, Path(paths["scripts"]), elsewhere, env)
 
 
+def package_files():
+    """The files of the package in the checkout (its modules and data), relative to the root: git's, else
+    (a tree without git, such as the sdist's) those on disk but caches: numba's (``.nbi``, ``.nbc``, its
+    runtime's ``.npz``) and Python's."""
+    if (ROOT / ".git").exists() and shutil.which("git"):
+        done = run(["git", "ls-files", "-z", "structperc"], cwd=ROOT)
+        return {name for name in done.stdout.split("\0") if name}
+    files = set()
+    for path in (ROOT / "structperc").rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts and not path.name.endswith((".pyc", ".nbi", ".nbc",
+                                                                                          ".npz")):
+            files.add(path.relative_to(ROOT).as_posix())
+    return files
+
+
 def test_the_wheel_holds_the_package_and_its_data_only(dist):
     with zipfile.ZipFile(dist.wheel) as wheel:
         names = wheel.namelist()
     tops = {name.split("/")[0] for name in names}
     assert tops == {"structperc", f"structperc-{dist.version}.dist-info"}
-    for data in ("structperc/data/manifest.json", "structperc/report/report.js", "structperc/report/report.css"):
+    for data in ("structperc/data/manifest.json", "structperc/report/report.js", "structperc/report/report.css",
+                 "structperc/serve/page/index.html"):
         assert data in names
     assert not [name for name in names if "/tests/" in name or "/corpora/" in name or name.endswith(".npz")]
+    # every module and data file of the package, so that what runs from the checkout runs from the wheel
+    # (test_the_installed_wheel_builds_a_named_model_and_tags_raw_text runs it, under make test-slow)
+    packaged = {name for name in names if name.startswith("structperc/")}
+    assert sorted(package_files() - packaged) == []
 
 
 def test_the_sdist_holds_the_source_tree_without_data(dist):
@@ -218,6 +240,10 @@ def test_the_installed_wheel_runs_from_another_folder(installed, dist):
     assert "conll2000" in [entry["name"] for entry in listed]
 
 
+# slow: a fresh venv compiles every kernel it runs (about a minute on a busy machine); by default the installed
+# wheel runs in test_the_installed_wheel_runs_from_another_folder, and test_the_wheel_holds_the_package_and_its_data_only
+# checks that every module and data file is in it
+@pytest.mark.slow
 def test_the_installed_wheel_builds_a_named_model_and_tags_raw_text(installed, dist, corpus_mirror):
     record = json.loads(installed.run("models", "build", "en-np", "--mirror", corpus_mirror, "--json").stdout)
     model = Path(installed.env["XDG_CACHE_HOME"]) / "structperc" / dist.version / "models" / "en-np.npz"
