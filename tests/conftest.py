@@ -31,6 +31,19 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile("fixed")
 
 
+@pytest.fixture(autouse=True)
+def _hash_seed_as_the_session_had_it():
+    """A test that starts a dask cluster of processes leaves PYTHONHASHSEED set in this process's
+    environment (dask sets it for its workers); the processes later tests start would then share one
+    hash seed, which hides what a determinism test compares. Put back as it was after each test."""
+    before = os.environ.get("PYTHONHASHSEED")
+    yield
+    if before is None:
+        os.environ.pop("PYTHONHASHSEED", None)
+    else:
+        os.environ["PYTHONHASHSEED"] = before
+
+
 @pytest.fixture
 def small_model():
     """builders.small_model: (model, encoded) over random sentences, random weights."""

@@ -11,11 +11,19 @@ label trigrams ...), each a list of (owner, row) pairs into one CSR table of fea
 A candidate's row is its entries in the order of its pairs (the parts' order, then each part's),
 sorted by id stably, the values of one id summed in that order.
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 # Below this many entries the rows are made in the calling thread: handing out ranges costs more
 PARALLEL_FROM_ENTRIES = 20000
+
+# fill_rows' records: the pairs grouped by candidate (``row_layout``'s, with the number of feature ids),
+# the parts' CSR rows, and the outputs (each candidate's row from entry_counts[c] on, and its length)
+RowLayout = namedtuple("RowLayout", "n_features longest pair_order pair_counts entry_counts")
+PartRows = namedtuple("PartRows", "rows offsets ids values")
+FilledRows = namedtuple("FilledRows", "row_ids row_values row_lengths")
 
 
 @njit(cache=True)
@@ -82,13 +90,16 @@ def row_layout(n_candidates, owners, rows, offsets, ids):
 
 
 @njit(cache=True, nogil=True)
-def fill_rows(lo, hi, n_features, longest, pair_order, pair_counts, entry_counts, rows, offsets, ids, values,
-              row_ids, row_values, row_lengths):
+def fill_rows(lo, hi, layout, parts, filled):
     """The rows of candidates [lo, hi): candidate c's distinct ids ascending, with their summed values,
     into row_ids / row_values from entry_counts[c] on, and their number into row_lengths[c].
+    layout : ``RowLayout``; parts : ``PartRows``; filled : ``FilledRows``.
 
     Per candidate, a counting sort over the ids it has: count[f] entries of id f, the ids in order,
     then every entry placed after those of smaller ids and the earlier ones of its own."""
+    n_features, longest, pair_order, pair_counts, entry_counts = layout
+    rows, offsets, ids, values = parts
+    row_ids, row_values, row_lengths = filled
     buffer_ids = np.empty(longest, dtype=np.int64)
     buffer_values = np.empty(longest, dtype=np.float64)
     placed = np.empty(longest, dtype=np.float64)
@@ -156,9 +167,12 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values,
     row_values = np.empty(total, dtype=np.float64)
     row_lengths = np.zeros(n_candidates, dtype=np.int64)
 
+    layout = RowLayout(n_features, longest, pair_order, pair_counts, entry_counts)
+    parts = PartRows(rows, offsets, ids, values)
+    filled = FilledRows(row_ids, row_values, row_lengths)
+
     def call(lo, hi):
-        fill_rows(lo, hi, n_features, longest, pair_order, pair_counts, entry_counts, rows, offsets, ids, values,
-                  row_ids, row_values, row_lengths)
+        fill_rows(lo, hi, layout, parts, filled)
 
     if total < PARALLEL_FROM_ENTRIES:
         call(0, n_candidates)
