@@ -34,9 +34,8 @@ from structperc.evaluate.metrics import evaluate_labels, paired_bootstrap, split
 from structperc.nbest.lists import jackknife_nbest, nbest_corpus  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
 from structperc.nbest.jackknife import fold_split  # noqa: E402
-from structperc.rerank.context import (Gazetteer, ListContext, candidate_merits, document_ids,  # noqa: E402
-                                       featurize_in_context, jackknifed_gazetteers)
-from structperc.rerank.posterior import fit_temperature  # noqa: E402
+from structperc.rerank.context import (Gazetteer, ListContext, document_ids, featurize_in_context,  # noqa: E402
+                                       jackknifed_gazetteers, posterior_temperature)
 from structperc.rerank.learners import LossReranker  # noqa: E402
 from structperc.rerank.pipeline import ENTITY_FEATURES, BoostReranker, DualReranker, Reranker, featurize  # noqa: E402
 from structperc.estimator.tagger import Tagger  # noqa: E402
@@ -172,7 +171,7 @@ def featurized(lists, features, context=None, clusters=None):
     none), and the vocabulary of the train lists."""
     if context is not None:
         # the posterior family's temperature, fitted on the training lists as RerankedTagger fits it
-        temperature = fit_temperature(lists["train"], candidate_merits(lists["train"])) if "posterior" in features else 1.0
+        temperature = posterior_temperature(lists["train"], features)
         train, vocabulary = featurize_in_context(lists["train"], features, context["train"], {}, grow=True,
                                                  clusters=clusters, temperature=temperature)
         held = {p: featurize_in_context(lists[p], features, context[p], vocabulary, clusters=clusters,

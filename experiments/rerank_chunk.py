@@ -34,9 +34,8 @@ from structperc.nbest.jackknife import fold_split  # noqa: E402
 from structperc.nbest.lists import jackknife_nbest, nbest_corpus  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
 from structperc.rerank.clusters import ClusterPaths  # noqa: E402
-from structperc.rerank.context import (Gazetteer, ListContext, candidate_merits, document_ids,  # noqa: E402
-                                       featurize_in_context, jackknifed_gazetteers)
-from structperc.rerank.posterior import fit_temperature  # noqa: E402
+from structperc.rerank.context import (Gazetteer, ListContext, document_ids, featurize_in_context,  # noqa: E402
+                                       jackknifed_gazetteers, posterior_temperature)
 
 NAME = "rerank_chunk"
 K_MAX = 20
@@ -86,15 +85,11 @@ def main():
         context = ListContext(full, document_ids(train), gazetteers, fold_of)
         return full, context
 
-    def temperature_of(lists, families):
-        """The posterior family's temperature, fitted on ``lists`` (1 without the family)."""
-        return fit_temperature(lists, candidate_merits(lists)) if "posterior" in families else 1.0
-
     def featurized(k, families, final=False):
         """(train RankingData, dev or test RankingData, the dev or test NBestList, vocabulary)."""
         full, context = lists_at(k)
         if final:
-            t = temperature_of(full, families)
+            t = posterior_temperature(full, families)
             data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=clusters,
                                                     temperature=t)
             nb = test_lists.truncate(k) if k < K_MAX else test_lists
@@ -103,7 +98,7 @@ def main():
             return (data, featurize_in_context(nb, families, test_context, vocabulary, clusters=clusters,
                                                temperature=t)[0], nb, vocabulary)
         data, vocabulary = featurize_in_context(full, families, context, {}, grow=True, clusters=clusters,
-                                                temperature=temperature_of(full.take(fit_part), families))
+                                                temperature=posterior_temperature(full.take(fit_part), families))
         groups_of = data.qids - 1  # one group per sentence with candidates
         fit = data.take_groups(np.flatnonzero(groups_of < cut))
         held = data.take_groups(np.flatnonzero(groups_of >= cut))

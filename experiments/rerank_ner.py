@@ -30,10 +30,9 @@ from structperc.evaluate.metrics import evaluate_labels, paired_bootstrap, split
 from structperc.nbest.jackknife import fold_split  # noqa: E402
 from structperc.nbest.lists import jackknife_nbest, nbest_corpus  # noqa: E402
 from structperc.readers import read_corpus  # noqa: E402
-from structperc.rerank.context import (Gazetteer, ListContext, candidate_merits, document_ids,  # noqa: E402
-                                       featurize_in_context, jackknifed_gazetteers)
+from structperc.rerank.context import (Gazetteer, ListContext, document_ids, featurize_in_context,  # noqa: E402
+                                       jackknifed_gazetteers, posterior_temperature)
 from structperc.rerank.learners import LossReranker, Reranker  # noqa: E402
-from structperc.rerank.posterior import fit_temperature  # noqa: E402
 from structperc.rerank.tagger import RerankedTagger  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +127,7 @@ class Lists:
         lists = self.at(k)
         nb, context = lists["train"]
         # the posterior family's temperature, fitted on the training lists as RerankedTagger fits it
-        t = fit_temperature(nb, candidate_merits(nb)) if "posterior" in families else 1.0
+        t = posterior_temperature(nb, families)
         data = {"train": featurize_in_context(nb, families, context, {}, grow=True, temperature=t)}
         vocabulary = data["train"][1]
         for p in parts[1:]:

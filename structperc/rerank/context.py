@@ -64,7 +64,7 @@ from structperc.rerank.features import ENTITY_FEATURES, FEATURES, GLOBAL_FEATURE
 from structperc.rerank.gazetteer import Gazetteer, entity_keys, jackknifed_gazetteers  # noqa: F401 (re-exported)
 from structperc.rerank.interned import DocumentWords, corpus_name, featurize_interned
 from structperc.rerank.phrase import phrase_parts
-from structperc.rerank.posterior import posterior_parts
+from structperc.rerank.posterior import fit_temperature, posterior_parts
 from structperc.rerank.spans import CandidateSpans
 
 FAMILIES = ("entity", "around", "cluster", "chunk", "phrase", "posterior", "document", "corpus", "gazetteer",
@@ -308,12 +308,18 @@ def candidate_merits(nb):
     return (2 * nb.counts[:, 0] - nb.counts[:, 1]).astype(np.float64)
 
 
+def posterior_temperature(nb, families):
+    """The ``posterior`` family's temperature for training lists ``nb``: ``posterior.fit_temperature``
+    against ``candidate_merits``; 1 when ``families`` leave the family out."""
+    return fit_temperature(nb, candidate_merits(nb)) if "posterior" in families else 1.0
+
+
 def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False, clusters=None, temperature=1.0):
     """RankingData of an NBestList with the feature families ``families`` (see the module
     docstring); one group per sentence with candidates (qid = sentence index + 1), targets from
     ``candidate_merits``. ``context`` (a ListContext of ``nb``) is needed by ``document``, ``corpus``
     and ``gazetteer``; ``clusters`` (``clusters.ClusterPaths``, or what ``ClusterPaths.of`` takes) by
-    ``cluster``; ``temperature`` the ``posterior`` family's (``posterior.fit_temperature``). Returns
+    ``cluster``; ``temperature`` the ``posterior`` family's (``posterior_temperature``). Returns
     (RankingData, vocabulary).
 
     A chunk's features are made once per distinct (sentence, type, first, last) and a word's outside
@@ -411,7 +417,7 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
                                             gazetteers=context.gazetteers, gazetteer_of=context.gazetteer_of,
                                             blocks=context.blocks)
         return featurize_interned(nb, families, spans, vocabulary=vocabulary, targets=candidate_merits(nb),
-                                  string_parts=parts[1:], **where), vocabulary
+                                  given_parts=parts[1:], **where), vocabulary
     if "document" in families:
         parts.append(outside_part(context, str))
     if "corpus" in families:

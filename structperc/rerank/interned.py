@@ -295,23 +295,23 @@ def candidate_parts(n_candidates, parts):
 
 
 def featurize_interned(nb, families, spans, vocabulary, targets, words=None, documents=None, gazetteers=None,
-                       gazetteer_of=None, string_parts=(), blocks=None):
+                       gazetteer_of=None, given_parts=(), blocks=None):
     """RankingData of an NBestList with a fixed vocabulary, as ``context.featurize_in_context`` makes
     it (same rows, ids and values, summed in the same order).
 
     spans : ``spans.CandidateSpans`` of nb; words : DocumentWords of nb.corpus (``exact``); targets
     float64 (C,); documents int64 (n_sentences,), gazetteers (list of Gazetteer) and gazetteer_of
     int64 (n_sentences,) for the document and gazetteer families; blocks int64 (n_sentences,) for the
-    corpus family (``context.ListContext``'s); string_parts: (candidates, ids, values) entries of the
-    string families (entity, around, cluster, chunk, phrase) and of the posterior family, placed after
-    the score.
+    corpus family (``context.ListContext``'s); given_parts: the entries ``featurize_in_context`` has
+    made already (those of the string families, entity, around, cluster, chunk and phrase, and of the
+    posterior family), placed after the score.
     """
     n_candidates = nb.n_candidates
     counts = np.diff(nb.candidate_offsets)
     has = counts > 0
     scores = nb.scores - np.repeat(nb.scores[nb.candidate_offsets[:-1][has]], counts[has])
     parts = [(np.arange(n_candidates, dtype=np.int64), np.full(n_candidates, SCORE_FEATURE, dtype=np.int64),
-              scores.astype(np.float64)), *string_parts]
+              scores.astype(np.float64)), *given_parts]
     if "document" in families or "gazetteer" in families:
         parts += context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_of, vocabulary)
     if "corpus" in families:

@@ -24,10 +24,9 @@ from structperc.estimator.sklearn_base import SklearnBase, builds_on_sklearn
 from structperc.estimator.tagger import SequenceTags
 from structperc.evaluate.metrics import evaluate_labels
 from structperc.rerank.clusters import ClusterPaths
-from structperc.rerank.context import (FAMILIES, Gazetteer, ListContext, candidate_merits, check_families,
-                                       document_ids, featurize_in_context, jackknifed_gazetteers)
+from structperc.rerank.context import (FAMILIES, Gazetteer, ListContext, check_families, document_ids,
+                                       featurize_in_context, jackknifed_gazetteers, posterior_temperature)
 from structperc.rerank.learners import LEARNERS, LossReranker, Reranker, reranker_from_state
-from structperc.rerank.posterior import fit_temperature
 
 KIND = "rerank"
 # the defaults that won on ned.testa (experiments/rerank_ner.py, experiments/results/rerank_ner.md): k,
@@ -86,7 +85,7 @@ class RerankedCore(Estimator):
     base_ : the fitted base tagger; reranker_ : the fitted reranker; vocabulary_ : feature string -> id;
     gazetteer_ : Gazetteer of the training corpus; clusters_ : ``rerank.clusters.ClusterPaths`` of
     ``clusters`` (None without the ``cluster`` family); temperature_ : the ``posterior`` family's
-    (``rerank.posterior.fit_temperature`` on the training lists; 1 without the family); selection_ :
+    (``rerank.context.posterior_temperature`` of the training lists); selection_ :
     list of dict(settings, dev_f1), or [];
     training_lists_ : summary of the jackknifed training lists (1-best, oracle)
     """
@@ -147,7 +146,7 @@ class RerankedCore(Estimator):
         context = ListContext(lists, document_ids(corpus, self.document_size),
                               jackknifed_gazetteers(corpus, fold_of), fold_of, blocks=fold_of)
         say("featurizing")
-        self.temperature_ = fit_temperature(lists, candidate_merits(lists)) if "posterior" in families else 1.0
+        self.temperature_ = posterior_temperature(lists, families)
         data, vocabulary = featurize_in_context(lists, families, context, {}, grow=True, clusters=clusters,
                                                 temperature=self.temperature_)
         self.base_ = base
