@@ -88,7 +88,7 @@ bench: install
 # what compiling the kernels costs each public path (empty numba cache, then warm) and each kernel;
 # writes benchmarks/compile.md (and compile.json) beside the figures of the commits before and after
 # each cut (benchmarks/compile_stages/, oldest first: 88bb74d is before any)
-COMPILE_STAGES ?= 88bb74d 0aa3161 97bf1d6 8694342 5a43fed
+COMPILE_STAGES ?= 88bb74d 0aa3161 97bf1d6 8694342 5a43fed 55bea1e
 compile-budget: install
 	$(SP) data fetch conll2000 $(MIRROR)
 	$(BIN)/python benchmarks/compile.py --rounds 3 --before $(COMPILE_STAGES:%=benchmarks/compile_stages/%.json)

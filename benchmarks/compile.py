@@ -1,6 +1,6 @@
 """What compiling the numba kernels costs each public path, and each kernel: writes benchmarks/compile.md.
 
-    python benchmarks/compile.py [--rounds 3] [--paths chunker,tagger,crf,nbest,tag] [--before FILE ...]
+    python benchmarks/compile.py [--rounds 3] [--paths chunker,tagger,crf,crf-sgd,nbest,tag] [--before FILE ...]
     make compile-budget   (3 rounds, beside the stages of benchmarks/compile_stages/)
 
 Each path runs as whole processes (``compile_probe.py``), first with an empty numba cache
@@ -13,6 +13,8 @@ minus warm is what compiling cost the path. The paths, as a new user meets them:
 - crf: ``structperc.CRF`` with the sklearn-crfsuite tutorial's arguments (lbfgs, c1=c2=0.1, 100
   iterations, all possible transitions) fit and predict on its feature dicts of the first 20
   sentences of ned.train;
+- crf-sgd: ``structperc.Tagger(trainer="crf")``, the crf rule with its own solver (SGD), fit and
+  predict on the same feature dicts;
 - nbest: ``structperc nbest -k 5`` on the CoNLL-2000 test set with a chunker trained beforehand
   (with a cache of its own);
 - tag: ``structperc tag`` of the same file with the same model.
@@ -40,10 +42,11 @@ ROOT = Path(__file__).resolve().parent.parent
 MIRROR = Path(os.environ.get("STRUCTPERC_MIRROR") or ROOT.parent / "shared" / "corpora")
 PROBE = Path(__file__).resolve().parent / "compile_probe.py"
 PATHS = {"chunker": ("chunker-train", "chunker-eval"), "tagger": ("tagger",), "crf": ("crf",),
-         "nbest": ("nbest",), "tag": ("tag",)}
+         "crf-sgd": ("crf-sgd",), "nbest": ("nbest",), "tag": ("tag",)}
 DESCRIPTION = {"chunker": "NP chunker: `train` (2,000 sentences, 3 epochs) + `eval`",
                "tagger": '`Tagger(templates="chunk").fit(...).predict(...)`',
                "crf": "`CRF` (tutorial's arguments) fit + predict, 20 sentences of dicts",
+               "crf-sgd": '`Tagger(trainer="crf")` (SGD) fit + predict, the same dicts',
                "nbest": "`nbest -k 5`", "tag": "`tag`"}
 TARGET = 15.0  # seconds of compiling per path (issue 31)
 # what each commit of benchmarks/compile_stages/ did to the compile cost (issue 31's levers)

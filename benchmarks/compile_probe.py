@@ -16,7 +16,7 @@ from pathlib import Path
 
 from numba.core import event
 
-STEPS = ("chunker-train", "chunker-eval", "tagger", "crf", "nbest", "tag", "prepare", "serve")
+STEPS = ("chunker-train", "chunker-eval", "tagger", "crf", "crf-sgd", "nbest", "tag", "prepare", "serve")
 
 
 class CompileTimes(event.Listener):
@@ -93,7 +93,7 @@ def run(step, work):
         X, y = read_columns(data / "train2000.txt")
         test, _ = read_columns(data / "test.txt")
         Tagger(templates="chunk").fit(X, y).predict(test)
-    elif step == "crf":
+    elif step in ("crf", "crf-sgd"):
         sys.path.insert(0, str(Path(__file__).parent))
         from bench_dicts import read_conll2002, sent2features
 
@@ -102,7 +102,10 @@ def run(step, work):
         sentences = read_conll2002(data / "ned.train20")
         X = [sent2features(s) for s in sentences]
         y = [[label for *_, label in s] for s in sentences]
-        crf = structperc.CRF(algorithm="lbfgs", c1=0.1, c2=0.1, max_iterations=100, all_possible_transitions=True)
+        if step == "crf":
+            crf = structperc.CRF(algorithm="lbfgs", c1=0.1, c2=0.1, max_iterations=100, all_possible_transitions=True)
+        else:  # the crf rule's own solver, SGD
+            crf = structperc.Tagger(trainer="crf")
         crf.fit(X, y)
         crf.predict(X)
     elif step == "serve":  # the master's warm-up of `structperc serve en-ewt-upos nl-conll2002-ner`, in-process

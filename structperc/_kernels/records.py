@@ -23,11 +23,14 @@ Data (N tokens in S sentences)::
                           (a tag dictionary); None over every label pair, the candidates (when
                           cand_offsets is not empty: labels forced at decoding) applied by the
                           -inf emission scores of ``scoring.emission_scores`` alone
-    partial           None when no gold label is -1 (unlabelled), else True
+    partial           bool: True when some gold label is -1 (unlabelled)
 
-``dictionary`` and ``partial`` are flags for numba, which compiles a kernel for their types (None or
-bool): a branch for a tag dictionary or partial labels tested on a None flag is pruned before
-compiling, so a corpus without them compiles none of that code. True means "look at the arrays".
+``dictionary`` is a flag for numba, which compiles a kernel for its type (None or bool): a branch
+for a tag dictionary tested on a None flag is pruned before compiling, so a corpus without one
+compiles none of that code. True means "look at the arrays". ``partial`` is read as the kernels
+run: only the CRF's step counts (``crf.step_counts``) differ for unlabelled tokens, and a flag's type
+would compile a version of every kernel that takes the data, decoding and the other learners'
+included, for partially labelled data.
 
 Layout of the flat weight vector w (L labels, F emission features, P pair features)::
 
@@ -95,11 +98,11 @@ def data_record(encoded, candidates=(_EMPTY, _EMPTY), over_candidates=None):
 
 
 def data_flags(cand_offsets, gold, over_candidates=None):
-    """(dictionary, partial) of ``Data`` for these arrays: None when there are no candidates (or
-    ``over_candidates`` is False) or no unlabelled token (-1 in gold), else True."""
+    """(dictionary, partial) of ``Data`` for these arrays: dictionary None when there are no
+    candidates (or ``over_candidates`` is False), else True; partial whether some gold label is -1."""
     if over_candidates is None:
         over_candidates = len(cand_offsets) > 0
-    return (True if over_candidates else None), (True if len(gold) and np.any(gold < 0) else None)
+    return (True if over_candidates else None), bool(len(gold) and np.any(gold < 0))
 
 
 def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty, emission_pairs=ALL_PAIRS):

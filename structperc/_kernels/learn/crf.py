@@ -155,27 +155,32 @@ def step_counts(v, scale, layout, data, a, b):
     constrained to the known labels. The step x (Φ(x, y) - E[Φ(x, y')]) is then -x C(node, edge)
     (``add_counts``). log P is -inf when the gold labeling (the known labels) is forbidden, and 0
     with empty node and edge when no label is known (nothing to learn)."""
-    return _step_counts(data.partial, v, scale, layout, data, a, b)
-
-
-@njit(cache=True)
-def _step_counts(partial, v, scale, layout, data, a, b):
-    """``step_counts`` on the type of the data's flag: without unlabelled tokens (None), numba
-    compiles no partial-label code."""
     gold = data.gold[a:b]
-    if partial is not None:
-        if has_missing(gold):
-            if not any_known(gold):
-                return 0.0, np.empty((0, layout.n_labels)), np.empty((0, layout.n_labels + 1, layout.n_labels))
-            ll, node, edge, known_node, known_edge = crf_partial_sentence(v, scale, layout, data, a, b)
-            if ll != -np.inf:
-                node -= known_node
-                edge -= known_edge
-            return ll, node, edge
+    if data.partial and has_missing(gold):
+        if not any_known(gold):
+            return 0.0, np.empty((0, layout.n_labels)), np.empty((0, layout.n_labels + 1, layout.n_labels))
+        ll, node, edge, known_node, known_edge = crf_partial_sentence(v, scale, layout, data, a, b)
+        if ll != -np.inf:
+            node -= known_node
+            edge -= known_edge
+        return ll, node, edge
     ll, node, edge = crf_sentence(v, scale, layout, data, a, b)
     if ll != -np.inf:
         subtract_gold(node, edge, gold)
     return ll, node, edge
+
+
+@njit(cache=True)
+def keep_counts(node_buffer, edge_buffer, start, node, edge):
+    """Copy a sentence's node (n, L) and edge (n, L + 1, L) counts into the batch's buffers from
+    row ``start`` (indexed: a slice assignment compiles its shape error's string code, a few
+    seconds of the CRF's first run)."""
+    for t in range(node.shape[0]):
+        for c in range(node.shape[1]):
+            node_buffer[start + t, c] = node[t, c]
+        for p in range(edge.shape[1]):
+            for c in range(edge.shape[2]):
+                edge_buffer[start + t, p, c] = edge[t, p, c]
 
 
 @njit(cache=True, nogil=True)  # releases the GIL: shards train in parallel threads
@@ -237,8 +242,7 @@ def crf_epoch(v, u, state, layout, data, visit_order, rate, batch_size):
                 elif node.shape[0] > 0:
                     usable[j - lo] = True
                     log_likelihood += ll
-                    node_buffer[start: start + b - a] = node
-                    edge_buffer[start: start + b - a] = edge
+                    keep_counts(node_buffer, edge_buffer, start, node, edge)
             start += b - a
         eta = learning_rate(rate, state[EXAMPLES])
         decay(v, state, 1.0 - eta * rate.l2 * (hi - lo))
