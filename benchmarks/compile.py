@@ -67,10 +67,13 @@ STAGES = {
                "block's kernel; the boundary tables in the tables record), the log-space fallback is compiled only "
                "when a sentence needs it (its forward-backward and numba's string code no longer compile on every "
                "path), the emission gradient is a serial nogil kernel on Python threads",
+    "55bea1e": "the kernels borrow their arguments and buffers (numba counts no references on the rows they "
+               "take); the objective's blocks run as a serial nogil kernel on Python threads, so the CRF path "
+               "compiles no parallel kernel",
 }
-LATER = ("the kernels borrow their arguments and buffers (numba counts no references on the rows they take); the "
-         "objective's blocks run as a serial nogil kernel on Python threads, so the CRF path compiles no parallel "
-         "kernel")
+LATER = ("the partial-label flag of the data read as the kernels run, not by its type (only the CRF's step counts "
+         "differ for unlabelled tokens, and the type compiled a second version of every kernel that takes the "
+         "data); the SGD CRF's batch copies its counts by index, not by slice assignment (numba's string code)")
 
 
 def sentences(path, count):

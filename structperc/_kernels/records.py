@@ -23,14 +23,15 @@ Data (N tokens in S sentences)::
                           (a tag dictionary); None over every label pair, the candidates (when
                           cand_offsets is not empty: labels forced at decoding) applied by the
                           -inf emission scores of ``scoring.emission_scores`` alone
-    partial           bool: True when some gold label is -1 (unlabelled)
+    partial           None, or True when some gold label is -1 (unlabelled), for the kernels of the
+                          CRF's likelihood (``with_partial_labels``)
 
-``dictionary`` is a flag for numba, which compiles a kernel for its type (None or bool): a branch
-for a tag dictionary tested on a None flag is pruned before compiling, so a corpus without one
-compiles none of that code. True means "look at the arrays". ``partial`` is read as the kernels
-run: only the CRF's step counts (``crf.step_counts``) differ for unlabelled tokens, and a flag's type
-would compile a version of every kernel that takes the data, decoding and the other learners'
-included, for partially labelled data.
+``dictionary`` and ``partial`` are flags for numba, which compiles a kernel for their types (None or
+bool): a branch for a tag dictionary or partial labels tested on a None flag is pruned before
+compiling, so a corpus without them compiles none of that code. True means "look at the arrays".
+``data_record`` leaves ``partial`` None: only the CRF's step counts (``crf.step_counts``) differ for
+unlabelled tokens, and the flag's type would compile a second version of every other kernel that
+takes the data (decoding, the other learners) for partially labelled data.
 
 Layout of the flat weight vector w (L labels, F emission features, P pair features)::
 
@@ -92,17 +93,18 @@ def data_record(encoded, candidates=(_EMPTY, _EMPTY), over_candidates=None):
         pair_offsets, pair_ids = _EMPTY, _NO_IDS
     values = getattr(encoded, "feature_values", None)
     values = NO_VALUES if values is None else np.ascontiguousarray(values, dtype=np.float32)
-    return Data(encoded.sentence_offsets, encoded.feature_offsets, np.asarray(encoded.feature_ids, dtype=np.int32),
-                pair_offsets, np.asarray(pair_ids, dtype=np.int32), gold, cand_offsets, cand_labels, values,
-                *data_flags(cand_offsets, gold, over_candidates))
-
-
-def data_flags(cand_offsets, gold, over_candidates=None):
-    """(dictionary, partial) of ``Data`` for these arrays: dictionary None when there are no
-    candidates (or ``over_candidates`` is False), else True; partial whether some gold label is -1."""
     if over_candidates is None:
         over_candidates = len(cand_offsets) > 0
-    return (True if over_candidates else None), bool(len(gold) and np.any(gold < 0))
+    return Data(encoded.sentence_offsets, encoded.feature_offsets, np.asarray(encoded.feature_ids, dtype=np.int32),
+                pair_offsets, np.asarray(pair_ids, dtype=np.int32), gold, cand_offsets, cand_labels, values,
+                True if over_candidates else None, None)
+
+
+def with_partial_labels(data):
+    """``data`` as the CRF's likelihood kernels take it: ``partial`` True when some gold label is -1
+    (unlabelled), else None."""
+    gold = data.gold
+    return data._replace(partial=True if len(gold) and np.any(gold < 0) else None)
 
 
 def layout_record(n_labels, n_features, n_pair, order, decoder, mask_penalty, emission_pairs=ALL_PAIRS):

@@ -1,6 +1,7 @@
 """Linear-chain CRF trained by SGD with lazy L2 scaling (Bottou's crfsgd, CRFsuite's l2sgd); with
 ``solver="lbfgs"``, by L-BFGS / OWL-QN over the whole corpus (CRFsuite's lbfgs), which runs as
 ``CRFLBFGSRule``."""
+from structperc._kernels.records import with_partial_labels
 from structperc.errors import ConfigError
 from structperc.train.base import POSITIVE_INTEGER, Param, Plateau
 from structperc.train.lbfgs import LBFGS_PARAMS, LBFGSRule
@@ -82,15 +83,16 @@ class CRFRule(ScaledSGDRule):
 
     def _pass(self, v, u, state, visit_order, rate):
         from structperc._kernels.learn.crf import crf_epoch  # here, not at import: `tag` needs no training kernel
-        log_likelihood, skipped = crf_epoch(v, u, state, self.layout, self.problem.data, visit_order, rate,
-                                            int(self.batch_size))
+        data = with_partial_labels(self.problem.data)
+        log_likelihood, skipped = crf_epoch(v, u, state, self.layout, data, visit_order, rate, int(self.batch_size))
         return log_likelihood, {"skipped": skipped}
 
     def _l1_pass(self, penalized, visit_order, rate, l1):
         from structperc._kernels.learn.elastic import crf_l1_epoch
 
-        log_likelihood, skipped = crf_l1_epoch(penalized, self.layout, self.problem.data, visit_order, rate,
-                                               int(self.batch_size), l1)
+        data = with_partial_labels(self.problem.data)
+        log_likelihood, skipped = crf_l1_epoch(penalized, self.layout, data, visit_order, rate, int(self.batch_size),
+                                               l1)
         return log_likelihood, {"skipped": skipped}
 
 

@@ -10,6 +10,7 @@ the others. Both sum in an order fixed by the data: f and g are the same whateve
 """
 import numpy as np
 
+from structperc._kernels.records import with_partial_labels
 from structperc._kernels.threads import token_blocks
 
 NODE_BYTES = 1 << 29  # the largest node-marginal table (tokens x labels float64) of scaled_objective
@@ -29,7 +30,7 @@ class CRFObjective:
         # here, not at import: `tag` needs none
         from structperc._kernels.learn import crf_scaled, crf_tables
 
-        self.layout, self.data, self.c2 = layout, data, float(c2)
+        self.layout, self.data, self.c2 = layout, with_partial_labels(data), float(c2)
         self.frozen = frozen if frozen is not None and len(frozen) else None
         n_tokens = int(data.sentence_offsets[-1])
         self.scaled = bool(crf_tables.scaled_applies(layout, data)) and n_tokens * layout.n_labels * 8 <= NODE_BYTES

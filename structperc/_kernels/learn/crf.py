@@ -148,22 +148,31 @@ def any_known(gold):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def step_counts(v, scale, layout, data, a, b):
     """(log P, node, edge) of tokens [a, b) under w = scale * v for an SGD step: node and edge are
     the marginals minus their target, the one-hot gold or, with partial labels, the marginals
     constrained to the known labels. The step x (Φ(x, y) - E[Φ(x, y')]) is then -x C(node, edge)
     (``add_counts``). log P is -inf when the gold labeling (the known labels) is forbidden, and 0
-    with empty node and edge when no label is known (nothing to learn)."""
+    with empty node and edge when no label is known (nothing to learn). The data's ``partial`` flag
+    is set by ``records.with_partial_labels``."""
+    return _step_counts(data.partial, v, scale, layout, data, a, b)
+
+
+@njit(cache=True)
+def _step_counts(partial, v, scale, layout, data, a, b):
+    """``step_counts`` on the type of the data's flag: without unlabelled tokens (None), numba
+    compiles no partial-label code."""
     gold = data.gold[a:b]
-    if data.partial and has_missing(gold):
-        if not any_known(gold):
-            return 0.0, np.empty((0, layout.n_labels)), np.empty((0, layout.n_labels + 1, layout.n_labels))
-        ll, node, edge, known_node, known_edge = crf_partial_sentence(v, scale, layout, data, a, b)
-        if ll != -np.inf:
-            node -= known_node
-            edge -= known_edge
-        return ll, node, edge
+    if partial is not None:
+        if has_missing(gold):
+            if not any_known(gold):
+                return 0.0, np.empty((0, layout.n_labels)), np.empty((0, layout.n_labels + 1, layout.n_labels))
+            ll, node, edge, known_node, known_edge = crf_partial_sentence(v, scale, layout, data, a, b)
+            if ll != -np.inf:
+                node -= known_node
+                edge -= known_edge
+            return ll, node, edge
     ll, node, edge = crf_sentence(v, scale, layout, data, a, b)
     if ll != -np.inf:
         subtract_gold(node, edge, gold)
