@@ -71,9 +71,10 @@ STAGES = {
                "take); the objective's blocks run as a serial nogil kernel on Python threads, so the CRF path "
                "compiles no parallel kernel",
 }
-LATER = ("the partial-label flag of the data read as the kernels run, not by its type (only the CRF's step counts "
-         "differ for unlabelled tokens, and the type compiled a second version of every kernel that takes the "
-         "data); the SGD CRF's batch copies its counts by index, not by slice assignment (numba's string code)")
+LATER = ("the partial-label flag of the data set for the CRF's likelihood alone (``records.with_partial_labels``): "
+         "decoding and the other learners compile one version for labelled and partially labelled data, and the "
+         "CRF's step counts are inlined by numba; the SGD CRF's batch copies its counts by index, not by slice "
+         "assignment (numba's string code)")
 
 
 def sentences(path, count):
