@@ -43,7 +43,7 @@ def labeling_score(emission, transition, end, y):
     return total + end[prev]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def chain_marginals(layout, data, a, b, emission, transition, end):
     """(log Z, node, edge) of tokens [a, b): forward-backward over the candidates of each token when
     the data has a tag dictionary (|C_t| |C_{t-1}| per token), the rescaled one over every label
@@ -112,7 +112,7 @@ def subtract_gold(node, edge, gold):
         prev = gold[t]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def crf_sentence(v, scale, layout, data, a, b):
     """log P(gold | x) of tokens [a, b) under w = scale * v, with node and edge marginals.
 
