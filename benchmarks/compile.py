@@ -73,7 +73,8 @@ STAGES = {
 }
 LATER = ("the partial-label flag of the data set for the CRF's likelihood alone (``records.with_partial_labels``): "
          "decoding and the other learners compile one version for labelled and partially labelled data; the "
-         "CRF's step counts, sentence likelihood and chain marginals inlined by numba (no library of their own); "
+         "CRF's step counts, sentence likelihood, chain marginals and scaled forward-backward inlined by numba (no "
+         "library of their own); "
          "the SGD CRF's batch copies its counts by index, not by slice assignment (numba's string code)")
 
 

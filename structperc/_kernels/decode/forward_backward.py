@@ -143,7 +143,7 @@ def forward_backward(emission, transition, end):
     return log_z, node, edge
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def forward_backward_scaled(emission, transition, end):
     """``forward_backward`` with rescaled probabilities instead of log-sum-exp (same returns).
 
