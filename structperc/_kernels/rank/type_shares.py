@@ -181,26 +181,25 @@ def chunk_rows(n_types, documents, chunks, gazetteer, share_ids, threads=None):
     """(offsets int64 (D + 1,), ids, values): ``chunk_rows_block`` of every distinct chunk, made in
     ranges of chunks on ``threads`` threads (``threads.over_items``; None: numba's count) from
     ``PARALLEL_FROM_CHUNKS`` chunks on, each range into its own arrays, joined in order."""
-    from structperc._kernels.threads import over_items, thread_count
+    from structperc._kernels.threads import over_items
 
     n_chunks = chunks[0].shape[0]
-    threads = thread_count() if threads is None else threads
-    if n_chunks < PARALLEL_FROM_CHUNKS or threads <= 1:
+    if n_chunks < PARALLEL_FROM_CHUNKS:
         return chunk_rows_block(0, n_chunks, n_types, documents, chunks, gazetteer, share_ids)
-    cuts = np.linspace(0, n_chunks, 4 * threads + 1).astype(np.int64)
-    blocks = [None] * (len(cuts) - 1)
+    blocks = {}  # lo -> the rows of the range from lo
 
     def call(lo, hi):
-        for k in range(lo, hi):
-            blocks[k] = chunk_rows_block(int(cuts[k]), int(cuts[k + 1]), n_types, documents, chunks, gazetteer,
-                                         share_ids)
+        blocks[lo] = chunk_rows_block(lo, hi, n_types, documents, chunks, gazetteer, share_ids)
 
-    over_items(call, len(blocks), chunks_per_thread=4, threads=threads)
+    over_items(call, n_chunks, chunks_per_thread=4, threads=threads)
+    if len(blocks) == 1:
+        return blocks[0]
+    in_order = [blocks[lo] for lo in sorted(blocks)]
     offsets = [np.zeros(1, dtype=np.int64)]
-    for block in blocks:
+    for block in in_order:
         offsets.append(block[0][1:] + offsets[-1][-1])
-    return (np.concatenate(offsets), np.concatenate([b[1] for b in blocks]),
-            np.concatenate([b[2] for b in blocks]))
+    return (np.concatenate(offsets), np.concatenate([b[1] for b in in_order]),
+            np.concatenate([b[2] for b in in_order]))
 
 
 @njit(cache=True, nogil=True)
