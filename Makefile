@@ -11,7 +11,7 @@ CLUSTER_PATHS := corpora/clusters/paths.txt
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo demo-raw-text test bench-serve bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner reproduce-ner-quick reproduce-ner-dev rerank-experiment rerank-ner rerank-chunk ensembles partial-labels ewt-features ewt-tag-dict clusters semisupervised lint clean
+.PHONY: install warm docs data demo demo-raw-text test bench-serve bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner reproduce-ner-quick reproduce-ner-cv reproduce-ner-dev rerank-experiment rerank-ner rerank-chunk ensembles partial-labels ewt-features ewt-tag-dict clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -162,6 +162,12 @@ reproduce-ner: install
 reproduce-ner-quick: install
 	$(SP) data fetch conll2002_nl $(MIRROR)
 	$(BIN)/python experiments/collins2002_ner.py --quick
+	$(REFRESH)
+
+# the table's feature families by cross-validation over ned.train's jackknifed lists (testa, testb unread)
+reproduce-ner-cv: install
+	$(SP) data fetch conll2002_nl $(MIRROR)
+	$(BIN)/python experiments/collins2002_ner_cv.py
 	$(REFRESH)
 
 # testa only: the table's learners over shuffle seeds, and feature changes beside its set (after reproduce-ner)

@@ -103,7 +103,8 @@ def main():
         grids = {name: [averaged(*variant, **params) for params in table.AVERAGED_GRID]
                  for name, variant in variants.items()}
         voted = dict(zip(tasks, pending.get()))
-    result = {"table": source, "families": families, "settings": settings, "seeds": {}, "features": {}}
+    result = {"table": source, "families": families, "settings": settings, "seeds": {}, "features": {},
+              "families_by": chosen["settings"].get("feature_set_by", "testa")}
     for seed in SEEDS:
         result["seeds"][seed] = {**seeds[seed], "voted": voted[("chosen set", seed)]}
         log(f"seed {seed}: {result['seeds'][seed]}")
@@ -129,8 +130,11 @@ def render(result):
         f"wall time {result['wall_seconds'] / 60:.1f} min. Dev (testa) F1 only; testb is not read. The lists, "
         f"the feature set ({', '.join(result['families'])}) and the settings (averaged: "
         f"{json.dumps(result['settings']['averaged'])}; voted: {json.dumps(result['settings']['voted'])}) are "
-        f"those of `{result['table']}.md`, which chose them on testa (the averaged perceptron's with seed 0, the "
-        "voted perceptron's by its mean over seeds 0 to 2).",
+        f"those of `{result['table']}.md`, which chose "
+        + ("the settings" if result.get("families_by") == "cross-validation" else "them")
+        + " on testa (the averaged perceptron's with seed 0, the voted perceptron's by its mean over seeds 0 to 2)"
+        + (" and the set by cross-validation over ned.train's jackknifed lists (`collins2002_ner_cv.md`)."
+           if result.get("families_by") == "cross-validation" else "."),
         "",
         "## The learners over shuffle seeds, at the chosen settings",
         "",
