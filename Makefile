@@ -164,10 +164,12 @@ reproduce-ner-quick: install
 	$(BIN)/python experiments/collins2002_ner.py --quick
 	$(REFRESH)
 
-# the table's feature families by cross-validation over ned.train's jackknifed lists (testa, testb unread)
+# the table's feature families, then its voted perceptron's setting, by cross-validation over ned.train's
+# jackknifed lists (testa, testb unread)
 reproduce-ner-cv: install
 	$(SP) data fetch conll2002_nl $(MIRROR)
 	$(BIN)/python experiments/collins2002_ner_cv.py
+	$(BIN)/python experiments/collins2002_ner_cv.py --voted
 	$(REFRESH)
 
 # testa only: the table's learners over shuffle seeds, and feature changes beside its set (after reproduce-ner)

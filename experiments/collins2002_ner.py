@@ -149,6 +149,13 @@ def cross_validated_set():
     return json.loads(path.read_text())["chosen"] if path.is_file() else None
 
 
+def cross_validated_voted():
+    """The voted perceptron's setting that ``collins2002_ner_cv.py --voted`` chose on that set, or None."""
+    path = RESULTS / "collins2002_ner_cv.json"
+    voted = json.loads(path.read_text()).get("voted") if path.is_file() else None
+    return None if voted is None else voted["chosen"]
+
+
 # the cluster family's paths: Brown clusters of ned.train's words (`structperc clusters` defaults)
 CLUSTERS = {"n_clusters": 256, "min_count": 1}
 LOSS_GRID = [{"update": "scaled", "epochs": e, "margin": m, "score_weight": w}
@@ -301,7 +308,8 @@ def run_rows(parts, lists, start):
             by_seed.setdefault(json.dumps(params), {})[seed] = f1
             log(f"voted {params} seed {seed}: dev {f1:.2f}, {mistakes} mistakes, {seconds:.0f}s with the dev vote")
     scores = {key: float(np.mean(list(f1s.values()))) for key, f1s in by_seed.items()}
-    key = max(scores, key=scores.get)
+    cv_voted = cross_validated_voted() if feature_set == CV_SET else None
+    key = max(scores, key=scores.get) if cv_voted is None else json.dumps(cv_voted)
     seeds_test = {}
     for seed in VOTED_SEEDS:
         model = DualReranker(features=features, kernel="linear", vote="voted", seed=seed,
@@ -314,6 +322,7 @@ def run_rows(parts, lists, start):
             voted_mistakes = len(model.survival_) - 1
         seeds_test[seed] = lists["testb"].corpus_score(choice_of(lists["testb"], test, rows))
     settings["voted"], tuning["voted"] = json.loads(key), scores
+    tuning["voted_by"] = "testa" if cv_voted is None else "cross-validation"
     tuning["voted_by_seed"] = {"dev": by_seed, "test": seeds_test}
 
     kernel_cost = None
@@ -393,7 +402,7 @@ def finish(parts, lists, start, test, chosen, settings, tuning, timings, kernel_
                            "feature_set_by": "testa" if cross_validated_set() is None else "cross-validation",
                            "n_features": len(vocabulary)},
               "clusters": CLUSTERS if "cluster" in chosen_features else None,
-              "voted_seeds": tuning.get("voted_by_seed"),
+              "voted_seeds": tuning.get("voted_by_seed"), "voted_by": tuning.get("voted_by", "testa"),
               "lists": summaries, "kernel_cost": kernel_cost, "voted_mistakes": voted_mistakes,
               "timings": timings, "wall_seconds": wall, "machine": platform.machine()}
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -471,7 +480,8 @@ def render(result):
     kc = result["kernel_cost"]
     lines += [
         "",
-        "Settings chosen on testa: " + "; ".join(f"{k}: {json.dumps(rows[k]['settings'])}"
+        ("Settings chosen on testa: " if result.get("voted_by", "testa") == "testa" else
+         "Settings chosen on testa (the voted perceptron's by cross-validation over ned.train): ") + "; ".join(f"{k}: {json.dumps(rows[k]['settings'])}"
                                                   for k in ("boosting", "voted", "averaged", "kernel", "loss")
                                                   if k in rows) + ".",
         "",
@@ -481,9 +491,13 @@ def render(result):
         key = json.dumps(rows["voted"]["settings"])
         dev, test = seeds["dev"][key], seeds["test"]
         test_mean = float(np.mean(list(test.values())))
+        by_cv = result.get("voted_by", "testa") == "cross-validation"
         lines += [
-            f"The voted perceptron's setting is the one with the best mean testa F1 over the shuffle seeds "
-            f"{', '.join(map(str, dev))} ({rows['voted']['dev_f1'][key]:.2f}; by seed "
+            (f"The voted perceptron's setting is the one with the best mean F1 over the shuffle seeds "
+             f"{', '.join(map(str, dev))} in the cross-validation over ned.train (`collins2002_ner_cv.md`); on "
+             f"testa it scores {rows['voted']['dev_f1'][key]:.2f} (by seed " if by_cv else
+             f"The voted perceptron's setting is the one with the best mean testa F1 over the shuffle seeds "
+             f"{', '.join(map(str, dev))} ({rows['voted']['dev_f1'][key]:.2f}; by seed ")
             + ", ".join(f"{f:.2f}" for f in dev.values()) + "); its row is the seed-0 model. On testb the seeds' "
             "models at that setting score " + ", ".join(f"{f:.2f}" for f in test.values())
             + f" (mean {test_mean:.2f}, a reduction of {reduction(test_mean, rows['maxent']['f1']):.1f} %).",
