@@ -143,17 +143,12 @@ CONTEXT_SETS = {"collins+words+context": ["entity", "document", "gazetteer", "se
 CV_SET = "cross-validated"
 
 
-def cross_validated_set():
-    """The families that ``collins2002_ner_cv.py`` chose, or None when it has not run."""
+def cross_validation_choices():
+    """(families, voted perceptron's setting) that ``collins2002_ner_cv.py`` (and its ``--voted``) chose;
+    each None when it has not run."""
     path = RESULTS / "collins2002_ner_cv.json"
-    return json.loads(path.read_text())["chosen"] if path.is_file() else None
-
-
-def cross_validated_voted():
-    """The voted perceptron's setting that ``collins2002_ner_cv.py --voted`` chose on that set, or None."""
-    path = RESULTS / "collins2002_ner_cv.json"
-    voted = json.loads(path.read_text()).get("voted") if path.is_file() else None
-    return None if voted is None else voted["chosen"]
+    result = json.loads(path.read_text()) if path.is_file() else {}
+    return result.get("chosen"), result.get("voted", {}).get("chosen")
 
 
 # the cluster family's paths: Brown clusters of ned.train's words (`structperc clusters` defaults)
@@ -247,14 +242,15 @@ def run_rows(parts, lists, start):
     sets = {**FEATURE_SETS, **CONTEXT_SETS}
     if QUICK:
         sets.pop("collins")
-    cross_validated = cross_validated_set()
-    if cross_validated is not None:
-        named = [name for name, features in CONTEXT_SETS.items() if set(features) == set(cross_validated)]
+    cv_families, cv_voted = cross_validation_choices()
+    in_context_sets = {*CONTEXT_SETS, CV_SET}
+    if cv_families is not None:
+        named = [name for name, features in CONTEXT_SETS.items() if set(features) == set(cv_families)]
         cv_name = named[0] if named else CV_SET
-        sets[cv_name] = CONTEXT_SETS.get(cv_name, cross_validated)
+        sets[cv_name] = CONTEXT_SETS.get(cv_name, cv_families)
     for name, features in sets.items():
         t = time.perf_counter()
-        in_context = name in CONTEXT_SETS or name == CV_SET
+        in_context = name in in_context_sets
         data[name] = featurized(lists, features, context if in_context else None, clusters)
         featurize_seconds = time.perf_counter() - t
         learner_features = None if in_context else features
@@ -262,15 +258,15 @@ def run_rows(parts, lists, start):
         set_scores[name] = max(grids[name].values())
         log(f"{name}: featurized in {featurize_seconds:.0f}s, {len(data[name][3]):,} features, "
             f"averaged perceptron best dev {set_scores[name]:.2f}")
-        if cross_validated is not None:
+        if cv_families is not None:
             data = {n: d for n, d in data.items() if n == cv_name}  # only the cross-validated set is kept
         elif set_scores[name] < max(set_scores.values()):
             data.pop(name)  # only the best set so far is kept
         else:
             data = {name: data[name]}
-    feature_set = max(set_scores, key=set_scores.get) if cross_validated is None else cv_name
+    feature_set = max(set_scores, key=set_scores.get) if cv_families is None else cv_name
     chosen_features = sets[feature_set]
-    features = None if feature_set in CONTEXT_SETS or feature_set == CV_SET else chosen_features
+    features = None if feature_set in in_context_sets else chosen_features
     train, dev, test, vocabulary = data.pop(feature_set)
     data.clear()
 
@@ -308,7 +304,6 @@ def run_rows(parts, lists, start):
             by_seed.setdefault(json.dumps(params), {})[seed] = f1
             log(f"voted {params} seed {seed}: dev {f1:.2f}, {mistakes} mistakes, {seconds:.0f}s with the dev vote")
     scores = {key: float(np.mean(list(f1s.values()))) for key, f1s in by_seed.items()}
-    cv_voted = cross_validated_voted() if feature_set == CV_SET else None
     key = max(scores, key=scores.get) if cv_voted is None else json.dumps(cv_voted)
     seeds_test = {}
     for seed in VOTED_SEEDS:
@@ -323,6 +318,7 @@ def run_rows(parts, lists, start):
         seeds_test[seed] = lists["testb"].corpus_score(choice_of(lists["testb"], test, rows))
     settings["voted"], tuning["voted"] = json.loads(key), scores
     tuning["voted_by"] = "testa" if cv_voted is None else "cross-validation"
+    tuning["feature_set_by"] = "testa" if cv_families is None else "cross-validation"
     tuning["voted_by_seed"] = {"dev": by_seed, "test": seeds_test}
 
     kernel_cost = None
@@ -399,7 +395,7 @@ def finish(parts, lists, start, test, chosen, settings, tuning, timings, kernel_
               "settings": {"base": {k: v for k, v in BASE.items() if k != "templates"}, "templates": TEMPLATES,
                            "k": K, "folds": FOLDS, "blocks": BLOCKS, "seed": SEED, "features": chosen_features,
                            "feature_set": feature_set, "feature_set_dev_f1": set_scores,
-                           "feature_set_by": "testa" if cross_validated_set() is None else "cross-validation",
+                           "feature_set_by": tuning["feature_set_by"],
                            "n_features": len(vocabulary)},
               "clusters": CLUSTERS if "cluster" in chosen_features else None,
               "voted_seeds": tuning.get("voted_by_seed"), "voted_by": tuning.get("voted_by", "testa"),
