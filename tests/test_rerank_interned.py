@@ -1,7 +1,8 @@
 """Featurizing n-best lists over interned ids (``rerank.interned`` and the kernels of
 ``_kernels.rank.interning`` / ``type_shares``) against the string featurizing it replaces: the same
 rows, ids and values, bit for bit, on random corpora; the kernels against naive references; and a
-reranked model saved before the kernels existed tags as it did."""
+reranked model saved before the kernels existed tags as it did; a linear reranker's scores without
+the rows against the rows' dot products."""
 import json
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from structperc.nbest.jackknife import fold_split
 from structperc.nbest.lists import nbest_corpus
 from structperc.readers import read_corpus
 from structperc.rerank.context import (FAMILIES, Gazetteer, ListContext, document_ids, featurize_in_context,
-                                       jackknifed_gazetteers)
+                                       jackknifed_gazetteers, scores_in_context)
 from structperc.rerank.interned import DocumentWords, candidate_parts
 
 DATA = Path(__file__).parent / "data"
@@ -135,6 +136,50 @@ def test_a_word_with_a_space_is_featurized_through_its_strings(monkeypatch):
     same_data(ours, string_featurized(monkeypatch, nb, families, make_context, vocabulary))
     # "New York" as one word and as two are one entity string, as they were
     assert "d1s:LOC=LOC" in vocabulary
+
+
+def naive_scores(data, weights):
+    """w · x of every row of RankingData, one entry at a time (ids past the weights weigh 0)."""
+    out = []
+    for r in range(data.n_rows):
+        total = 0.0
+        for e in range(data.row_offsets[r], data.row_offsets[r + 1]):
+            f = int(data.feature_ids[e])
+            total += (weights[f] if f < len(weights) else 0.0) * data.values[e]
+        out.append(total)
+    return np.asarray(out)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_linear_scores_without_rows_are_the_rows_dot_products(monkeypatch, seed):
+    """scores_in_context against the string featurizing's rows, scored naively, for random weights
+    shorter than the vocabulary; with a word holding a space (no interned kernels) too."""
+    corpus = random_corpus(seed)
+    tagger = Tagger(templates=["w[0]", "bias"], epochs=1).fit(random_corpus(seed + 10, 20))
+    nb = nbest_corpus(tagger, corpus, 5)
+    documents = document_ids(corpus, document_size=4)
+    fold_of = fold_split(corpus.n_sentences, 3, blocks=True)
+    gazetteers = jackknifed_gazetteers(corpus, fold_of)
+
+    def make_context():
+        return ListContext(nb, documents, gazetteers, fold_of, fold_of)
+
+    rng = np.random.default_rng(seed)
+    clusters = cluster_map(NAMES + OTHERS, seed)
+    for families in (list(FAMILIES), ["document", "gazetteer", "sequence", "rank", "posterior"], ["corpus"]):
+        _, vocabulary = featurize_in_context(nb, families, make_context(), {}, grow=True, clusters=clusters)
+        weights = rng.normal(size=len(vocabulary) - 3)
+        rows = string_featurized(monkeypatch, nb, families, make_context, vocabulary, clusters)
+        got = scores_in_context(nb, families, make_context(), dict(vocabulary), weights, clusters=clusters)
+        np.testing.assert_allclose(got, naive_scores(rows, weights), rtol=1e-12, atol=1e-12)
+        assert np.ptp(got) > 0
+    spaced = as_corpus([["New York", "zag", "New", "York"], ["New York"]], [["B-LOC", "O", "B-LOC", "I-LOC"], ["B-LOC"]])
+    nb = nbest_corpus(Tagger(templates=["w[0]", "bias"], epochs=1).fit(spaced), spaced, 3)
+    context = ListContext(nb, np.zeros(2, dtype=np.int64), [Gazetteer.from_corpus(spaced)], np.zeros(2, dtype=np.int64))
+    data, vocabulary = featurize_in_context(nb, ["entity", "document", "sequence"], context, {}, grow=True)
+    weights = rng.normal(size=len(vocabulary))
+    got = scores_in_context(nb, ["entity", "document", "sequence"], context, vocabulary, weights)
+    np.testing.assert_allclose(got, naive_scores(data, weights), rtol=1e-12, atol=1e-12)
 
 
 def test_a_model_saved_before_the_interned_kernels_tags_as_it_did(tmp_path):

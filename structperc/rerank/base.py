@@ -30,6 +30,11 @@ class RerankerBase:
         nonzero = np.abs(score_values[score_values != 0])
         self.score_scale_ = float(nonzero.mean()) if len(nonzero) else 1.0
 
+    def linear_weights(self):
+        """w with w · x = this reranker's score of a candidate x (the base score unscaled), or None
+        when its score is not linear in x."""
+        return None
+
     def _scaled_values(self, data):
         """Feature values with feature 1 (the relative model score) divided by ``score_scale_``."""
         values = data.values.copy()

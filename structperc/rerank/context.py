@@ -43,9 +43,7 @@ Training lists grow the vocabulary here, one feature string at a time. With a fi
 ``phrase``) is made by the kernels of ``rerank.interned`` over interned ids, with the same ids and values; the
 per-document counts (``ListContext.one`` and ``many``) are then never built.
 
-Documents come from the file: a sentence's document is the number of ``-DOCSTART-`` (CoNLL) or
-``# newdoc`` (CoNLL-U) lines before its first token (``document_ids``), or ``document_size``
-consecutive sentences, or the sentence alone.
+Documents come from the file (``rerank.documents``).
 """
 import collections
 import functools
@@ -62,7 +60,7 @@ from structperc.rerank.data import FIRST_FEATURE_ID, SCORE_FEATURE, RankingData
 from structperc.rerank.documents import DOCUMENT_MARKERS, document_ids, marker_lines  # noqa: F401 (re-exported)
 from structperc.rerank.features import ENTITY_FEATURES, FEATURES, GLOBAL_FEATURES
 from structperc.rerank.gazetteer import Gazetteer, entity_keys, jackknifed_gazetteers  # noqa: F401 (re-exported)
-from structperc.rerank.interned import DocumentWords, corpus_name, featurize_interned
+from structperc.rerank.interned import DocumentWords, corpus_name, featurize_interned, interned_scores
 from structperc.rerank.phrase import phrase_parts
 from structperc.rerank.posterior import fit_temperature, posterior_parts
 from structperc.rerank.spans import CandidateSpans
@@ -325,6 +323,20 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
     A chunk's features are made once per distinct (sentence, type, first, last) and a word's outside
     features once per token; every candidate then gathers those of its chunks and outside tokens.
     """
+    return _in_context(nb, families, context, vocabulary, grow, clusters, temperature)
+
+
+def scores_in_context(nb, families, context, vocabulary, weights, clusters=None, temperature=1.0):
+    """float64 (C,): weights · x of every candidate of ``nb``, x its row of ``featurize_in_context``
+    with the fixed ``vocabulary``, up to rounding: what a linear reranker scores. Where the interned
+    kernels apply (tagging), the rows are never made."""
+    weights = np.asarray(weights, dtype=np.float64)
+    scored = _in_context(nb, families, context, vocabulary, False, clusters, temperature, weights)
+    return scored if isinstance(scored, np.ndarray) else scored[0].scores(weights)
+
+
+def _in_context(nb, families, context, vocabulary, grow, clusters, temperature, weights=None):
+    """``featurize_in_context``; with ``weights``, the scores where the interned kernels apply."""
     families = check_families(families, clusters)
     if context is None and any(f in families for f in ("document", "corpus", "gazetteer")):
         raise ConfigError("the document, corpus and gazetteer features need a ListContext")
@@ -416,6 +428,8 @@ def featurize_in_context(nb, families, context=None, vocabulary=None, grow=False
         where = {} if not counted else dict(words=context.words, documents=context.documents,
                                             gazetteers=context.gazetteers, gazetteer_of=context.gazetteer_of,
                                             blocks=context.blocks)
+        if weights is not None:
+            return interned_scores(nb, families, spans, vocabulary, weights, given_parts=parts[1:], **where)
         return featurize_interned(nb, families, spans, vocabulary=vocabulary, targets=candidate_merits(nb),
                                   given_parts=parts[1:], **where), vocabulary
     if "document" in families:

@@ -71,6 +71,13 @@ class RankingData:
                            [self.comments[j] for j in rows] if self.comments else [],
                            None if self.line_numbers is None else self.line_numbers[rows])
 
+    def scores(self, weights):
+        """float64 (C,): weights · x of every row (ids past the weights weigh 0)."""
+        known = self.feature_ids < len(weights)
+        owner = np.repeat(np.arange(self.n_rows), np.diff(self.row_offsets))
+        return np.bincount(owner[known], weights=weights[self.feature_ids[known]] * self.values[known],
+                           minlength=self.n_rows)
+
     def best_rows(self):
         """Row of the highest target of every group, ties to the first row; -1 for an empty group."""
         return group_argmax(self.targets, self.group_offsets)

@@ -17,7 +17,7 @@ import numpy as np
 
 from structperc._kernels.rank.candidates import outside_tokens, trigram_counts
 from structperc._kernels.rank.interning import first_ids, intern_ranges, lookup_ranges, new_trie
-from structperc._kernels.rank.rows import candidate_rows
+from structperc._kernels.rank.rows import candidate_rows, candidate_scores
 from structperc._kernels.rank.type_shares import (ChunkDocuments, ChunkSpans, GazetteerEntries, ShareIds, chunk_rows,
                                                   document_counts, entity_keys, outside_rows)
 from structperc.rerank.data import SCORE_FEATURE, RankingData
@@ -264,10 +264,10 @@ def sequence_parts(nb, spans, vocabulary):
     return parts
 
 
-def candidate_parts(n_candidates, parts):
-    """(ids, values, row_offsets) of the candidates' rows (``_kernels.rank.rows``) from parts, each
-    (candidates, ids, values), entries by ascending candidate, or (owners, rows, offsets, ids, values),
-    CSR rows owned by candidates."""
+def stacked_parts(n_candidates, parts):
+    """(owners, rows, offsets, ids, values) of ``_kernels.rank.rows``: the parts, each (candidates, ids,
+    values), entries by ascending candidate, or (owners, rows, offsets, ids, values), CSR rows owned by
+    candidates, as one table."""
     owners, rows, offsets, ids, values = [], [], [np.zeros(1, dtype=np.int64)], [], []
     n_rows = n_entries = 0
     for part in parts:
@@ -285,26 +285,30 @@ def candidate_parts(n_candidates, parts):
         values.append(part_values)
         n_rows += len(part_offsets) - 1
         n_entries += len(part_ids)
-    ids = np.concatenate(ids).astype(np.int64, copy=False)
+    return (np.concatenate(owners).astype(np.int64, copy=False), np.concatenate(rows).astype(np.int64, copy=False),
+            np.concatenate(offsets).astype(np.int64, copy=False), np.concatenate(ids).astype(np.int64, copy=False),
+            np.concatenate(values).astype(np.float64, copy=False))
+
+
+def candidate_parts(n_candidates, parts):
+    """(ids, values, row_offsets) of the candidates' rows (``_kernels.rank.rows``) from parts
+    (``stacked_parts``)."""
+    owners, rows, offsets, ids, values = stacked_parts(n_candidates, parts)
     n_features = int(ids.max()) + 1 if len(ids) else 1
-    row_ids, values, row_offsets = candidate_rows(
-        n_candidates, n_features, np.concatenate(owners).astype(np.int64, copy=False),
-        np.concatenate(rows).astype(np.int64, copy=False), np.concatenate(offsets).astype(np.int64, copy=False), ids,
-        np.concatenate(values).astype(np.float64, copy=False))
-    return row_ids, values, row_offsets
+    return candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values)
 
 
-def featurize_interned(nb, families, spans, vocabulary, targets, words=None, documents=None, gazetteers=None,
-                       gazetteer_of=None, given_parts=(), blocks=None):
-    """RankingData of an NBestList with a fixed vocabulary, as ``context.featurize_in_context`` makes
-    it (same rows, ids and values, summed in the same order).
+def interned_parts(nb, families, spans, vocabulary, words=None, documents=None, gazetteers=None, gazetteer_of=None,
+                   given_parts=(), blocks=None):
+    """The parts (``stacked_parts``) of every candidate's features: the score, then ``given_parts``
+    (the entries ``context.featurize_in_context`` has made already: those of the string families,
+    entity, around, cluster, chunk and phrase, and of the posterior family), then the document,
+    gazetteer, corpus, sequence and rank families'.
 
-    spans : ``spans.CandidateSpans`` of nb; words : DocumentWords of nb.corpus (``exact``); targets
-    float64 (C,); documents int64 (n_sentences,), gazetteers (list of Gazetteer) and gazetteer_of
-    int64 (n_sentences,) for the document and gazetteer families; blocks int64 (n_sentences,) for the
-    corpus family (``context.ListContext``'s); given_parts: the entries ``featurize_in_context`` has
-    made already (those of the string families, entity, around, cluster, chunk and phrase, and of the
-    posterior family), placed after the score.
+    spans : ``spans.CandidateSpans`` of nb; words : DocumentWords of nb.corpus (``exact``);
+    documents int64 (n_sentences,), gazetteers (list of Gazetteer) and gazetteer_of int64
+    (n_sentences,) for the document and gazetteer families; blocks int64 (n_sentences,) for the
+    corpus family (``context.ListContext``'s).
     """
     n_candidates = nb.n_candidates
     counts = np.diff(nb.candidate_offsets)
@@ -322,7 +326,24 @@ def featurize_interned(nb, families, spans, vocabulary, targets, words=None, doc
         ranks = np.minimum(nb.ranks(), 5)
         rank_ids = np.asarray([vocabulary.get(f"rank={r}", -1) for r in range(6)], dtype=np.int64)
         parts.append((np.arange(n_candidates, dtype=np.int64), rank_ids[ranks], np.ones(n_candidates)))
-    ids, values, row_offsets = candidate_parts(n_candidates, parts)
+    return parts
+
+
+def featurize_interned(nb, families, spans, vocabulary, targets, **where):
+    """RankingData of an NBestList with a fixed vocabulary, as ``context.featurize_in_context`` makes
+    it (same rows, ids and values, summed in the same order): the rows of ``interned_parts(nb,
+    families, spans, vocabulary, **where)``; targets float64 (C,)."""
+    counts = np.diff(nb.candidate_offsets)
+    has = counts > 0
+    ids, values, row_offsets = candidate_parts(nb.n_candidates, interned_parts(nb, families, spans, vocabulary,
+                                                                                **where))
     group_offsets = np.concatenate([[0], np.cumsum(counts[has])]).astype(np.int64)
     kept = np.flatnonzero(has).astype(np.int64)
     return RankingData(group_offsets, row_offsets, ids, values, targets, kept + 1, [])
+
+
+def interned_scores(nb, families, spans, vocabulary, weights, **where):
+    """float64 (C,): weights · x of every candidate, x its row in ``featurize_interned`` (equal up to
+    rounding: the parts' sums are added without making the rows)."""
+    return candidate_scores(nb.n_candidates, *stacked_parts(nb.n_candidates, interned_parts(
+        nb, families, spans, vocabulary, **where)), np.asarray(weights, dtype=np.float64))

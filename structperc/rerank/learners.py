@@ -138,6 +138,12 @@ class Reranker(Learner):
         return predict_groups(self._weights_for(data), data.group_offsets, data.row_offsets,
                               data.feature_ids, self._scaled_values(data))
 
+    def linear_weights(self):
+        """The weights with the base score's divided by ``score_scale_`` (w · scaled x = this · x)."""
+        w = self.weights_.copy()
+        w[SCORE_FEATURE] /= self.score_scale_
+        return w
+
     # -------------------------------------------------------------- state
     hyperparameters = ("epochs", "average")
     learner = "perceptron"

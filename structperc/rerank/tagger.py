@@ -5,7 +5,8 @@ reranker's features read (the training corpus's gazetteer, the word clusters), i
 already), the jackknifed k-best lists of the training corpus (the base's settings retrained on each
 fold, ``nbest.jackknife_nbest``), the features (``rerank.context``), the learner; with a dev corpus,
 the learner's settings are chosen on it (``selection_`` lists what was tried). Tagging runs the base's
-k-best, featurizes the lists in their documents' context and takes the reranker's choice.
+k-best, featurizes the lists in their documents' context and takes the reranker's choice; a linear
+reranker scores the candidates without their rows (``context.scores_in_context``).
 
 ``RerankedTagger`` is ``RerankedCore`` on scikit-learn's ``BaseEstimator`` (``fit``, ``predict``,
 ``score``, ``clone``); ``structperc.load_model`` and the commands (``tag``, ``eval``) read its file,
@@ -16,6 +17,7 @@ import time
 
 import numpy as np
 
+from structperc._kernels.rank.ranking import group_argmax
 from structperc.chunks import is_bio
 from structperc.corpus import as_corpus
 from structperc.errors import ConfigError, ModelFileError
@@ -25,7 +27,8 @@ from structperc.estimator.tagger import SequenceTags
 from structperc.evaluate.metrics import evaluate_labels
 from structperc.rerank.clusters import ClusterPaths
 from structperc.rerank.context import (FAMILIES, Gazetteer, ListContext, check_families, document_ids,
-                                       featurize_in_context, jackknifed_gazetteers, posterior_temperature)
+                                       featurize_in_context, jackknifed_gazetteers, posterior_temperature,
+                                       scores_in_context)
 from structperc.rerank.learners import LEARNERS, LossReranker, Reranker, reranker_from_state
 
 KIND = "rerank"
@@ -197,8 +200,8 @@ class RerankedCore(Estimator):
         return best[1]
 
     # ------------------------------------------------------------------ prediction
-    def _featurized(self, corpus, gold=False, encoded=None):
-        """(NBestList, RankingData) of a Corpus; the candidates are scored against its labels only
+    def _in_context(self, corpus, gold=False, encoded=None):
+        """(NBestList, ListContext) of a Corpus; the candidates are scored against its labels only
         with ``gold`` (choosing settings on dev), as tagging needs no scores. encoded : the base's
         encoding of the input, when the caller has it."""
         import dataclasses
@@ -210,6 +213,11 @@ class RerankedCore(Estimator):
         lists = nbest_corpus(self.base_, corpus, int(self.k), encoded)
         context = ListContext(lists, document_ids(corpus, self.document_size), [self.gazetteer_],
                               np.zeros(corpus.n_sentences, dtype=np.int64))
+        return lists, context
+
+    def _featurized(self, corpus, gold=False, encoded=None):
+        """(NBestList, RankingData) of a Corpus (``_in_context``)."""
+        lists, context = self._in_context(corpus, gold, encoded)
         data, _ = featurize_in_context(lists, self.families_, context, self.vocabulary_, grow=False,
                                        clusters=self.clusters_, temperature=self.temperature_)
         return lists, data
@@ -228,8 +236,15 @@ class RerankedCore(Estimator):
     def _reranked(self, corpus, forced=None, encoded=None):
         if forced is not None:
             raise ConfigError("a reranked model cannot keep forced labels: tag with its base model")
-        lists, data = self._featurized(corpus, encoded=encoded)
-        choice = self._choice(lists, data, self.reranker_)
+        weights = self.reranker_.linear_weights()
+        if weights is None:
+            lists, data = self._featurized(corpus, encoded=encoded)
+            choice = self._choice(lists, data, self.reranker_)
+        else:  # a linear reranker scores the candidates without their rows
+            lists, context = self._in_context(corpus, encoded=encoded)
+            choice = group_argmax(scores_in_context(lists, self.families_, context, self.vocabulary_, weights,
+                                                    clusters=self.clusters_, temperature=self.temperature_),
+                                  lists.candidate_offsets)
         scores = np.where(choice >= 0, lists.scores[np.maximum(choice, 0)] if len(lists.scores) else 0.0, 0.0)
         return lists.selected_labels(choice), scores
 

@@ -10,6 +10,10 @@ label trigrams ...), each a list of (owner, row) pairs into one CSR table of fea
 
 A candidate's row is its entries in the order of its pairs (the parts' order, then each part's),
 sorted by id stably, the values of one id summed in that order.
+
+A linear model needs no rows to score the candidates: ``candidate_scores`` takes w · x of every part
+row once and adds each to the candidates that own it. The sums are the rows' in another order, equal
+up to rounding.
 """
 from collections import namedtuple
 
@@ -150,6 +154,39 @@ def fill_rows(lo, hi, layout, parts, filled):
         row_lengths[c] = n_present
 
 
+@njit(cache=True)
+def candidate_scores(n_candidates, owners, rows, offsets, ids, values, w):
+    """float64 (C,): w · x of every candidate, x its entries as ``candidate_rows`` gathers them (ids
+    below 0, or past w, weigh 0)."""
+    n_rows = offsets.shape[0] - 1
+    n_weights = w.shape[0]
+    row_score = np.zeros(n_rows)
+    for r in range(n_rows):
+        total = 0.0
+        for e in range(offsets[r], offsets[r + 1]):
+            f = ids[e]
+            if 0 <= f < n_weights:
+                total += w[f] * values[e]
+        row_score[r] = total
+    scores = np.zeros(n_candidates)
+    for p in range(owners.shape[0]):
+        scores[owners[p]] += row_score[rows[p]]
+    return scores
+
+
+@njit(cache=True)
+def close_up(row_ids, row_values, starts, row_lengths, row_offsets):
+    """Moves each candidate's row from its slot (starts[c] on) to row_offsets[c] on, in place: the
+    rows ascend and a row's slot is never before its place, so nothing is overwritten before it moves."""
+    for c in range(row_lengths.shape[0]):
+        a = starts[c]
+        b = row_offsets[c]
+        if a != b:
+            for j in range(row_lengths[c]):
+                row_ids[b + j] = row_ids[a + j]
+                row_values[b + j] = row_values[a + j]
+
+
 def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values, threads=None):
     """(row_ids int64 (k,), row_values float64 (k,), row_offsets int64 (C + 1,)): every candidate's
     known entries (ids >= 0, below n_features) by ascending id, the values of one id summed in the
@@ -180,8 +217,8 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values,
         over_items(call, n_candidates, threads=threads)
     row_offsets = np.zeros(n_candidates + 1, dtype=np.int64)
     np.cumsum(row_lengths, out=row_offsets[1:])
-    if row_offsets[-1] == total:
+    kept = int(row_offsets[-1])
+    if kept == total:
         return row_ids, row_values, row_offsets
-    starts = entry_counts[:-1]
-    keep = np.repeat(starts - row_offsets[:-1], row_lengths) + np.arange(row_offsets[-1])
-    return row_ids[keep], row_values[keep], row_offsets
+    close_up(row_ids, row_values, entry_counts, row_lengths, row_offsets)
+    return row_ids[:kept], row_values[:kept], row_offsets
