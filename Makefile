@@ -11,7 +11,7 @@ CLUSTER_PATHS := corpora/clusters/paths.txt
 # every target that writes a results file then rewrites the figures blocks of README.md and docs/ quoting it
 REFRESH := $(BIN)/python benchmarks/sections.py
 
-.PHONY: install warm docs data demo demo-raw-text test bench-serve bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner reproduce-ner-quick reproduce-ner-cv reproduce-ner-dev rerank-experiment rerank-ner rerank-chunk ensembles partial-labels ewt-features ewt-tag-dict clusters semisupervised lint clean
+.PHONY: install warm docs data demo demo-raw-text test bench-serve bench-rawtext test-slow bench bench-crf compile-budget ner-preset sgd-defaults epochs stopping bench-first-run bench-scale reproduce reproduce-ner reproduce-ner-quick reproduce-ner-cv reproduce-ner-dev rerank-experiment rerank-ner rerank-ner-cv rerank-chunk ensembles partial-labels ewt-features ewt-tag-dict clusters semisupervised lint clean
 
 # The package and its dependencies alone: all that `make demo` needs, so a first run installs no more.
 $(BIN)/.core: pyproject.toml
@@ -187,6 +187,12 @@ rerank-experiment: install
 rerank-ner: install
 	$(SP) data fetch conll2002_nl $(MIRROR)
 	$(BIN)/python experiments/rerank_ner.py
+	$(REFRESH)
+
+# the families rerank-ner reranks with, chosen by cross-validation over ned.train's jackknifed lists
+rerank-ner-cv: install
+	$(SP) data fetch conll2002_nl $(MIRROR)
+	$(BIN)/python experiments/rerank_ner_cv.py
 	$(REFRESH)
 
 # the chunk preset's 20-best lists reranked, choices on a held-out tenth of train (issue 41)

@@ -67,12 +67,13 @@ def string_featurized(monkeypatch, nb, families, make_context, vocabulary, clust
 @pytest.mark.parametrize("k", [1, 5])
 def test_interned_featurizing_equals_the_string_featurizing(monkeypatch, seed, k, threaded):
     """threaded: the chunks' and the candidates' rows made in ranges on three threads whatever their
-    number (``type_shares.PARALLEL_FROM_CHUNKS``, ``rows.PARALLEL_FROM_ENTRIES``)."""
+    number (``type_shares.PARALLEL_FROM_CHUNKS`` and ``PARALLEL_FROM_ADDITIONS``, ``rows.PARALLEL_FROM_ENTRIES``)."""
     if threaded:
         from structperc._kernels import threads
         from structperc._kernels.rank import rows, type_shares
 
         monkeypatch.setattr(type_shares, "PARALLEL_FROM_CHUNKS", 1)
+        monkeypatch.setattr(type_shares, "PARALLEL_FROM_ADDITIONS", 1)
         monkeypatch.setattr(rows, "PARALLEL_FROM_ENTRIES", 1)
         monkeypatch.setattr(threads, "thread_count", lambda: 3)
     corpus = random_corpus(seed)

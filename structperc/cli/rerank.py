@@ -292,8 +292,9 @@ def rerank_fit_command(
     json_output: Json = False,
 ):
     """Fit a reranked model in one step: the base's jackknifed k-best lists of TRAIN, the features
-    (document context, gazetteers, whole entities, label trigrams), the learner, its settings chosen
-    on --dev. The file is a model: tag, eval and load_model take it."""
+    (by default: what each entity gets elsewhere in its document, gazetteers, label trigrams and
+    entity counts, the rank, each entity's probability in its list), the learner, its settings
+    chosen on --dev. The file is a model: tag, eval and load_model take it."""
     from structperc.ensembles.files import read_model
     from structperc.rerank.tagger import DEFAULT_FAMILIES, DEFAULT_LEARNER, RerankedCore
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from structperc._kernels.rank.candidates import outside_tokens, trigram_counts
 from structperc._kernels.rank.interning import first_ids, intern_ranges, lookup_ranges, new_trie
-from structperc._kernels.rank.rows import candidate_rows, candidate_scores
+from structperc._kernels.rank.rows import add_entry_scores, add_row_scores, candidate_rows
 from structperc._kernels.rank.type_shares import (ChunkDocuments, ChunkSpans, GazetteerEntries, ShareIds, chunk_rows,
                                                   document_counts, entity_keys, outside_rows)
 from structperc.rerank.data import SCORE_FEATURE, RankingData
@@ -122,24 +122,47 @@ def _gazetteer_entries(spans, words, starts, ends, gazetteers, gazetteer_of, typ
     return string_entry, lower_entry, (np.concatenate(offsets), np.concatenate(kinds), np.concatenate(counts))
 
 
-DocumentCounts = namedtuple("DocumentCounts", "tables key_offsets total_slot own_slot in_one in_many tokens "
-                                               "token_sentence outside_candidates outside")
-DocumentCounts.__doc__ = """What the document family reads (``document_counts``).
+Additions = namedtuple("Additions", "key_offsets sentence added kinds weights in_one n_keys own_slot n_own "
+                                    "tokens token_sentence outside_candidates outside_rows chunk_span n_spans")
+Additions.__doc__ = """What every distinct chunk and outside word adds to the document family's counts,
+whatever the documents (``chunk_additions``): the document and corpus families share it.
 
-tables: the one/many total/own tables of ``_kernels.rank.type_shares.document_counts``; key_offsets
-int64 (D + 1,): each distinct chunk's additions; total_slot, own_slot int64 (additions,); in_one,
-in_many: bool (D + R,), whether the document of each chunk, then of each outside word, has counts
-in the 1-best, in the candidates; tokens, token_sentence int64 (R,): the capitalised words that some
-candidate leaves outside its chunks; (outside_candidates, outside): every (candidate, such word)."""
+key_offsets int64 (D + 1,): each distinct chunk's additions; sentence, added (keys), kinds, weights,
+in_one (bool: the base's 1-best has it) per addition; n_keys; own_slot int64 (additions,), n_own: the
+(sentence, key) slots; tokens, token_sentence int64 (R,): the capitalised words that some candidate
+leaves outside its chunks; (outside_candidates, outside_rows): every (candidate, row of such a word);
+chunk_span int64 (D,), n_spans: each distinct chunk's tokens numbered."""
+
+DocumentCounts = namedtuple("DocumentCounts", "tables total_slot in_one in_many")
+DocumentCounts.__doc__ = """What the document family reads (``document_counts``) for one partition into
+documents: the one/many total/own tables of ``_kernels.rank.type_shares.document_counts``; total_slot
+int64 (additions,); in_one, in_many: bool (D + R,), whether the document of each chunk, then of each
+outside word, has counts in the 1-best, in the candidates."""
 
 
-def count_documents(nb, spans, words, documents, keys, starts, ends, outside_type):
-    """DocumentCounts of an NBestList: each distinct chunk (tokens starts to ends - 1) adds its type
-    under its keys (``keys``: string key, lower-cased key, each token's word key), then each outside
-    capitalised word adds ``outside_type`` under its word, in the order ``context.ListContext`` adds
-    them."""
+def chunk_bounds(nb, spans):
+    """(starts, ends) int64 (D,): the tokens of every distinct chunk, starts to ends - 1."""
+    o = nb.corpus.sentence_offsets
+    return (o[spans.distinct_sentence] + spans.distinct_first, o[spans.distinct_sentence] + spans.distinct_last + 1)
+
+
+def outside_type_of(spans):
+    """The type number of "O" (``context_parts``'s numbering: the chunk types, then "O")."""
+    return {name: t for t, name in enumerate(spans.type_names)}.get(OUTSIDE_TYPE, len(spans.type_names))
+
+
+def chunk_additions(nb, spans, words):
+    """Additions of an NBestList: each distinct chunk adds its type under its keys (string key,
+    lower-cased key, each token's word key), then each outside capitalised word adds "O" under its
+    word, in the order ``context.ListContext`` adds them."""
     corpus = nb.corpus
-    string_key, lower_key, word_key = keys
+    starts, ends = chunk_bounds(nb, spans)
+    # keys: an entity's string and lower-cased string are nodes of one trie (lower-cased word ids after
+    # the word ids), a word is the number of nodes + its id
+    trie = new_trie()
+    string_key = intern_ranges(trie, words.word_of_token, starts, ends)
+    lower_key = intern_ranges(trie, len(words.words) + words.lower_of_word[words.word_of_token], starts, ends)
+    word_key = len(trie) + words.word_of_token
     n_candidates = np.diff(nb.candidate_offsets)
     n_keys = int(word_key.max()) + 1 if len(word_key) else 1
     outside_candidates, outside = outside_tokens(nb.path_offsets, spans.offsets, spans.first, spans.last,
@@ -157,34 +180,41 @@ def count_documents(nb, spans, words, documents, keys, starts, ends, outside_typ
     sentence = np.concatenate([np.repeat(spans.distinct_sentence, lengths), token_sentence])
     added = np.concatenate([chunk_keys, word_key[tokens]])
     kinds = np.concatenate([np.repeat(spans.distinct_type, lengths),
-                            np.full(len(tokens), outside_type, dtype=np.int64)])
+                            np.full(len(tokens), outside_type_of(spans), dtype=np.int64)])
     weights = np.concatenate([np.repeat(chunk_share, lengths), per_token[tokens] / n_candidates[token_sentence]])
     in_one = np.concatenate([np.repeat(chunk_in_one, lengths), first_per_token[tokens] > 0])
-    total_slot, n_total = first_ids(documents[sentence] * n_keys + added)
     own_slot, n_own = first_ids(sentence * n_keys + added)
-    tables = document_counts(n_total, n_own, total_slot, own_slot, kinds, weights, in_one)
+    chunk_span, n_spans = first_ids(starts * (corpus.n_tokens + 1) + ends)
+    return Additions(key_offsets, sentence, added, kinds, weights, in_one, n_keys, own_slot, n_own, tokens,
+                     token_sentence, outside_candidates, np.searchsorted(tokens, outside), chunk_span, n_spans)
+
+
+def count_documents(spans, additions, documents):
+    """DocumentCounts of the additions of an NBestList's chunks and outside words (``chunk_additions``)
+    with documents int64 (n_sentences,)."""
+    a = additions
+    total_slot, n_total = first_ids(documents[a.sentence] * a.n_keys + a.added)
+    tables = document_counts(n_total, a.n_own, total_slot, a.own_slot, a.kinds, a.weights, a.in_one)
     n_documents = int(documents.max()) + 1 if len(documents) else 1
     one_documents = np.zeros(n_documents, dtype=bool)
     many_documents = np.zeros(n_documents, dtype=bool)
-    one_documents[documents[sentence[in_one]]] = True
-    many_documents[documents[sentence]] = True
-    owners = documents[np.concatenate([spans.distinct_sentence, token_sentence])]
-    return DocumentCounts(tables, key_offsets, total_slot, own_slot, one_documents[owners], many_documents[owners],
-                          tokens, token_sentence, outside_candidates, outside)
+    one_documents[documents[a.sentence[a.in_one]]] = True
+    many_documents[documents[a.sentence]] = True
+    owners = documents[np.concatenate([spans.distinct_sentence, a.token_sentence])]
+    return DocumentCounts(tables, total_slot, one_documents[owners], many_documents[owners])
 
 
-def context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_of, vocabulary):
+def context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_of, vocabulary, additions=None):
     """The parts (``candidate_parts``) of the document and gazetteer families: a row per distinct
-    chunk, owned by the candidates that have it, then a row per outside word."""
-    o = nb.corpus.sentence_offsets
+    chunk, owned by the candidates that have it, then a row per outside word. additions: the list's
+    ``chunk_additions`` when the caller has them (the document family reads them)."""
     documents = np.asarray(documents, dtype=np.int64)
     type_index = {name: t for t, name in enumerate(spans.type_names)}
     for name in [OUTSIDE_TYPE, *(name for g in gazetteers or [] for name in g.interned.type_names)]:
         type_index.setdefault(name, len(type_index))
     n_types = len(type_index)
     n_chunks = spans.n_distinct
-    starts = o[spans.distinct_sentence] + spans.distinct_first
-    ends = o[spans.distinct_sentence] + spans.distinct_last + 1
+    starts, ends = chunk_bounds(nb, spans)
     if "gazetteer" in families:
         string_entry, lower_entry, entries = _gazetteer_entries(spans, words, starts, ends, gazetteers, gazetteer_of,
                                                                 type_index)
@@ -201,24 +231,17 @@ def context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_o
                           GazetteerEntries(string_entry, lower_entry, *entries),
                           ShareIds(pair_ids, agree_ids, none_ids))
         return [(spans.candidate, spans.distinct_of, *rows)]
-    # keys: an entity's string and lower-cased string are nodes of one trie (lower-cased word ids after
-    # the word ids), a word is the number of nodes + its id
-    trie = new_trie()
-    string_key = intern_ranges(trie, words.word_of_token, starts, ends)
-    lower_key = intern_ranges(trie, len(words.words) + words.lower_of_word[words.word_of_token], starts, ends)
-    word_key = len(trie) + words.word_of_token
-    counted = count_documents(nb, spans, words, documents, (string_key, lower_key, word_key), starts, ends,
-                              type_index[OUTSIDE_TYPE])
-    chunk_span, n_spans = first_ids(starts * (nb.corpus.n_tokens + 1) + ends)
-    documents = ChunkDocuments(counted.tables, counted.key_offsets, counted.total_slot, counted.own_slot,
+    a = chunk_additions(nb, spans, words) if additions is None else additions
+    counted = count_documents(spans, a, documents)
+    documents = ChunkDocuments(counted.tables, a.key_offsets, counted.total_slot, a.own_slot,
                                counted.in_one[:n_chunks], counted.in_many[:n_chunks])
-    rows = chunk_rows(n_types, documents, ChunkSpans(spans.distinct_type, chunk_span, n_spans),
+    rows = chunk_rows(n_types, documents, ChunkSpans(spans.distinct_type, a.chunk_span, a.n_spans),
                       GazetteerEntries(string_entry, lower_entry, *entries), ShareIds(pair_ids, agree_ids, none_ids))
     parts = [(spans.candidate, spans.distinct_of, *rows)]
-    first = int(counted.key_offsets[-1])
-    rows = outside_rows(n_types, counted.tables, counted.total_slot[first:], counted.own_slot[first:],
+    first = int(a.key_offsets[-1])
+    rows = outside_rows(n_types, counted.tables, counted.total_slot[first:], a.own_slot[first:],
                         counted.in_one[n_chunks:], counted.in_many[n_chunks:], outside_ids)
-    parts.append((counted.outside_candidates, np.searchsorted(counted.tokens, counted.outside), *rows))
+    parts.append((a.outside_candidates, a.outside_rows, *rows))
     return parts
 
 
@@ -316,10 +339,13 @@ def interned_parts(nb, families, spans, vocabulary, words=None, documents=None, 
     scores = nb.scores - np.repeat(nb.scores[nb.candidate_offsets[:-1][has]], counts[has])
     parts = [(np.arange(n_candidates, dtype=np.int64), np.full(n_candidates, SCORE_FEATURE, dtype=np.int64),
               scores.astype(np.float64)), *given_parts]
+    # what the chunks and outside words add to the counts, whatever the documents: the document and
+    # corpus families count the same additions over different documents
+    additions = chunk_additions(nb, spans, words) if "document" in families or "corpus" in families else None
     if "document" in families or "gazetteer" in families:
-        parts += context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_of, vocabulary)
+        parts += context_parts(nb, families, spans, words, documents, gazetteers, gazetteer_of, vocabulary, additions)
     if "corpus" in families:
-        parts += context_parts(nb, ["document"], spans, words, blocks, None, None, CorpusNames(vocabulary))
+        parts += context_parts(nb, ["document"], spans, words, blocks, None, None, CorpusNames(vocabulary), additions)
     if "sequence" in families:
         parts += sequence_parts(nb, spans, vocabulary)
     if "rank" in families:
@@ -344,6 +370,13 @@ def featurize_interned(nb, families, spans, vocabulary, targets, **where):
 
 def interned_scores(nb, families, spans, vocabulary, weights, **where):
     """float64 (C,): weights · x of every candidate, x its row in ``featurize_interned`` (equal up to
-    rounding: the parts' sums are added without making the rows)."""
-    return candidate_scores(nb.n_candidates, *stacked_parts(nb.n_candidates, interned_parts(
-        nb, families, spans, vocabulary, **where)), np.asarray(weights, dtype=np.float64))
+    rounding: each part's sums are added to the candidates without making the rows)."""
+    weights = np.asarray(weights, dtype=np.float64)
+    scores = np.zeros(nb.n_candidates)
+    for part in interned_parts(nb, families, spans, vocabulary, **where):
+        arrays = [np.asarray(a, dtype=np.float64 if i == len(part) - 1 else np.int64) for i, a in enumerate(part)]
+        if len(part) == 3:
+            add_entry_scores(scores, *arrays, weights)
+        else:
+            add_row_scores(scores, *arrays, weights)
+    return scores

@@ -11,9 +11,9 @@ label trigrams ...), each a list of (owner, row) pairs into one CSR table of fea
 A candidate's row is its entries in the order of its pairs (the parts' order, then each part's),
 sorted by id stably, the values of one id summed in that order.
 
-A linear model needs no rows to score the candidates: ``candidate_scores`` takes w · x of every part
-row once and adds each to the candidates that own it. The sums are the rows' in another order, equal
-up to rounding.
+A linear model needs no rows to score the candidates: ``add_row_scores`` takes w · x of every part
+row once and adds each to the candidates that own it (``add_entry_scores`` for a part of one row per
+candidate). The sums are the rows' in another order, equal up to rounding.
 """
 from collections import namedtuple
 
@@ -155,9 +155,9 @@ def fill_rows(lo, hi, layout, parts, filled):
 
 
 @njit(cache=True)
-def candidate_scores(n_candidates, owners, rows, offsets, ids, values, w):
-    """float64 (C,): w · x of every candidate, x its entries as ``candidate_rows`` gathers them (ids
-    below 0, or past w, weigh 0)."""
+def add_row_scores(scores, owners, rows, offsets, ids, values, w):
+    """scores[owners[p]] += w · (row rows[p]) for every pair p of one part's CSR rows (ids below 0,
+    or past w, weigh 0): each row's product is taken once."""
     n_rows = offsets.shape[0] - 1
     n_weights = w.shape[0]
     row_score = np.zeros(n_rows)
@@ -168,10 +168,19 @@ def candidate_scores(n_candidates, owners, rows, offsets, ids, values, w):
             if 0 <= f < n_weights:
                 total += w[f] * values[e]
         row_score[r] = total
-    scores = np.zeros(n_candidates)
     for p in range(owners.shape[0]):
         scores[owners[p]] += row_score[rows[p]]
-    return scores
+
+
+@njit(cache=True)
+def add_entry_scores(scores, owners, ids, values, w):
+    """scores[owners[e]] += w[ids[e]] * values[e] for every entry of a part of one row per candidate
+    (ids below 0, or past w, weigh 0)."""
+    n_weights = w.shape[0]
+    for e in range(ids.shape[0]):
+        f = ids[e]
+        if 0 <= f < n_weights:
+            scores[owners[e]] += w[f] * values[e]
 
 
 @njit(cache=True)

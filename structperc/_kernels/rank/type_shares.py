@@ -31,6 +31,8 @@ from numba import njit
 
 # Below this many distinct chunks their rows are made in the calling thread
 PARALLEL_FROM_CHUNKS = 4096
+# Below this many additions the total and the own counts are made one after the other in the calling thread
+PARALLEL_FROM_ADDITIONS = 20000
 
 # chunk_rows' records: what a chunk's document has counted (the tables of ``document_counts`` and each
 # chunk's additions), the distinct chunks, their gazetteer entries, and the share features' ids
@@ -87,19 +89,37 @@ def entity_keys(string_key, lower_key, word_key, starts, ends):
     return offsets, keys
 
 
-@njit(cache=True)
-def document_counts(n_total, n_own, total_slot, own_slot, kind, weight, in_one):
-    """(one_total, one_own, many_total, many_own): addition e adds weight[e] of type kind[e] to many's
-    slots total_slot[e] and own_slot[e], and 1 to one's when in_one[e]."""
-    n = total_slot.shape[0]
-    one_total, one_own = new_table(n_total, n), new_table(n_own, n)
-    many_total, many_own = new_table(n_total, n), new_table(n_own, n)
+@njit(cache=True, nogil=True)
+def slot_tables(n_slots, slot, kind, weight, in_one):
+    """(one, many): addition e adds weight[e] of type kind[e] to many's slot slot[e], and 1 to one's
+    when in_one[e]."""
+    n = slot.shape[0]
+    one, many = new_table(n_slots, n), new_table(n_slots, n)
     for e in range(n):
-        table_add(many_total, total_slot[e], kind[e], weight[e])
-        table_add(many_own, own_slot[e], kind[e], weight[e])
+        table_add(many, slot[e], kind[e], weight[e])
         if in_one[e]:
-            table_add(one_total, total_slot[e], kind[e], 1.0)
-            table_add(one_own, own_slot[e], kind[e], 1.0)
+            table_add(one, slot[e], kind[e], 1.0)
+    return one, many
+
+
+def document_counts(n_total, n_own, total_slot, own_slot, kind, weight, in_one, threads=None):
+    """(one_total, one_own, many_total, many_own): ``slot_tables`` of the total slots and of the own
+    slots, the two on two threads (``threads.over_items``; None: numba's count) from
+    ``PARALLEL_FROM_ADDITIONS`` additions on."""
+    from structperc._kernels.threads import over_items
+
+    numberings = ((n_total, total_slot), (n_own, own_slot))
+    made = [None, None]
+
+    def call(lo, hi):
+        for i in range(lo, hi):
+            made[i] = slot_tables(numberings[i][0], numberings[i][1], kind, weight, in_one)
+
+    if total_slot.shape[0] < PARALLEL_FROM_ADDITIONS:
+        call(0, 2)
+    else:
+        over_items(call, 2, chunks_per_thread=1, threads=threads)
+    (one_total, many_total), (one_own, many_own) = made
     return one_total, one_own, many_total, many_own
 
 
