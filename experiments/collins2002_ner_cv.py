@@ -40,9 +40,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import collins2002_ner as table  # noqa: E402
+from family_search import best_of, cross_validated, ordered, search, search_lines  # noqa: E402
 
 from structperc.nbest.jackknife import fold_split  # noqa: E402
-from structperc.rerank.context import FAMILIES  # noqa: E402
 from structperc.rerank.pipeline import DualReranker, Reranker  # noqa: E402
 
 SEEDS = (0, 1)
@@ -60,20 +60,6 @@ INPUTS = {}  # what the forked workers read: the train lists, their context, the
 
 def log(message):
     print(message, file=sys.stderr, flush=True)
-
-
-def cross_validated(data, vocabulary, nb, fold_of_group, learner):
-    """F1 over ``nb`` of the held-out choices: for every fold, a new reranker ``learner()`` trained on
-    the other folds' groups of ``data`` chooses among that fold's candidates."""
-    choice = np.full(nb.n_sentences, -1, dtype=np.int64)
-    for fold in np.unique(fold_of_group):
-        held = np.flatnonzero(fold_of_group == fold)
-        train = data.take_groups(np.flatnonzero(fold_of_group != fold))
-        test = data.take_groups(held)
-        rows = learner().fit_ranking(train, vocabulary).choose(test)
-        # rows index the held-out data's candidates; the lists' candidate of each is at the same rank
-        choice[test.qids - 1] = data.group_offsets[held] + rows - test.group_offsets[:-1]
-    return nb.corpus_score(choice)
 
 
 def score_families(families):
@@ -97,27 +83,6 @@ def score_voted(task):
     f1 = cross_validated(INPUTS["data"], INPUTS["vocabulary"], INPUTS["lists"]["train"], INPUTS["fold_of_group"],
                          lambda: DualReranker(kernel="linear", vote="voted", seed=seed, **params))
     return params, seed, f1
-
-
-def best_of(grid):
-    """(setting, mean F1 over the seeds) of the best setting of a grid."""
-    means = {key: float(np.mean(f1s)) for key, f1s in grid.items()}
-    key = max(means, key=means.get)
-    return key, means[key]
-
-
-def ordered(families):
-    return tuple(name for name in FAMILIES if name in families)
-
-
-def switched(families):
-    """Every set one family away from ``families`` (none empty)."""
-    out = []
-    for name in FAMILIES:
-        other = ordered([f for f in families if f != name] if name in families else [*families, name])
-        if other:
-            out.append(other)
-    return out
 
 
 def read_inputs():
@@ -161,29 +126,7 @@ def main():
     start = time.perf_counter()
     start_set = ordered(table.CONTEXT_SETS[START])
     lists = read_inputs()
-    scored = {}  # families -> {"grid", "n_features", "seconds"}
-
-    def score(sets, pool):
-        todo = [s for s in sets if s not in scored]
-        for families, grid, n_features, seconds in pool.imap_unordered(score_families, todo):
-            scored[families] = {"grid": grid, "n_features": n_features, "seconds": seconds}
-            key, f1 = best_of(grid)
-            log(f"{'+'.join(families)}: {f1:.2f} at {key} ({seconds:.0f}s)")
-
-    rounds = []
-    current = start_set
-    with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
-        score([current], pool)
-        for _ in range(ROUNDS):
-            candidates = switched(current)
-            score(candidates, pool)
-            best = max(candidates, key=lambda s: best_of(scored[s]["grid"])[1])
-            gain = best_of(scored[best]["grid"])[1] - best_of(scored[current]["grid"])[1]
-            rounds.append({"from": current, "best": best, "gain": gain, "taken": gain >= GAIN})
-            log(f"round {len(rounds)}: best switch {'+'.join(best)}, {gain:+.2f}")
-            if gain < GAIN:
-                break
-            current = best
+    current, rounds, scored = search(start_set, score_families, ROUNDS, GAIN, log)
     result = {"start": start_set, "chosen": current, "rounds": rounds, "seeds": list(SEEDS), "gain": GAIN,
               "folds": table.FOLDS, "one_best": lists["train"].summary()["one_best"],
               "oracle": lists["train"].summary()["oracle"],
@@ -193,9 +136,7 @@ def main():
 
 
 def render(result):
-    sets = {tuple(s["families"]): s for s in result["sets"]}
     start = tuple(result["start"])
-    base = best_of(sets[start]["grid"])[1]
     lines = [
         "# The Collins (2002) NER table's feature families, chosen by cross-validation on ned.train",
         "",
@@ -211,19 +152,8 @@ def render(result):
         "switches each "
         f"family on or off in turn, and takes the best switch when it gains at least {result['gain']} F1.",
         "",
-        "| features | vs the table's set | best setting | F1 by seed | mean |",
-        "|---|---|---|---|---|",
+        *search_lines(result, "the table's set"),
     ]
-    for families, s in sorted(sets.items(), key=lambda item: -best_of(item[1]["grid"])[1]):
-        key, f1 = best_of(s["grid"])
-        change = ", ".join([f"+{f}" for f in families if f not in start] + [f"-{f}" for f in start if f not in families])
-        lines.append(f"| {', '.join(families)} | {change or 'the table set'} | {key} | "
-                     f"{' / '.join(f'{v:.2f}' for v in s['grid'][key])} | {f1:.2f} ({f1 - base:+.2f}) |")
-    lines += ["", "Rounds:", ""]
-    for i, r in enumerate(result["rounds"], 1):
-        lines.append(f"{i}. from {', '.join(r['from'])}: best switch to {', '.join(r['best'])}, "
-                     f"{r['gain']:+.2f} F1, {'taken' if r['taken'] else 'not taken'}.")
-    lines += ["", f"Chosen: {', '.join(result['chosen'])}.", ""]
     voted = result.get("voted")
     if voted:
         lines += [

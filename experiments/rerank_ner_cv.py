@@ -21,8 +21,6 @@ testa and testb are not read. Writes experiments/results/rerank_ner_cv.md and .j
 fits the chosen set as one model beside the defaults, and scores and times both. Run: ``make rerank-ner-cv``.
 """
 import json
-import multiprocessing
-import os
 import platform
 import sys
 import time
@@ -31,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rerank_ner as row  # noqa: E402
-from collins2002_ner_cv import best_of, cross_validated  # noqa: E402
+from family_search import cross_validated, ordered, search, search_lines  # noqa: E402
 
 from structperc.readers import read_corpus  # noqa: E402
 from structperc.rerank.context import FAMILIES  # noqa: E402
@@ -51,20 +49,6 @@ INPUTS = {}  # what the forked workers read: the lists and their contexts
 
 def log(message):
     print(message, file=sys.stderr, flush=True)
-
-
-def ordered(families):
-    return tuple(name for name in FAMILIES if name in families)
-
-
-def switched(families):
-    """Every set one switch of ``SWITCHES`` away from ``families`` (none empty)."""
-    out = []
-    for name in SWITCHES:
-        other = ordered([f for f in families if f != name] if name in families else [*families, name])
-        if other:
-            out.append(other)
-    return out
 
 
 def score_families(families):
@@ -96,29 +80,7 @@ def main():
     start = time.perf_counter()
     lists = read_inputs()
     summary = lists.full["train"].summary()
-    scored = {}  # families -> {"grid", "n_features", "seconds"}
-
-    def score(sets, pool):
-        todo = [s for s in sets if s not in scored]
-        for families, grid, n_features, seconds in pool.imap_unordered(score_families, todo):
-            scored[families] = {"grid": grid, "n_features": n_features, "seconds": seconds}
-            key, f1 = best_of(grid)
-            log(f"{'+'.join(families)}: {f1:.2f} at {key} ({seconds:.0f}s, {n_features:,} features)")
-
-    rounds = []
-    current = ordered(START)
-    with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
-        score([current], pool)
-        for _ in range(ROUNDS):
-            candidates = switched(current)
-            score(candidates, pool)
-            best = max(candidates, key=lambda s: best_of(scored[s]["grid"])[1])
-            gain = best_of(scored[best]["grid"])[1] - best_of(scored[current]["grid"])[1]
-            rounds.append({"from": current, "best": best, "gain": gain, "taken": gain >= GAIN})
-            log(f"round {len(rounds)}: best switch {'+'.join(best)}, {gain:+.2f}")
-            if gain < GAIN:
-                break
-            current = best
+    current, rounds, scored = search(START, score_families, ROUNDS, GAIN, log, SWITCHES)
     result = {"start": ordered(START), "chosen": current, "rounds": rounds, "seeds": list(SEEDS), "gain": GAIN,
               "folds": row.FOLDS, "one_best": summary["one_best"], "oracle": summary["oracle"],
               "sets": [{"families": list(s), **v} for s, v in scored.items()],
@@ -129,9 +91,7 @@ def main():
 
 
 def render(result):
-    sets = {tuple(s["families"]): s for s in result["sets"]}
     start = tuple(result["start"])
-    base = best_of(sets[start]["grid"])[1]
     lines = [
         "# The reranked `ner` preset's feature families, chosen by cross-validation on ned.train",
         "",
@@ -147,19 +107,8 @@ def render(result):
         f"({', '.join(start)}), switches each family on or off in turn, and takes the best switch when it "
         f"gains at least {result['gain']} F1.",
         "",
-        "| features | vs the testa set | best setting | F1 by seed | mean |",
-        "|---|---|---|---|---|",
+        *search_lines(result, "the testa set"),
     ]
-    for families, s in sorted(sets.items(), key=lambda item: -best_of(item[1]["grid"])[1]):
-        key, f1 = best_of(s["grid"])
-        change = ", ".join([f"+{f}" for f in families if f not in start] + [f"-{f}" for f in start if f not in families])
-        lines.append(f"| {', '.join(families)} | {change or 'the testa set'} | {key} | "
-                     f"{' / '.join(f'{v:.2f}' for v in s['grid'][key])} | {f1:.2f} ({f1 - base:+.2f}) |")
-    lines += ["", "Rounds:", ""]
-    for i, r in enumerate(result["rounds"], 1):
-        lines.append(f"{i}. from {', '.join(r['from'])}: best switch to {', '.join(r['best'])}, "
-                     f"{r['gain']:+.2f} F1, {'taken' if r['taken'] else 'not taken'}.")
-    lines += ["", f"Chosen: {', '.join(result['chosen'])}.", ""]
     return "\n".join(lines)
 
 
