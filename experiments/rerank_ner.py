@@ -9,7 +9,9 @@ the ``corpus`` family counts within each fold).
 Every choice is made on ned.testa: the feature families (all of them, and all but one for each
 family; then the ``posterior`` family on top of the best of those sets), the learner and its settings (averaged perceptron; MIRA and the loss-scaled perceptron),
 then k (5, 10, 20). ned.testb is featurized and scored once, at the end, with the paired bootstrap
-against the base's 1-best.
+against the base's 1-best. The same choices as one model (``RerankedTagger``'s defaults) are scored and
+timed beside the base; so is the set of families that cross-validation over ned.train's lists chose
+(``rerank_ner_cv.py``), when it has run.
 
 Writes experiments/results/rerank_ner.md and .json. Run: ``make rerank-ner``. The n-best lists are
 cached in experiments/cache/ (``nbest_cache``).
