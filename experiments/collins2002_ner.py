@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from family_search import read_search  # noqa: E402
 from nbest_cache import cached_lists  # noqa: E402
 
 from structperc.clusters.brown import brown_clusters  # noqa: E402
@@ -146,8 +147,7 @@ CV_SET = "cross-validated"
 def cross_validation_choices():
     """(families, voted perceptron's setting) that ``collins2002_ner_cv.py`` (and its ``--voted``) chose;
     each None when it has not run."""
-    path = RESULTS / "collins2002_ner_cv.json"
-    result = json.loads(path.read_text()) if path.is_file() else {}
+    result = read_search(RESULTS / "collins2002_ner_cv.json")
     return result.get("chosen"), result.get("voted", {}).get("chosen")
 
 

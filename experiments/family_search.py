@@ -5,12 +5,18 @@ A set's score is a grid of {setting: [F1 by seed]}; its value the best setting's
 From a start set, every set one switch away (a family on or off) is scored; the best is taken when it
 gains at least ``gain`` F1, and the search goes on from there, for at most ``rounds`` rounds.
 """
+import json
 import multiprocessing
 import os
 
 import numpy as np
 
 from structperc.rerank.context import FAMILIES
+
+
+def read_search(path):
+    """The results a search script wrote at ``path`` (a dict; empty when it has not run)."""
+    return json.loads(path.read_text()) if path.is_file() else {}
 
 
 def cross_validated(data, vocabulary, nb, fold_of_group, learner):

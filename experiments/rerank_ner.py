@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from family_search import read_search  # noqa: E402
 from nbest_cache import cached_lists  # noqa: E402
 
 from structperc.estimator.tagger import Tagger  # noqa: E402
@@ -148,8 +149,8 @@ class Lists:
 
 def cross_validated_families():
     """The families ``rerank_ner_cv.py`` chose (a list), or None before it has run."""
-    path = RESULTS / "rerank_ner_cv.json"
-    return list(json.loads(path.read_text())["chosen"]) if path.is_file() else None
+    chosen = read_search(RESULTS / "rerank_ner_cv.json").get("chosen")
+    return None if chosen is None else list(chosen)
 
 
 def choice_of(nb, data, rows):
@@ -282,7 +283,7 @@ def main():
 def render(r):
     rows, chosen, dev, speed = r["rows"], r["chosen"], r["dev"], r["speed"]
     delta = rows["reranked"]["f1"] - rows["base"]["f1"]
-    ratio = speed.get("ratio", speed["reranked_tokens_per_second"] / speed["base_tokens_per_second"])
+    ratio = speed["ratio"]
     lines = [
         "# Reranking the `ner` preset on CoNLL-2002 Dutch",
         "",
@@ -326,7 +327,7 @@ def render(r):
         + f"): ned.testb F1 {r['packaged']['f1']:.2f}.",
         "",
         f"Tagging speed on ned.testb ({speed['tokens']:,} tokens; medians of {len(speed['runs'])} whole processes, "
-        f"each warm, timing both {speed.get('passes', 1)} times in turn): base "
+        f"each warm, timing both {speed['passes']} times in turn): base "
         f"{speed['base_tokens_per_second']:,.0f} tokens/s, the reranked model (k-best, document context, "
         f"features, choice) {speed['reranked_tokens_per_second']:,.0f} tokens/s ({ratio:.2f}x the base's, "
         "the median of the processes' ratios; "
@@ -361,9 +362,7 @@ def alternative_lines(r):
 
 
 def seed_lines(r):
-    """The row's spread over the reranker's shuffle seeds (results written before it was measured have none)."""
-    if "seeds" not in r:
-        return []
+    """The row's spread over the reranker's shuffle seeds."""
     seeds = r["seeds"]
     testb = [v["testb"] for v in seeds.values()]
     return [

@@ -85,9 +85,7 @@ def main():
               "folds": row.FOLDS, "one_best": summary["one_best"], "oracle": summary["oracle"],
               "sets": [{"families": list(s), **v} for s, v in scored.items()],
               "wall_seconds": time.perf_counter() - start, "machine": platform.machine()}
-    (row.RESULTS / f"{RESULT}.json").write_text(json.dumps(result, indent=1) + "\n")
-    (row.RESULTS / f"{RESULT}.md").write_text(render(result))
-    print(render(result))
+    row.write_results(RESULT, result, render)
 
 
 def render(result):

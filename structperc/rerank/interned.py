@@ -287,10 +287,10 @@ def sequence_parts(nb, spans, vocabulary):
     return parts
 
 
-def stacked_parts(n_candidates, parts):
-    """(owners, rows, offsets, ids, values) of ``_kernels.rank.rows``: the parts, each (candidates, ids,
-    values), entries by ascending candidate, or (owners, rows, offsets, ids, values), CSR rows owned by
-    candidates, as one table."""
+def candidate_parts(n_candidates, parts):
+    """(ids, values, row_offsets) of the candidates' rows (``_kernels.rank.rows``) from parts, each
+    (candidates, ids, values), entries by ascending candidate, or (owners, rows, offsets, ids, values),
+    CSR rows owned by candidates."""
     owners, rows, offsets, ids, values = [], [], [np.zeros(1, dtype=np.int64)], [], []
     n_rows = n_entries = 0
     for part in parts:
@@ -308,22 +308,18 @@ def stacked_parts(n_candidates, parts):
         values.append(part_values)
         n_rows += len(part_offsets) - 1
         n_entries += len(part_ids)
-    return (np.concatenate(owners).astype(np.int64, copy=False), np.concatenate(rows).astype(np.int64, copy=False),
-            np.concatenate(offsets).astype(np.int64, copy=False), np.concatenate(ids).astype(np.int64, copy=False),
-            np.concatenate(values).astype(np.float64, copy=False))
-
-
-def candidate_parts(n_candidates, parts):
-    """(ids, values, row_offsets) of the candidates' rows (``_kernels.rank.rows``) from parts
-    (``stacked_parts``)."""
-    owners, rows, offsets, ids, values = stacked_parts(n_candidates, parts)
+    ids = np.concatenate(ids).astype(np.int64, copy=False)
     n_features = int(ids.max()) + 1 if len(ids) else 1
-    return candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values)
+    row_ids, values, row_offsets = candidate_rows(
+        n_candidates, n_features, np.concatenate(owners).astype(np.int64, copy=False),
+        np.concatenate(rows).astype(np.int64, copy=False), np.concatenate(offsets).astype(np.int64, copy=False), ids,
+        np.concatenate(values).astype(np.float64, copy=False))
+    return row_ids, values, row_offsets
 
 
 def interned_parts(nb, families, spans, vocabulary, words=None, documents=None, gazetteers=None, gazetteer_of=None,
                    given_parts=(), blocks=None):
-    """The parts (``stacked_parts``) of every candidate's features: the score, then ``given_parts``
+    """The parts (``candidate_parts``) of every candidate's features: the score, then ``given_parts``
     (the entries ``context.featurize_in_context`` has made already: those of the string families,
     entity, around, cluster, chunk and phrase, and of the posterior family), then the document,
     gazetteer, corpus, sequence and rank families'.
@@ -374,9 +370,8 @@ def interned_scores(nb, families, spans, vocabulary, weights, **where):
     weights = np.asarray(weights, dtype=np.float64)
     scores = np.zeros(nb.n_candidates)
     for part in interned_parts(nb, families, spans, vocabulary, **where):
-        arrays = [np.asarray(a, dtype=np.float64 if i == len(part) - 1 else np.int64) for i, a in enumerate(part)]
-        if len(part) == 3:
-            add_entry_scores(scores, *arrays, weights)
-        else:
-            add_row_scores(scores, *arrays, weights)
+        *indices, values = part  # (candidates, ids) or (owners, rows, offsets, ids), then the values
+        indices = [np.asarray(a, dtype=np.int64) for a in indices]
+        add = add_entry_scores if len(part) == 3 else add_row_scores
+        add(scores, *indices, np.asarray(values, dtype=np.float64), weights)
     return scores

@@ -34,8 +34,8 @@ from structperc.rerank.learners import LEARNERS, LossReranker, Reranker, reranke
 KIND = "rerank"
 # the defaults that won on ned.testa (experiments/rerank_ner.py, experiments/results/rerank_ner.md): k,
 # the folds, the families (Collins' entity features left out) and the learner. The families that
-# cross-validation over ned.train's lists chose (experiments/rerank_ner_cv.py) score higher but tag
-# below the speed target; rerank_ner.md gives both
+# cross-validation over ned.train's lists chose (experiments/rerank_ner_cv.py) score higher there,
+# lower on testa, and tag slower; rerank_ner.md gives both
 DEFAULT_K = 20
 DEFAULT_FOLDS = 5
 DEFAULT_FAMILIES = ("document", "gazetteer", "sequence", "rank", "posterior")

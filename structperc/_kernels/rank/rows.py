@@ -183,19 +183,6 @@ def add_entry_scores(scores, owners, ids, values, w):
             scores[owners[e]] += w[f] * values[e]
 
 
-@njit(cache=True)
-def close_up(row_ids, row_values, starts, row_lengths, row_offsets):
-    """Moves each candidate's row from its slot (starts[c] on) to row_offsets[c] on, in place: the
-    rows ascend and a row's slot is never before its place, so nothing is overwritten before it moves."""
-    for c in range(row_lengths.shape[0]):
-        a = starts[c]
-        b = row_offsets[c]
-        if a != b:
-            for j in range(row_lengths[c]):
-                row_ids[b + j] = row_ids[a + j]
-                row_values[b + j] = row_values[a + j]
-
-
 def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values, threads=None):
     """(row_ids int64 (k,), row_values float64 (k,), row_offsets int64 (C + 1,)): every candidate's
     known entries (ids >= 0, below n_features) by ascending id, the values of one id summed in the
@@ -226,8 +213,8 @@ def candidate_rows(n_candidates, n_features, owners, rows, offsets, ids, values,
         over_items(call, n_candidates, threads=threads)
     row_offsets = np.zeros(n_candidates + 1, dtype=np.int64)
     np.cumsum(row_lengths, out=row_offsets[1:])
-    kept = int(row_offsets[-1])
-    if kept == total:
+    if row_offsets[-1] == total:
         return row_ids, row_values, row_offsets
-    close_up(row_ids, row_values, entry_counts, row_lengths, row_offsets)
-    return row_ids[:kept], row_values[:kept], row_offsets
+    starts = entry_counts[:-1]
+    keep = np.repeat(starts - row_offsets[:-1], row_lengths) + np.arange(row_offsets[-1])
+    return row_ids[keep], row_values[keep], row_offsets
